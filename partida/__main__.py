@@ -1,0 +1,5 @@
+import sys
+
+from partida.cli import main
+
+sys.exit(main())
