@@ -1,0 +1,113 @@
+"""The bot runner: an agent behind a websocket, playing like any client.
+
+One process serves every room it is seated in (by `add_bot`, a challenge, or a restart that
+returns it to its games). Agents are synchronous and may search for a second or more, so each
+decision runs in a worker thread and the connection keeps answering pings meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import Any
+
+from partida.bots.base import Agent, Turn
+from partida.bots.registry import all_agents, make_agent
+from partida.client.connection import Client, ConnectionLost, ServerError
+from partida.games.prompts import Prompt
+from partida.games.registry import Registry, default_registry
+
+log = logging.getLogger(__name__)
+
+
+class BotRunner:
+    def __init__(
+        self,
+        url: str,
+        agent: str,
+        *,
+        name: str | None = None,
+        token: str | None = None,
+        games: list[str] | None = None,
+        params: dict[str, Any] | None = None,
+        registry: Registry | None = None,
+    ) -> None:
+        if agent not in all_agents():
+            raise ValueError(f"unknown agent {agent!r} (known: {', '.join(sorted(all_agents()))})")
+        self.url = url
+        self.agent = agent
+        self.name = name or agent
+        self.token = token
+        self.games = games
+        self.params = params or {}
+        self.registry = registry or default_registry()
+        self.client: Client | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.rng = random.Random()
+        self.playing: set[str] = set()  # rooms with a play loop (one loop serves all our seats there)
+
+    async def run(self, reconnect: bool = True) -> None:
+        """Connect, play, and when the connection drops connect again (the server may restart)."""
+        delay = 0.5
+        while True:
+            try:
+                self.client = await Client.connect(
+                    self.url, name=self.name, token=self.token, agent=self.agent, games=self.games
+                )
+                delay = 0.5
+                log.info("%s connected to %s as %s", self.agent, self.url, self.client.welcome["you"]["name"])
+                await self._serve(self.client)
+            except ServerError as exc:
+                if exc.code in ("auth_failed", "unknown_agent", "unsupported_version"):
+                    raise
+                log.warning("%s: %s", self.agent, exc)
+            if not reconnect:
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 10.0)
+
+    async def _serve(self, client: Client) -> None:
+        closed = asyncio.create_task(client.closed.wait())
+        try:
+            while True:
+                seated = asyncio.create_task(client.seated.get())
+                done, _ = await asyncio.wait({seated, closed}, return_when=asyncio.FIRST_COMPLETED)
+                if closed in done:
+                    seated.cancel()
+                    return
+                notice = seated.result()
+                if notice["room"]["code"] in self.playing:
+                    continue
+                self.playing.add(notice["room"]["code"])
+                task = asyncio.create_task(self._play_room(client, notice))
+                self.tasks.add(task)
+                task.add_done_callback(self.tasks.discard)
+        finally:
+            closed.cancel()
+
+    async def _play_room(self, client: Client, notice: dict[str, Any]) -> None:
+        room = notice["room"]["code"]
+        game = self.registry.get(notice["room"]["game"])
+        agents: dict[int, Agent] = {}
+
+        def agent_for(seat: int) -> Agent:
+            if seat not in agents:
+                agents[seat] = make_agent(self.agent, game, seed=self.rng.getrandbits(32), **self.params)
+                agents[seat].new_game(game, seat)
+            return agents[seat]
+
+        async def decide(update: dict[str, Any], prompt: Prompt) -> Any:
+            agent = agent_for(update["seat"])
+            turn = Turn(game, update["seat"], prompt, update["view"])
+            return await asyncio.to_thread(agent.act, turn)
+
+        try:
+            final = await client.play(room, decide, on_error=lambda exc: log.warning("%s in %s: %s", self.agent, room, exc))
+            log.info("%s: game in room %s over: %s", self.agent, room, final.get("result"))
+        except ConnectionLost:
+            pass
+        except Exception:
+            log.exception("%s: failed in room %s", self.agent, room)
+        finally:
+            self.playing.discard(room)

@@ -1,0 +1,52 @@
+"""`partida bot AGENT`: one bot process that plays wherever the server seats it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+
+from partida.cli import CliError
+from partida.cli.common import add_log_flag, add_server_flag, setup_logging
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bot",
+        help="run one bot process",
+        description="Run a bot that logs in with a bot account (token from --token or $PARTIDA_BOT_TOKEN; "
+        "create one with `partida db create-bot NAME`) and plays in every room it is seated in or "
+        "challenged to. Without a token it connects as a guest bot.",
+    )
+    p.add_argument("agent", help="agent to run (see `partida agents`)")
+    p.add_argument("--game", action="append", default=None, help="only accept these games (repeatable)")
+    p.add_argument("--name", default=None, help="display name (guest bots) (default: the agent's name)")
+    p.add_argument("--token", default=os.environ.get("PARTIDA_BOT_TOKEN"), help="bot account token")
+    p.add_argument("--seconds", type=float, default=None, help="time budget per decision for search agents")
+    p.add_argument("--depth", type=int, default=None, help="fixed search depth for agents that take one")
+    add_server_flag(p)
+    add_log_flag(p, "info")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_logging(args.log_level)
+    from partida.bots.runner import BotRunner
+    from partida.client import ServerError
+
+    try:
+        runner = BotRunner(
+            args.server,
+            args.agent,
+            name=args.name,
+            token=args.token,
+            games=args.game,
+            params={"seconds": args.seconds, "depth": args.depth},
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        asyncio.run(runner.run())
+    except ServerError as exc:
+        raise CliError(f"the server refused the bot: {exc.message}") from None
+    return 0

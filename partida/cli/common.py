@@ -1,0 +1,68 @@
+"""Flags and helpers shared by the subcommands (no `register`: this module adds no command)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+DEFAULT_SERVER = os.environ.get("PARTIDA_SERVER", "ws://127.0.0.1:8765")
+
+
+def add_server_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--server",
+        default=DEFAULT_SERVER,
+        metavar="URL",
+        help="the server's websocket URL (default: $PARTIDA_SERVER or %(default)s)",
+    )
+
+
+def add_db_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        default=None,
+        metavar="URL",
+        help="database URL: a SQLite file path or sqlite:///FILE, or postgresql://... "
+        "(default: $PARTIDA_DB or ./partida.db)",
+    )
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON for programs instead of tables")
+
+
+def add_log_flag(parser: argparse.ArgumentParser, default: str = "warning") -> None:
+    parser.add_argument(
+        "--log-level",
+        default=default,
+        choices=["debug", "info", "warning", "error"],
+        help="how much to log to stderr (default: %(default)s)",
+    )
+
+
+def setup_logging(level: str) -> None:
+    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+def parse_option_pairs(pairs: list[str] | None) -> dict[str, Any]:
+    """`--option k=v` values; v is read as JSON when it parses (numbers, booleans), else text."""
+    from partida.cli import CliError
+
+    options: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CliError(f"--option takes KEY=VALUE, not {pair!r}")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options
+
+
+def print_json(data: Any) -> None:
+    print(json.dumps(data, separators=(",", ":"), default=str), flush=True)

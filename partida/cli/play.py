@@ -1,0 +1,237 @@
+"""`partida play` (a person in the terminal), `partida watch`, and `partida match` (bots against
+bots through the server, for programs)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import time
+from typing import Any
+
+from partida.cli import CliError
+from partida.cli.common import add_json_flag, add_server_flag, parse_option_pairs, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "play",
+        help="play a game in the terminal",
+        description="Play against a bot (--vs AGENT), join a friend's room (--room CODE), or open a private "
+        "room and share its invite code.",
+    )
+    p.add_argument("game", nargs="?", help="game to play (see `partida rules`); not needed with --room")
+    p.add_argument("--vs", action="append", default=None, metavar="AGENT", help="seat a bot (repeatable)")
+    p.add_argument("--room", default=None, metavar="CODE", help="join the room with this invite code")
+    p.add_argument("--seat", type=int, default=None, help="the seat to take (default: the first free one)")
+    p.add_argument("--option", action="append", metavar="KEY=VALUE", help="game option (repeatable)")
+    p.add_argument("--seats", type=int, default=None, help="number of seats, for games of 2 or more players")
+    p.add_argument("--public", action="store_true", help="list the room in the lobby")
+    p.add_argument("--name", default=None, help="your display name (default: your login name)")
+    p.add_argument("--password", default=None, help="log in to an account (with --name)")
+    add_server_flag(p)
+    p.set_defaults(func=run_play)
+
+    w = sub.add_parser("watch", help="watch a room as a spectator")
+    w.add_argument("room", metavar="CODE")
+    add_server_flag(w)
+    w.set_defaults(func=run_watch)
+
+    m = sub.add_parser(
+        "match",
+        help="play bots against each other through the server",
+        description="Seat bots in new rooms and play games through the server; prints one line per game.",
+    )
+    m.add_argument("game")
+    m.add_argument("--seat", action="append", required=True, metavar="AGENT", help="agent for the next seat")
+    m.add_argument("--games", type=int, default=1, help="number of games (default: %(default)s)")
+    m.add_argument("--option", action="append", metavar="KEY=VALUE", help="game option (repeatable)")
+    m.add_argument("--rotate", action="store_true", help="rotate the agents' seats from game to game")
+    add_server_flag(m)
+    add_json_flag(m)
+    m.set_defaults(func=run_match)
+
+
+def _connect_error(exc: Exception) -> CliError:
+    return CliError(f"{exc}. Is the server running? Start one with `partida serve`.")
+
+
+def run_play(args: argparse.Namespace) -> int:
+    if args.room is None and args.game is None:
+        raise CliError("name a game to play, or --room CODE to join a friend's room")
+    return asyncio.run(_play(args))
+
+
+async def _play(args: argparse.Namespace) -> int:
+    from partida.client import Client, ConnectionLost, ServerError
+    from partida.client.terminal import TerminalPlayer
+    from partida.games.registry import default_registry
+
+    registry = default_registry()
+    name = args.name or getpass.getuser()
+    try:
+        client = await Client.connect(args.server, name=name, password=args.password)
+    except ConnectionLost as exc:
+        raise _connect_error(exc) from None
+    except ServerError as exc:
+        raise CliError(exc.message) from None
+    async with client:
+        try:
+            if args.room:
+                reply = await client.join(args.room, seat=args.seat)
+            else:
+                if args.game not in registry:
+                    raise CliError(f"unknown game {args.game!r} (known: {', '.join(registry.names())})")
+                game = registry.get(args.game)
+                seats = args.seats or game.min_seats
+                me = args.seat if args.seat is not None else 0
+                others = [s for s in range(seats) if s != me]
+                bots = dict(zip(others, args.vs or [], strict=False))
+                reply = await client.create_room(
+                    args.game,
+                    parse_option_pairs(args.option),
+                    seats=args.seats,
+                    public=args.public,
+                    seat=me,
+                    bots=bots,
+                )
+        except ServerError as exc:
+            raise CliError(exc.message) from None
+        room = reply["room"]
+        game = registry.get(room["game"])
+        player = TerminalPlayer(client, game)
+        player.on_room(room)
+        player.console.print(
+            f"Room [bold]{room['code']}[/bold]: {game.title}, you are seat {reply['seat']}. "
+            f"Seat token (to come back after a disconnect): {reply['token']}"
+        )
+        if room["status"] == "waiting":
+            player.console.print(
+                f"Waiting for players. Invite a friend: [bold]partida play --room {room['code']}[/bold]"
+            )
+        try:
+            final = await client.play(room["code"], player.decide, on_update=player.on_update, on_error=player.on_error)
+        except ConnectionLost:
+            raise CliError("the connection to the server was lost; rejoin with the seat token") from None
+        player.show_result(final, [reply["seat"]])
+    return 0
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    return asyncio.run(_watch(args))
+
+
+async def _watch(args: argparse.Namespace) -> int:
+    from partida.client import Client, ConnectionLost, ServerError
+    from partida.client.terminal import TerminalPlayer
+    from partida.games.registry import default_registry
+
+    try:
+        client = await Client.connect(args.server)
+    except ConnectionLost as exc:
+        raise _connect_error(exc) from None
+    async with client:
+        try:
+            reply = await client.watch(args.room)
+        except ServerError as exc:
+            raise CliError(exc.message) from None
+        room = reply["room"]
+        player = TerminalPlayer(client, default_registry().get(room["game"]))
+        player.on_room(room)
+        while True:
+            update = await client.next_update(room["code"])
+            player.on_update(update)
+            if update["status"] == "finished":
+                player.show_result(update, [])
+                return 0
+
+
+def run_match(args: argparse.Namespace) -> int:
+    if args.games < 1:
+        raise CliError("--games must be at least 1")
+    return asyncio.run(_match(args))
+
+
+async def _match(args: argparse.Namespace) -> int:
+    from partida.client import Client, ConnectionLost, ServerError
+
+    options = parse_option_pairs(args.option)
+    try:
+        client = await Client.connect(args.server, name="match")
+    except ConnectionLost as exc:
+        raise _connect_error(exc) from None
+    records: list[dict[str, Any]] = []
+    async with client:
+        for index in range(args.games):
+            shift = index % len(args.seat) if args.rotate else 0
+            agents = args.seat[shift:] + args.seat[:shift]
+            try:
+                record = await play_bot_game(client, args.game, options, agents)
+            except ServerError as exc:
+                raise CliError(exc.message) from None
+            records.append(record)
+            if args.json:
+                print_json(record)
+            else:
+                result = record["result"]
+                print(
+                    f"game {record['game_id']} room {record['room']}: "
+                    + " vs ".join(agents)
+                    + f" -> scores {result['scores']} winners {result['winners']} "
+                    f"({record['moves']} moves, {record['seconds']:.1f} s)",
+                    flush=True,
+                )
+    summary = summarize(records)
+    if args.json:
+        print_json({"summary": summary})
+    else:
+        for agent, row in summary["agents"].items():
+            print(f"{agent}: {row['wins']} wins, {row['draws']} draws, {row['losses']} losses")
+    return 0
+
+
+async def play_bot_game(client: Any, game: str, options: dict[str, Any], agents: list[str]) -> dict[str, Any]:
+    """One game between bots through the server, watched from `client`: the room is created
+    unstarted so that the watcher sees every move, then started."""
+    started = time.perf_counter()
+    reply = await client.create_room(
+        game, options, seats=len(agents), public=False, bots=dict(enumerate(agents)), auto_start=False
+    )
+    code = reply["room"]["code"]
+    await client.watch(code)
+    await client.start(code)
+    while True:
+        update = await client.next_update(code)
+        if update["status"] == "finished":
+            break
+    return {
+        "game_id": update["game_id"],
+        "room": code,
+        "game": game,
+        "seats": [{"seat": i, "agent": a} for i, a in enumerate(agents)],
+        "result": update["result"],
+        "moves": update["seq"],
+        "seconds": round(time.perf_counter() - started, 3),
+        "seed": update["seed"],
+    }
+
+
+def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
+    agents: dict[str, dict[str, int]] = {}
+    for record in records:
+        ranks = record["result"]["ranks"]
+        draw = len(record["result"]["winners"]) > 1
+        for seat in record["seats"]:
+            row = agents.setdefault(seat["agent"], {"games": 0, "wins": 0, "draws": 0, "losses": 0})
+            row["games"] += 1
+            if ranks[seat["seat"]] == 1:
+                row["draws" if draw else "wins"] += 1
+            else:
+                row["losses"] += 1
+    seconds = [r["seconds"] for r in records]
+    return {
+        "games": len(records),
+        "agents": agents,
+        "mean_seconds": round(sum(seconds) / len(seconds), 3) if seconds else 0.0,
+        "mean_moves": round(sum(r["moves"] for r in records) / len(records), 1) if records else 0.0,
+    }

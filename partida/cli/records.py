@@ -1,0 +1,184 @@
+"""`partida games` (stored games), `partida replay` (re-run one from its seed and actions),
+`partida rules` (the games this installation knows) and `partida agents`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from partida.cli import CliError
+from partida.cli.common import add_db_flag, add_json_flag, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    g = sub.add_parser("games", help="list stored games", description="List the games stored in the database.")
+    g.add_argument("--game", default=None, help="only games of this kind")
+    g.add_argument("--status", default=None, choices=["waiting", "playing", "finished", "aborted"])
+    g.add_argument("--limit", type=int, default=50, help="at most this many (default: %(default)s)")
+    add_db_flag(g)
+    add_json_flag(g)
+    g.set_defaults(func=run_games)
+
+    r = sub.add_parser(
+        "replay",
+        help="re-run a stored game",
+        description="Re-run a stored game from its seed and actions, check the seed against the hash "
+        "published at its start, and print the moves and the final position.",
+    )
+    r.add_argument("game_id", type=int)
+    add_db_flag(r)
+    add_json_flag(r)
+    r.set_defaults(func=run_replay)
+
+    k = sub.add_parser("rules", help="list the games this installation can play")
+    add_json_flag(k)
+    k.set_defaults(func=run_rules)
+
+    a = sub.add_parser("agents", help="list the bot agents")
+    add_json_flag(a)
+    a.set_defaults(func=run_agents)
+
+
+async def _with_store(db_url: str | None, work):  # type: ignore[no-untyped-def]
+    from partida.storage.database import Database, StorageError, default_url
+    from partida.storage.store import Store
+
+    try:
+        db = await Database.open(db_url or default_url())
+    except StorageError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        return await work(Store(db))
+    finally:
+        await db.close()
+
+
+def run_games(args: argparse.Namespace) -> int:
+    games = asyncio.run(_with_store(args.db, lambda s: s.list_games(args.limit, args.game, args.status)))
+    rows = [
+        {
+            "id": g.id,
+            "game": g.game,
+            "status": g.status,
+            "room": g.room_code,
+            "seats": [name for _, _, name in g.seat_list],
+            "moves": g.action_count,
+            "result": g.result,
+            "created_at": g.created_at.isoformat() if g.created_at else None,
+        }
+        for g in games
+    ]
+    if args.json:
+        print_json(rows)
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("id", "game", "status", "room", "players", "moves", "winners", "created")
+    for row in rows:
+        winners = ",".join(map(str, (row["result"] or {}).get("winners", []))) if row["result"] else ""
+        table.add_row(
+            str(row["id"]),
+            row["game"],
+            row["status"],
+            row["room"],
+            " vs ".join(n or "-" for n in row["seats"]),
+            str(row["moves"]),
+            winners,
+            (row["created_at"] or "")[:19],
+        )
+    Console().print(table)
+    return 0
+
+
+def replay_stored(stored: Any) -> dict[str, Any]:
+    """Re-run a stored game through the rules. Shared by the CLI and tests."""
+    from partida.games.base import IllegalAction
+    from partida.games.registry import UnknownGame, default_registry
+    from partida.server.rooms import seed_hash
+
+    try:
+        game = default_registry().get(stored.game)
+    except UnknownGame as exc:
+        raise CliError(str(exc)) from None
+    try:
+        state = game.create(stored.options, seed=stored.seed, seats=stored.seats)
+        moves = []
+        for seat, action in stored.actions:
+            view = state.view(None)
+            state.apply(seat, action)
+            moves.append({"seat": seat, "action": action, "text": game.format_action(view, action)})
+    except IllegalAction as exc:
+        raise CliError(f"game {stored.id} does not replay: {exc.message}") from None
+    data: dict[str, Any] = {
+        "id": stored.id,
+        "game": stored.game,
+        "options": stored.options,
+        "status": stored.status,
+        "seed": stored.seed if stored.status == "finished" else None,
+        "seed_hash": stored.seed_hash,
+        "seed_verified": seed_hash(stored.seed) == stored.seed_hash,
+        "moves": moves,
+        "final_view": state.view(None),
+        "result": state.result().to_data() if state.is_over() else None,
+        "stored_result": stored.result,
+        "picture": game.render(state.view(None)),
+    }
+    transcript = getattr(game, "transcript", None)
+    if callable(transcript):
+        data["transcript"] = transcript([a for _, a in stored.actions])
+    return data
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    async def load(store):  # type: ignore[no-untyped-def]
+        return await store.load_game(args.game_id)
+
+    stored = asyncio.run(_with_store(args.db, load))
+    if stored is None:
+        raise CliError(f"there is no game {args.game_id} in the database")
+    data = replay_stored(stored)
+    if args.json:
+        print_json(data)
+        return 0
+    print(f"Game {data['id']}: {data['game']} ({data['status']}), options {data['options']}")
+    if data["seed"] is not None:
+        check = "matches" if data["seed_verified"] else "DOES NOT MATCH"
+        print(f"Seed {data['seed']} {check} the hash published at the start ({data['seed_hash'][:16]}...)")
+    for i, move in enumerate(data["moves"], 1):
+        print(f"{i:4d}. seat {move['seat']}: {move['text']}")
+    if "transcript" in data:
+        print(f"Transcript: {data['transcript']}")
+    print(data["picture"])
+    if data["result"]:
+        print(f"Result: scores {data['result']['scores']}, winners {data['result']['winners']}")
+    return 0
+
+
+def run_rules(args: argparse.Namespace) -> int:
+    from partida.games.registry import default_registry
+
+    games = [g.describe() for g in default_registry().games()]
+    if args.json:
+        print_json(games)
+        return 0
+    for g in games:
+        seats = g["min_seats"] if g["min_seats"] == g["max_seats"] else f"{g['min_seats']}-{g['max_seats']}"
+        options = ", ".join(f"{o['name']}={o['default']}" for o in g["options"])
+        print(f"{g['name']:20} {g['title']} ({seats} players){'; options: ' + options if options else ''}")
+    return 0
+
+
+def run_agents(args: argparse.Namespace) -> int:
+    from partida.bots.registry import all_agents
+
+    specs = all_agents().values()
+    rows = [{"name": s.name, "help": s.help, "games": sorted(s.games) if s.games else None} for s in specs]
+    if args.json:
+        print_json(rows)
+        return 0
+    for row in sorted(rows, key=lambda r: r["name"]):
+        games = f" [{', '.join(row['games'])}]" if row["games"] else ""
+        print(f"{row['name']:20} {row['help']}{games}")
+    return 0

@@ -1,0 +1,115 @@
+"""`partida serve`: the server, with a pool of built-in bots as separate processes."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+from partida.cli import CliError
+from partida.cli.common import add_db_flag, add_log_flag, setup_logging
+
+log = logging.getLogger("partida.serve")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="run the game server (with its bot pool)", description=__doc__)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    p.add_argument("--port", type=int, default=8765, help="port to listen on (default: %(default)s)")
+    add_db_flag(p)
+    p.add_argument("--mqtt", default=None, metavar="URL", help="publish events to this MQTT broker (mqtt://host:port)")
+    p.add_argument("--no-bots", action="store_true", help="do not start the built-in bot pool")
+    p.add_argument(
+        "--bots",
+        default=None,
+        metavar="AGENTS",
+        help="comma-separated agents for the bot pool (default: every agent)",
+    )
+    p.add_argument("--game-file", action="append", type=Path, default=[], help="load a game description file")
+    p.add_argument("--games-dir", action="append", type=Path, default=[], help="load every description in a folder")
+    add_log_flag(p, "info")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_logging(args.log_level)
+    from partida.bots.registry import all_agents
+    from partida.games.registry import GameLoadError
+    from partida.server.app import Server, ServerConfig
+
+    pool: list[str] = []
+    if not args.no_bots:
+        known = all_agents()
+        pool = sorted(known) if args.bots is None else [a.strip() for a in args.bots.split(",") if a.strip()]
+        unknown = [a for a in pool if a not in known]
+        if unknown:
+            raise CliError(f"unknown agent {unknown[0]!r} in --bots (known: {', '.join(sorted(known))})")
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        db_url=args.db,
+        mqtt_url=args.mqtt,
+        game_files=args.game_file,
+        game_dirs=args.games_dir,
+    )
+    try:
+        server = Server(config)
+    except GameLoadError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        asyncio.run(_serve(server, pool))
+    except OSError as exc:
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    return 0
+
+
+async def _serve(server, pool: list[str]) -> None:  # type: ignore[no-untyped-def]
+    from partida.storage.database import StorageError
+
+    try:
+        await server.start()
+    except StorageError as exc:
+        raise CliError(str(exc)) from None
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    supervisors = [asyncio.create_task(_supervise_bot(server, agent, stop)) for agent in pool]
+    print(f"Partida is serving on {server.url} (database: {server.db.url_for_people}).", flush=True)
+    if pool:
+        print(f"Bot pool: {', '.join(pool)}.", flush=True)
+    print("Play: partida play tictactoe --vs alphabeta   Stop: Ctrl-C", flush=True)
+    await stop.wait()
+    print("Stopping.", flush=True)
+    for task in supervisors:
+        task.cancel()
+    await asyncio.gather(*supervisors, return_exceptions=True)
+    await server.stop()
+
+
+async def _supervise_bot(server, agent: str, stop: asyncio.Event) -> None:  # type: ignore[no-untyped-def]
+    """Keep one bot process per agent running; restart it (with backoff) when it dies."""
+    name = f"pool-{agent}"
+    _, token = await server.store.create_bot(name)
+    env = dict(os.environ, PARTIDA_BOT_TOKEN=token)
+    delay = 1.0
+    while not stop.is_set():
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "partida", "bot", agent, "--server", server.url, "--name", name, env=env
+        )
+        try:
+            code = await process.wait()
+        except asyncio.CancelledError:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(process.wait(), 5)
+            raise
+        log.warning("bot %s exited with %s; restarting in %.0f s", name, code, delay)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 60)

@@ -1,0 +1,259 @@
+"""The async client SDK: connect, say hello, call the lobby, and play.
+
+Requests carry an id and wait for the reply with that id; everything the server pushes (room
+updates, `seated` notices, game over) is routed to per-room queues, so a program can play many
+rooms over one connection (the bot runner does).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import itertools
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from partida.games.prompts import Prompt, prompt_from_data
+from partida.protocol import PROTOCOL_VERSION, Encoding, ProtocolError, decode, encode
+
+Decide = Callable[[dict[str, Any], Prompt], Any | Awaitable[Any]]
+
+
+class ServerError(Exception):
+    """An `error` message from the server: `code` is stable, `message` is for people."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class ConnectionLost(ServerError):
+    def __init__(self, reason: str = "the connection to the server was lost") -> None:
+        super().__init__("connection_lost", reason)
+
+
+class Client:
+    def __init__(self, websocket: ClientConnection, encoding: Encoding) -> None:
+        self.websocket = websocket
+        self.encoding = encoding
+        self.welcome: dict[str, Any] = {}
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._rooms: defaultdict[str, asyncio.Queue[dict[str, Any]]] = defaultdict(asyncio.Queue)
+        self.seated: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.errors: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.closed = asyncio.Event()
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        *,
+        name: str | None = None,
+        password: str | None = None,
+        token: str | None = None,
+        agent: str | None = None,
+        games: list[str] | None = None,
+        encoding: Encoding = Encoding.MSGPACK,
+        timeout: float = 10.0,
+    ) -> Client:
+        try:
+            websocket = await asyncio.wait_for(connect(url, max_size=1 << 22, open_timeout=timeout), timeout)
+        except (OSError, asyncio.TimeoutError) as exc:
+            raise ConnectionLost(f"cannot reach {url}: {exc or 'timed out'}") from None
+        client = cls(websocket, encoding)
+        hello: dict[str, Any] = {"version": PROTOCOL_VERSION}
+        for key, value in (("name", name), ("password", password), ("token", token), ("agent", agent), ("games", games)):
+            if value is not None:
+                hello[key] = value
+        try:
+            client.welcome = await client.request("hello", **hello)
+        except ServerError:
+            await client.close()
+            raise
+        return client
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self.websocket.close()
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+
+    # Low level.
+
+    async def send(self, message: dict[str, Any]) -> None:
+        try:
+            await self.websocket.send(encode(message, self.encoding))
+        except ConnectionClosed:
+            raise ConnectionLost() from None
+
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        """Send a request and wait for its reply; an `error` reply raises `ServerError`."""
+        request_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        try:
+            await self.send({"type": kind, "id": request_id, **fields})
+            reply = await future
+        finally:
+            self._waiting.pop(request_id, None)
+        if reply["type"] == "error":
+            raise ServerError(reply.get("code", "error"), reply.get("message", ""))
+        return reply
+
+    async def _read(self) -> None:
+        try:
+            async for frame in self.websocket:
+                try:
+                    message = decode(frame, limit=1 << 22)
+                except ProtocolError:
+                    continue
+                self._route(message)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.closed.set()
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_exception(ConnectionLost())
+            for queue in self._rooms.values():
+                queue.put_nowait({"type": "connection_lost"})
+
+    def _route(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id")
+        if request_id is not None and request_id in self._waiting:
+            future = self._waiting[request_id]
+            if not future.done():
+                future.set_result(message)
+            return
+        kind = message["type"]
+        if kind in ("update", "game_over", "room", "seat_lost"):
+            room = message["room"]["code"] if kind == "room" else message["room"]
+            self._rooms[room].put_nowait(message)
+        elif kind == "seated":
+            self.seated.put_nowait(message)
+        elif kind == "error":
+            self.errors.put_nowait(message)
+
+    # The lobby.
+
+    async def list_games(self) -> list[dict[str, Any]]:
+        return (await self.request("list_games"))["games"]
+
+    async def list_rooms(self) -> list[dict[str, Any]]:
+        return (await self.request("list_rooms"))["rooms"]
+
+    async def create_room(
+        self,
+        game: str,
+        options: dict[str, Any] | None = None,
+        *,
+        seats: int | None = None,
+        public: bool = True,
+        seat: int | None = None,
+        bots: dict[int, str] | None = None,
+        auto_start: bool = True,
+    ) -> dict[str, Any]:
+        fields: dict[str, Any] = {"game": game, "public": public, "auto_start": auto_start}
+        if options:
+            fields["options"] = options
+        if seats is not None:
+            fields["seats"] = seats
+        if seat is not None:
+            fields["seat"] = seat
+        if bots:
+            fields["bots"] = {str(k): v for k, v in bots.items()}
+        return await self.request("create_room", **fields)
+
+    async def join(self, room: str, seat: int | None = None, token: str | None = None) -> dict[str, Any]:
+        fields: dict[str, Any] = {"room": room}
+        if seat is not None:
+            fields["seat"] = seat
+        if token is not None:
+            fields["token"] = token
+        return await self.request("join", **fields)
+
+    async def leave(self, room: str) -> dict[str, Any]:
+        return await self.request("leave", room=room)
+
+    async def watch(self, room: str) -> dict[str, Any]:
+        return await self.request("watch", room=room)
+
+    async def add_bot(self, room: str, agent: str, seat: int | None = None) -> dict[str, Any]:
+        fields: dict[str, Any] = {"room": room, "agent": agent}
+        if seat is not None:
+            fields["seat"] = seat
+        return await self.request("add_bot", **fields)
+
+    async def start(self, room: str) -> dict[str, Any]:
+        return await self.request("start", room=room)
+
+    async def act(self, room: str, action: Any, seq: int | None = None, seat: int | None = None) -> dict[str, Any]:
+        fields: dict[str, Any] = {"room": room, "action": action}
+        if seq is not None:
+            fields["seq"] = seq
+        if seat is not None:
+            fields["seat"] = seat
+        return await self.request("act", **fields)
+
+    # Play.
+
+    async def next_message(self, room: str, timeout: float | None = None) -> dict[str, Any]:
+        """The next pushed message about `room` (update, room, game_over, seat_lost)."""
+        message = await asyncio.wait_for(self._rooms[room].get(), timeout)
+        if message["type"] == "connection_lost":
+            raise ConnectionLost()
+        return message
+
+    async def next_update(self, room: str, timeout: float | None = None) -> dict[str, Any]:
+        while True:
+            message = await self.next_message(room, timeout)
+            if message["type"] == "update":
+                return message
+
+    async def play(
+        self,
+        room: str,
+        decide: Decide,
+        on_update: Callable[[dict[str, Any]], Any] | None = None,
+        on_error: Callable[[ServerError], Any] | None = None,
+    ) -> dict[str, Any]:
+        """Answer every decision put to this connection in `room` until the game ends; returns
+        the final update (with `result` and the revealed `seed`). `decide(update, prompt)` may be
+        a plain function or a coroutine. A rejected answer is reported to `on_error` (or raised
+        when there is none) and the same decision is asked again."""
+        while True:
+            update = await self.next_update(room)
+            if on_update is not None:
+                on_update(update)
+            if update["status"] == "finished":
+                return update
+            if update.get("decision") is None:
+                continue
+            prompt = prompt_from_data(update["decision"])
+            while True:
+                action = decide(update, prompt)
+                if inspect.isawaitable(action):
+                    action = await action
+                try:
+                    await self.act(room, action, seq=update["seq"], seat=update["seat"])
+                    break
+                except ServerError as exc:
+                    if exc.code == "stale_decision":
+                        break
+                    if on_error is None:
+                        raise
+                    on_error(exc)

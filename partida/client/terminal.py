@@ -1,0 +1,106 @@
+"""The terminal client for people: draws each view with rich and asks for each decision.
+
+Games draw themselves (`Game.render`); this module adds the frame, the list of legal answers
+and the reading of what the person types (`Game.parse_action`, an option's label, or `#N` for
+the N-th listed answer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from partida.client.connection import Client, ServerError
+from partida.games.base import Game, IllegalAction
+from partida.games.prompts import ChooseOne, Prompt
+
+SHOWN_ANSWERS = 40
+
+
+class TerminalPlayer:
+    def __init__(self, client: Client, game: Game, console: Console | None = None) -> None:
+        self.client = client
+        self.game = game
+        self.console = console or Console()
+        self.names: list[str] = []
+
+    def show(self, update: dict[str, Any]) -> None:
+        view = update["view"]
+        title = f"{self.game.title} - room {update['room']} - move {update['seq']}"
+        self.console.print(Panel(self.game.render(view), title=title, expand=False))
+        last = update.get("last")
+        if last and last.get("action") is not None:
+            who = self._name(last["seat"])
+            self.console.print(f"[dim]{who} played {self.game.format_action(view, last['action'])}[/dim]")
+
+    def on_room(self, room: dict[str, Any]) -> None:
+        self.names = [s.get("name") or f"seat {s['seat']}" for s in room["seats"]]
+
+    def _name(self, seat: int) -> str:
+        return self.names[seat] if seat < len(self.names) else f"seat {seat}"
+
+    def answers_table(self, prompt: Prompt) -> list[Any]:
+        answers = prompt.answers(SHOWN_ANSWERS) or []
+        if not answers:
+            self.console.print(f"[yellow]{prompt.text or prompt.name}[/yellow] (answer as JSON; see the prompt's data)")
+            self.console.print(prompt.to_data())
+            return []
+        table = Table(show_header=False, box=None, padding=(0, 1))
+        for i, answer in enumerate(answers, 1):
+            label = prompt.label(answer) if isinstance(prompt, ChooseOne) else str(answer)
+            table.add_row(f"#{i}", label)
+        self.console.print(f"[bold yellow]{prompt.text or prompt.name}[/bold yellow]")
+        self.console.print(table)
+        return answers
+
+    def read_answer(self, text: str, update: dict[str, Any], prompt: Prompt, answers: list[Any]) -> Any:
+        text = text.strip()
+        if text.startswith("#") and text[1:].isdigit() and 1 <= int(text[1:]) <= len(answers):
+            return answers[int(text[1:]) - 1]
+        if isinstance(prompt, ChooseOne) and prompt.labels:
+            for option, label in zip(prompt.options, prompt.labels, strict=False):
+                if label.lower() == text.lower():
+                    return option
+        return self.game.parse_action(update["view"], prompt, text)
+
+    async def decide(self, update: dict[str, Any], prompt: Prompt) -> Any:
+        answers = self.answers_table(prompt)
+        while True:
+            text = await asyncio.to_thread(input, "your move> ")
+            try:
+                action = self.read_answer(text, update, prompt, answers)
+                return prompt.validate(action)
+            except IllegalAction as exc:
+                self.console.print(f"[red]{exc.message}[/red]")
+
+    def on_update(self, update: dict[str, Any]) -> None:
+        self.show(update)
+        if update["status"] == "finished":
+            return
+        if update.get("decision") is None and update.get("to_act"):
+            waiting = ", ".join(self._name(s) for s in update["to_act"])
+            self.console.print(f"[dim]waiting for {waiting}...[/dim]")
+
+    def on_error(self, exc: ServerError) -> None:
+        self.console.print(f"[red]{exc.message}[/red]")
+
+    def show_result(self, final: dict[str, Any], my_seats: list[int]) -> None:
+        result = final.get("result") or {}
+        winners = result.get("winners", [])
+        if len(winners) > 1:
+            headline = "Draw."
+        elif winners and winners[0] in my_seats:
+            headline = "You win!"
+        elif winners:
+            headline = f"{self._name(winners[0])} wins."
+        else:
+            headline = "Game over."
+        self.console.print(f"[bold]{headline}[/bold] scores: {result.get('scores')}")
+        if "seed" in final:
+            self.console.print(
+                f"[dim]seed {final['seed']} (replay with: partida replay {final['game_id']})[/dim]"
+            )

@@ -1,0 +1,56 @@
+"""Stable error codes. Clients switch on the code; the sentence beside it is for people.
+
+A code never changes meaning once published; new situations get new codes.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    # frames and messages
+    BAD_FRAME = "bad_frame"  # not decodable MessagePack / JSON
+    BAD_MESSAGE = "bad_message"  # decodable, but not a map with a string "type"
+    UNKNOWN_TYPE = "unknown_type"
+    BAD_FIELD = "bad_field"  # a missing field, a field of the wrong type, an unknown field
+    FRAME_TOO_LARGE = "frame_too_large"  # closes the connection
+    # handshake
+    HELLO_REQUIRED = "hello_required"
+    UNSUPPORTED_VERSION = "unsupported_version"  # closes the connection
+    AUTH_FAILED = "auth_failed"  # closes the connection
+    ALREADY_GREETED = "already_greeted"
+    # lobby
+    UNKNOWN_GAME = "unknown_game"
+    BAD_OPTIONS = "bad_options"
+    NO_SUCH_ROOM = "no_such_room"
+    NO_SUCH_SEAT = "no_such_seat"
+    SEAT_TAKEN = "seat_taken"
+    ROOM_FULL = "room_full"
+    NOT_SEATED = "not_seated"
+    NOT_OWNER = "not_owner"
+    ALREADY_STARTED = "already_started"
+    NOT_STARTED = "not_started"
+    SEATS_EMPTY = "seats_empty"
+    UNKNOWN_AGENT = "unknown_agent"
+    NO_BOT_AVAILABLE = "no_bot_available"
+    # play
+    NOT_YOUR_TURN = "not_your_turn"
+    ILLEGAL_ACTION = "illegal_action"
+    GAME_OVER = "game_over"
+    STALE_DECISION = "stale_decision"
+    # the server
+    RATE_LIMITED = "rate_limited"
+    INTERNAL = "internal_error"
+    STORAGE = "storage_unavailable"
+
+
+class ProtocolError(Exception):
+    """An error to report to the peer as an `error` message. `close` says whether the server
+    closes the connection after sending it (only where carrying on makes no sense)."""
+
+    def __init__(self, code: ErrorCode | str, message: str, close: bool = False) -> None:
+        super().__init__(message)
+        self.code = str(code)
+        self.message = message
+        self.close = close

@@ -1,0 +1,205 @@
+"""The message catalogue: every request a client may send, as a typed definition.
+
+Each request is a dataclass whose field annotations are the wire schema; `parse_request` checks a
+decoded map against it, so a missing field, a wrong type or an unknown field becomes a
+`bad_field` error naming the field, and handlers receive well-typed values.
+
+Server-to-client messages are built by `server_message` (plain maps: they are on the hot path and
+their fields are documented in protocol/README.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from partida.protocol.errors import ErrorCode, ProtocolError
+
+PROTOCOL_VERSION = 1
+SUPPORTED_VERSIONS = frozenset({1})
+
+
+@dataclass
+class Request:
+    type: ClassVar[str]
+    id: int | str | None = field(default=None, kw_only=True)
+
+
+@dataclass
+class Hello(Request):
+    """First message of a connection. No credentials: a guest. `name` + `password`: an account.
+    `token`: a bot account. `agent` tells the server which agent a bot runs, so that rooms can
+    ask for it by name (the built-in bot pool)."""
+
+    type: ClassVar[str] = "hello"
+    version: int
+    name: str | None = None
+    password: str | None = None
+    token: str | None = None
+    agent: str | None = None
+    games: list[str] | None = None
+
+
+@dataclass
+class Ping(Request):
+    type: ClassVar[str] = "ping"
+
+
+@dataclass
+class ListGames(Request):
+    type: ClassVar[str] = "list_games"
+
+
+@dataclass
+class ListRooms(Request):
+    type: ClassVar[str] = "list_rooms"
+
+
+@dataclass
+class CreateRoom(Request):
+    """Create a room. `seat`: the seat the creator takes at once (None: none). `bots` maps seat
+    numbers (as strings, or ints in MessagePack) to agent names to seat at once."""
+
+    type: ClassVar[str] = "create_room"
+    game: str
+    options: dict[str, Any] | None = None
+    seats: int | None = None
+    public: bool = True
+    seat: int | None = None
+    bots: dict[Any, str] | None = None
+    auto_start: bool = True
+
+
+@dataclass
+class Join(Request):
+    """Take a seat (any free one when `seat` is None). `token` reclaims a held seat after a
+    disconnect or a server restart."""
+
+    type: ClassVar[str] = "join"
+    room: str
+    seat: int | None = None
+    token: str | None = None
+
+
+@dataclass
+class Leave(Request):
+    type: ClassVar[str] = "leave"
+    room: str
+
+
+@dataclass
+class Watch(Request):
+    type: ClassVar[str] = "watch"
+    room: str
+
+
+@dataclass
+class AddBot(Request):
+    type: ClassVar[str] = "add_bot"
+    room: str
+    agent: str
+    seat: int | None = None
+
+
+@dataclass
+class Start(Request):
+    type: ClassVar[str] = "start"
+    room: str
+
+
+@dataclass
+class Act(Request):
+    """Answer the open decision. `seq` (the number of actions applied so far, as in the update
+    that carried the decision) lets the server reject an answer to a decision that has passed."""
+
+    type: ClassVar[str] = "act"
+    room: str
+    action: Any
+    seq: int | None = None
+    seat: int | None = None
+
+
+REQUESTS: dict[str, type[Request]] = {
+    cls.type: cls for cls in (Hello, Ping, ListGames, ListRooms, CreateRoom, Join, Leave, Watch, AddBot, Start, Act)
+}
+
+
+def parse_request(message: dict[str, Any]) -> Request:
+    kind = message["type"]
+    cls = REQUESTS.get(kind)
+    if cls is None:
+        raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind!r}; known: {', '.join(REQUESTS)}")
+    hints = _hints(cls)
+    values: dict[str, Any] = {}
+    for name, value in message.items():
+        if name == "type":
+            continue
+        if name not in hints:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"{kind}: unknown field {name!r}")
+        if not _matches(value, hints[name]):
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"{kind}: field {name!r} must be {_describe(hints[name])}")
+        values[name] = value
+    for f in dataclasses.fields(cls):
+        if f.name not in values and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"{kind}: missing field {f.name!r}")
+    return cls(**values)
+
+
+def server_message(kind: str, request_id: int | str | None = None, **fields: Any) -> dict[str, Any]:
+    message = {"type": kind, **fields}
+    if request_id is not None:
+        message["id"] = request_id
+    return message
+
+
+def error_message(code: str, text: str, request_id: int | str | None = None) -> dict[str, Any]:
+    return server_message("error", request_id, code=code, message=text)
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type[Request]) -> dict[str, Any]:
+    if cls not in _HINTS:
+        hints = typing.get_type_hints(cls)
+        _HINTS[cls] = {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+    return _HINTS[cls]
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    if hint is Any:
+        return True
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_matches(value, arg) for arg in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint in (str, bool):
+        return isinstance(value, hint)
+    if origin is list:
+        (item,) = typing.get_args(hint)
+        return isinstance(value, list) and all(_matches(v, item) for v in value)
+    if origin is dict:
+        key, item = typing.get_args(hint)
+        return isinstance(value, dict) and all(_matches(k, key) and _matches(v, item) for k, v in value.items())
+    raise TypeError(f"unsupported annotation {hint!r}")
+
+
+def _describe(hint: Any) -> str:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(arg) for arg in typing.get_args(hint))
+    if hint is type(None):
+        return "null"
+    if hint is Any:
+        return "any value"
+    if origin is list:
+        return f"a list of {_describe(typing.get_args(hint)[0])}"
+    if origin is dict:
+        return "a map"
+    return {int: "an integer", str: "a string", bool: "a boolean"}.get(hint, str(hint))

@@ -1,0 +1,373 @@
+"""The websocket server: a thin shell that turns frames into requests for the lobby and rooms.
+
+Bad input never crashes anything: every frame is decoded and checked (`partida.protocol`) before
+a handler sees it, every handler error becomes an `error` message with a stable code, and rooms
+run their commands in their own tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.server import Server as WsServer
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from partida import __version__
+from partida.bots.registry import all_agents
+from partida.games.base import BadOptions
+from partida.games.registry import Registry, UnknownGame, default_registry
+from partida.protocol import (
+    MAX_MESSAGE_BYTES,
+    PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
+    ErrorCode,
+    ProtocolError,
+    decode,
+    encoding_of,
+    error_message,
+    parse_request,
+    server_message,
+)
+from partida.protocol import messages as m
+from partida.server.events import EventBus, open_bus
+from partida.server.rooms import Room
+from partida.server.session import Identity, Session
+from partida.storage.database import Database, default_url
+from partida.storage.store import Store
+
+log = logging.getLogger(__name__)
+
+FINISHED_ROOM_TTL = 600.0  # seconds a finished room stays reachable for late viewers
+
+
+@dataclass
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    db_url: str | None = None
+    mqtt_url: str | None = None
+    game_files: list[Path] = field(default_factory=list)
+    game_dirs: list[Path] = field(default_factory=list)
+    max_message_bytes: int = MAX_MESSAGE_BYTES
+
+
+class Server:
+    def __init__(self, config: ServerConfig, registry: Registry | None = None) -> None:
+        self.config = config
+        self.registry = registry or default_registry(config.game_files, config.game_dirs)
+        self.rooms: dict[str, Room] = {}
+        self.sessions: set[Session] = set()
+        self.db: Database | None = None
+        self.store: Store = None  # type: ignore[assignment]  # set in start()
+        self.bus: EventBus | None = None
+        self._ws: WsServer | None = None
+        self._reaper: asyncio.Task[None] | None = None
+        self.handlers: dict[str, Callable[[Session, Any], Awaitable[None]]] = {
+            "hello": self.on_hello,
+            "ping": self.on_ping,
+            "list_games": self.on_list_games,
+            "list_rooms": self.on_list_rooms,
+            "create_room": self.on_create_room,
+            "join": self.on_join,
+            "leave": self.on_leave,
+            "watch": self.on_watch,
+            "add_bot": self.on_add_bot,
+            "start": self.on_start,
+            "act": self.on_act,
+        }
+
+    # Life cycle.
+
+    async def start(self) -> None:
+        self.db = await Database.open(self.config.db_url or default_url())
+        self.store = Store(self.db)
+        self.bus = await open_bus(self.config.mqtt_url)
+        await self.resume_games()
+        self._ws = await serve(
+            self.connection,
+            self.config.host,
+            self.config.port,
+            max_size=max(self.config.max_message_bytes * 16, 1 << 20),
+            ping_interval=20,
+            ping_timeout=20,
+        )
+        if self.config.port == 0:
+            self.config.port = next(iter(self._ws.sockets)).getsockname()[1]
+        self._reaper = asyncio.get_running_loop().create_task(self._reap_finished_rooms())
+        log.info("serving on ws://%s:%d", self.config.host, self.config.port)
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.config.host}:{self.config.port}"
+
+    async def stop(self) -> None:
+        if self._ws is not None:
+            self._ws.close()
+            await self._ws.wait_closed()
+        if self._reaper is not None:
+            self._reaper.cancel()
+        for room in list(self.rooms.values()):
+            await room.stop_task()
+        if self.bus is not None:
+            await self.bus.close()
+        if self.db is not None:
+            await self.db.close()
+
+    async def resume_games(self) -> None:
+        """Rebuild every unfinished game from its log; players return to their seats."""
+        for stored in await self.store.unfinished_games():
+            try:
+                game = self.registry.get(stored.game)
+                room = Room.resume(self, game, stored)
+            except Exception:
+                log.exception("could not resume game %s (%s); leaving it as it is", stored.id, stored.game)
+                continue
+            self.rooms[room.code] = room
+            room.start_task()
+            await room.call(room._finish_if_over)
+            log.info("resumed game %s in room %s at move %d", stored.id, room.code, room.seq)
+
+    async def publish(self, topic: str, payload: dict[str, Any]) -> None:
+        if self.bus is not None:
+            try:
+                await self.bus.publish(f"partida/{topic}", payload)
+            except Exception:
+                log.exception("could not publish %s", topic)
+
+    async def _reap_finished_rooms(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(30)
+            now = loop.time()
+            for code, room in list(self.rooms.items()):
+                if room.finished_at is not None and now - room.finished_at > FINISHED_ROOM_TTL:
+                    del self.rooms[code]
+                    await room.stop_task()
+
+    # Connections.
+
+    async def connection(self, websocket: ServerConnection) -> None:
+        session = Session(websocket)
+        self.sessions.add(session)
+        writer = asyncio.get_running_loop().create_task(session.writer())
+        first = True
+        try:
+            async for frame in websocket:
+                if first:
+                    session.encoding = encoding_of(frame)
+                    first = False
+                await self.handle_frame(session, frame)
+                if session.closed:
+                    break
+        except ConnectionClosed:
+            pass
+        finally:
+            self.sessions.discard(session)
+            for room in list(session.rooms):
+                with contextlib.suppress(Exception):
+                    await room.call(lambda room=room: room.disconnect(session))
+            session.close_soon()
+            with contextlib.suppress(asyncio.TimeoutError, Exception):
+                await asyncio.wait_for(writer, 5)
+
+    async def handle_frame(self, session: Session, frame: bytes | str) -> None:
+        request_id = None
+        try:
+            message = decode(frame, self.config.max_message_bytes)
+            request_id = message.get("id") if isinstance(message.get("id"), int | str) else None
+            request = parse_request(message)
+            if not session.greeted and request.type != "hello":
+                raise ProtocolError(ErrorCode.HELLO_REQUIRED, "the first message must be a hello")
+            await self.handlers[request.type](session, request)
+        except ProtocolError as exc:
+            session.send(error_message(exc.code, exc.message, request_id))
+            if exc.close:
+                close_code = 1009 if exc.code == ErrorCode.FRAME_TOO_LARGE else 1008
+                session.close_soon(close_code, exc.code)
+        except Exception:
+            log.exception("%s: request failed", session.name)
+            session.send(error_message(ErrorCode.INTERNAL, "the server failed on that request", request_id))
+
+    # Handshake and lobby.
+
+    async def on_hello(self, session: Session, req: m.Hello) -> None:
+        if session.greeted:
+            raise ProtocolError(ErrorCode.ALREADY_GREETED, "this connection has already said hello")
+        if req.version not in SUPPORTED_VERSIONS:
+            supported = ", ".join(map(str, sorted(SUPPORTED_VERSIONS)))
+            raise ProtocolError(
+                ErrorCode.UNSUPPORTED_VERSION,
+                f"protocol version {req.version} is not supported (supported: {supported})",
+                close=True,
+            )
+        if req.token is not None:
+            account = await self.store.check_token(req.token)
+            if account is None:
+                raise ProtocolError(ErrorCode.AUTH_FAILED, "unknown bot token", close=True)
+            identity = Identity(account.name, "bot", account.id, req.agent, req.games)
+        elif req.password is not None:
+            if not req.name:
+                raise ProtocolError(ErrorCode.AUTH_FAILED, "a password needs an account name", close=True)
+            account = await self.store.check_password(req.name, req.password)
+            if account is None:
+                raise ProtocolError(ErrorCode.AUTH_FAILED, "wrong account name or password", close=True)
+            identity = Identity(account.name, "user", account.id)
+        else:
+            name = (req.name or "").strip()[:32] or f"guest-{session.id}"
+            identity = Identity(name, "guest", None, req.agent, req.games)
+        if identity.agent is not None and identity.agent not in all_agents():
+            raise ProtocolError(ErrorCode.UNKNOWN_AGENT, f"unknown agent {identity.agent!r}", close=True)
+        session.identity = identity
+        session.send(
+            server_message(
+                "welcome",
+                req.id,
+                version=PROTOCOL_VERSION,
+                server=f"partida {__version__}",
+                session=session.id,
+                you=identity.to_data(),
+            )
+        )
+        if identity.account_id is not None and identity.kind == "bot":
+            await self._return_bot_to_its_seats(session)
+
+    async def _return_bot_to_its_seats(self, session: Session) -> None:
+        """After a restart the pool bots reconnect; put them back in the games they were playing."""
+        assert session.identity is not None
+        for room in list(self.rooms.values()):
+            if room.status != "playing":
+                continue
+            for seat, occupant in enumerate(room.seats):
+                if occupant is not None and occupant.account_id == session.identity.account_id and occupant.session is None:
+                    await room.call(lambda room=room, seat=seat: room.seat_bot(session, seat))
+
+    async def on_ping(self, session: Session, req: m.Ping) -> None:
+        session.send(server_message("pong", req.id))
+
+    async def on_list_games(self, session: Session, req: m.ListGames) -> None:
+        games = []
+        for game in self.registry.games():
+            info = game.describe()
+            info["bots"] = sorted({s.agent for s in self.bot_sessions() if self._bot_plays(s, game.name)})  # type: ignore[misc]
+            games.append(info)
+        session.send(server_message("games", req.id, games=games))
+
+    async def on_list_rooms(self, session: Session, req: m.ListRooms) -> None:
+        rooms = [r.summary() for r in self.rooms.values() if r.public and r.status != "finished"]
+        session.send(server_message("rooms", req.id, rooms=rooms))
+
+    def room(self, code: str) -> Room:
+        room = self.rooms.get(code.strip().upper())
+        if room is None:
+            raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"there is no room {code!r}")
+        return room
+
+    async def on_create_room(self, session: Session, req: m.CreateRoom) -> None:
+        try:
+            game = self.registry.get(req.game)
+        except UnknownGame as exc:
+            raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
+        try:
+            options = game.resolve_options(req.options)
+            seats = game.check_seats(req.seats)
+        except BadOptions as exc:
+            raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
+        bots = self._parse_bot_seats(req.bots or {}, seats, game.name)
+        if req.seat is not None and not 0 <= req.seat < seats:
+            raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
+        room = Room(self, game, options, seats, req.public, session, req.auto_start)
+        while room.code in self.rooms:
+            room = Room(self, game, options, seats, req.public, session, req.auto_start)
+        room.game_id = await self.store.create_game(
+            game.name, options, room.seed, room.seed_hash, seats, room.code, req.public
+        )
+        self.rooms[room.code] = room
+        room.start_task()
+        await self.publish(
+            "lobby/room_created",
+            {"type": "room_created", "room": room.code, "game_id": room.game_id, "game": game.name, "public": room.public},
+        )
+        seat = None
+        token = None
+        if req.seat is not None:
+            seat = await room.call(lambda: room.join(session, req.seat, None))
+        for bot_seat, (bot_session, _) in bots.items():
+            await room.call(lambda b=bot_session, s=bot_seat: room.seat_bot(b, s))
+        if seat is not None:
+            token = room.token_for(seat)
+        session.send(server_message("room_created", req.id, room=room.summary(), seat=seat, token=token))
+
+    def _parse_bot_seats(self, bots: dict[Any, str], seats: int, game: str) -> dict[int, tuple[Session, str]]:
+        chosen: dict[int, tuple[Session, str]] = {}
+        for key, agent in bots.items():
+            try:
+                seat = int(key)
+            except (TypeError, ValueError):
+                raise ProtocolError(ErrorCode.BAD_FIELD, f"bots: {key!r} is not a seat number") from None
+            if not 0 <= seat < seats:
+                raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
+            chosen[seat] = (self.pick_bot(agent, game), agent)
+        return chosen
+
+    def bot_sessions(self) -> list[Session]:
+        return [s for s in self.sessions if s.identity is not None and s.identity.agent is not None and not s.closed]
+
+    @staticmethod
+    def _bot_plays(session: Session, game: str) -> bool:
+        identity = session.identity
+        assert identity is not None and identity.agent is not None
+        spec = all_agents().get(identity.agent)
+        if spec is None or (spec.games is not None and game not in spec.games):
+            return False
+        return identity.games is None or game in identity.games
+
+    def pick_bot(self, agent: str, game: str) -> Session:
+        if agent not in all_agents():
+            raise ProtocolError(ErrorCode.UNKNOWN_AGENT, f"unknown agent {agent!r}")
+        candidates = [s for s in self.bot_sessions() if s.identity.agent == agent and self._bot_plays(s, game)]  # type: ignore[union-attr]
+        if not candidates:
+            available = sorted({s.identity.agent for s in self.bot_sessions() if self._bot_plays(s, game)})  # type: ignore[union-attr,misc]
+            hint = ", ".join(available) if available else "none"
+            raise ProtocolError(
+                ErrorCode.NO_BOT_AVAILABLE, f"no {agent} bot is connected for {game} (connected bots: {hint})"
+            )
+        return min(candidates, key=lambda s: len(s.rooms))
+
+    async def on_join(self, session: Session, req: m.Join) -> None:
+        room = self.room(req.room)
+        seat = await room.call(lambda: room.join(session, req.seat, req.token))
+        session.send(server_message("joined", req.id, room=room.summary(), seat=seat, token=room.token_for(seat)))
+
+    async def on_leave(self, session: Session, req: m.Leave) -> None:
+        room = self.room(req.room)
+        await room.call(lambda: room.leave(session))
+        session.send(server_message("left", req.id, room=room.code))
+
+    async def on_watch(self, session: Session, req: m.Watch) -> None:
+        room = self.room(req.room)
+        session.send(server_message("watching", req.id, room=room.summary()))
+        await room.call(lambda: room.watch(session))
+
+    async def on_add_bot(self, session: Session, req: m.AddBot) -> None:
+        room = self.room(req.room)
+        bot = self.pick_bot(req.agent, room.game.name)
+        seat = await room.call(lambda: room.seat_bot(bot, req.seat))
+        session.send(server_message("bot_added", req.id, room=room.summary(), seat=seat, agent=req.agent))
+
+    async def on_start(self, session: Session, req: m.Start) -> None:
+        room = self.room(req.room)
+        await room.call(lambda: room.start(session))
+        session.send(server_message("started", req.id, room=room.summary()))
+
+    async def on_act(self, session: Session, req: m.Act) -> None:
+        room = self.room(req.room)
+        seq = await room.call(lambda: room.act(session, req.action, req.seq, req.seat))
+        if req.id is not None:
+            session.send(server_message("acted", req.id, room=room.code, seq=seq))

@@ -1,0 +1,67 @@
+"""Fixtures: a real server on a loopback port with its own SQLite file, real SDK clients, and
+in-process bot runners that connect over the websocket like any bot."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from partida.bots.runner import BotRunner
+from partida.client import Client
+from partida.server.app import Server, ServerConfig
+
+
+@pytest.fixture
+def db_url(tmp_path: Path) -> str:
+    return f"sqlite+aiosqlite:///{tmp_path / 'partida.db'}"
+
+
+@pytest.fixture
+async def server(db_url: str) -> AsyncIterator[Server]:
+    srv = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url))
+    await srv.start()
+    try:
+        yield srv
+    finally:
+        await srv.stop()
+
+
+@pytest.fixture
+async def connect(server: Server) -> AsyncIterator[Callable[..., Awaitable[Client]]]:
+    clients: list[Client] = []
+
+    async def make(**kwargs: object) -> Client:
+        client = await Client.connect(server.url, **kwargs)  # type: ignore[arg-type]
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        with contextlib.suppress(Exception):
+            await client.close()
+
+
+@pytest.fixture
+async def bots(server: Server) -> AsyncIterator[Callable[..., Awaitable[None]]]:
+    """Start bot runners (agent name -> connected bot) against the test server."""
+    tasks: list[asyncio.Task[None]] = []
+
+    async def start(*agents: str, **params: object) -> None:
+        for agent in agents:
+            runner = BotRunner(server.url, agent, name=f"test-{agent}", params=dict(params))
+            tasks.append(asyncio.create_task(runner.run(reconnect=False)))
+        for _ in range(200):
+            connected = {s.identity.agent for s in server.bot_sessions()}  # type: ignore[union-attr]
+            if set(agents) <= connected:
+                return
+            await asyncio.sleep(0.02)
+        raise RuntimeError(f"bots {agents} did not connect")
+
+    yield start
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

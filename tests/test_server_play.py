@@ -1,0 +1,124 @@
+"""Games played to the end through a real server by real clients."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+
+from partida.cli.play import play_bot_game
+from partida.client import Client
+from partida.games.prompts import Prompt
+from partida.protocol import Encoding
+from partida.server.rooms import seed_hash
+
+
+def random_decider(seed: int):  # type: ignore[no-untyped-def]
+    rng = random.Random(seed)
+
+    def decide(update: dict[str, Any], prompt: Prompt) -> Any:
+        return prompt.random_answer(rng)
+
+    return decide
+
+
+async def play_two(alice: Client, bob: Client, game: str, options: dict[str, Any] | None = None) -> list[dict]:
+    created = await alice.create_room(game, options, seat=0, public=False)
+    code = created["room"]["code"]
+    joined = await bob.join(code)
+    assert joined["seat"] == 1
+    return await asyncio.gather(
+        alice.play(code, random_decider(1)),
+        bob.play(code, random_decider(2)),
+    )
+
+
+@pytest.mark.parametrize("encoding", [Encoding.MSGPACK, Encoding.JSON])
+async def test_two_clients_play_tictactoe_to_the_end(connect, server, encoding) -> None:
+    alice = await connect(name="alice", encoding=encoding)
+    bob = await connect(name="bob", encoding=encoding)
+    final_a, final_b = await play_two(alice, bob, "tictactoe")
+    assert final_a["status"] == final_b["status"] == "finished"
+    assert final_a["result"] == final_b["result"]
+    assert final_a["seq"] == final_b["seq"] >= 5
+    # provably fair: the revealed seed matches the hash published at the start
+    assert seed_hash(final_a["seed"]) == (await server.store.load_game(final_a["game_id"])).seed_hash
+
+
+async def test_stored_game_replays_to_the_same_result(connect, server) -> None:
+    from partida.cli.records import replay_stored
+
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    final, _ = await play_two(alice, bob, "tictactoe")
+    stored = await server.store.load_game(final["game_id"])
+    assert stored.status == "finished"
+    assert len(stored.actions) == final["seq"]
+    replayed = replay_stored(stored)
+    assert replayed["result"] == final["result"]
+    assert replayed["seed_verified"]
+
+
+async def test_two_clients_play_othello_to_the_end(connect, server) -> None:
+    if "othello" not in server.registry:
+        pytest.skip("othello is not installed")
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    final, _ = await play_two(alice, bob, "othello")
+    assert final["status"] == "finished"
+    assert sum(final["result"]["scores"][:2]) <= 64
+
+
+async def test_bot_against_bot_through_the_server(connect, server, bots) -> None:
+    await bots("random", "alphabeta", seconds=0.05)
+    watcher = await connect(name="watcher")
+    records = [await play_bot_game(watcher, "tictactoe", {}, ["alphabeta", "random"]) for _ in range(4)]
+    for record in records:
+        assert record["result"]["ranks"][0] == 1, "alpha-beta never loses tic-tac-toe"
+    stored = await server.store.list_games(10, "tictactoe", "finished")
+    assert len(stored) == 4
+
+
+async def test_a_person_against_a_bot_by_name(connect, server, bots) -> None:
+    await bots("random")
+    alice = await connect(name="alice")
+    created = await alice.create_room("tictactoe", seat=0, bots={1: "random"}, public=False)
+    final = await alice.play(created["room"]["code"], random_decider(3))
+    assert final["status"] == "finished"
+    names = [s["name"] for s in created["room"]["seats"]]
+    assert names == ["alice", "test-random"]
+
+
+async def test_private_room_is_joined_by_code_and_not_listed(connect) -> None:
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    created = await alice.create_room("tictactoe", seat=0, public=False)
+    assert all(r["code"] != created["room"]["code"] for r in await bob.list_rooms())
+    public = await alice.create_room("tictactoe", seat=0, public=True)
+    assert any(r["code"] == public["room"]["code"] for r in await bob.list_rooms())
+    joined = await bob.join(created["room"]["code"].lower())
+    assert joined["seat"] == 1
+
+
+async def test_lobby_lists_games_with_options(connect) -> None:
+    alice = await connect()
+    games = {g["name"]: g for g in await alice.list_games()}
+    assert "tictactoe" in games
+    assert games["tictactoe"]["min_seats"] == 2
+
+
+async def test_spectator_sees_every_move(connect) -> None:
+    alice, bob, carol = await connect(name="alice"), await connect(name="bob"), await connect(name="carol")
+    created = await alice.create_room("tictactoe", seat=0, public=True)
+    code = created["room"]["code"]
+    await carol.watch(code)
+    await bob.join(code)
+    play = asyncio.gather(alice.play(code, random_decider(5)), bob.play(code, random_decider(6)))
+    seen = []
+    while True:
+        update = await carol.next_update(code, timeout=10)
+        assert update["seat"] is None and update["decision"] is None
+        seen.append(update["seq"])
+        if update["status"] == "finished":
+            break
+    final, _ = await play
+    assert seen == list(range(0, final["seq"] + 1))

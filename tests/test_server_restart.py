@@ -1,0 +1,68 @@
+"""A server restarted on the same database resumes unfinished games: no acknowledged move is lost,
+players return to their seats (guests with their seat token, bots by their account)."""
+
+from __future__ import annotations
+
+import pytest
+
+from partida.client import Client, ServerError
+from partida.server.app import Server, ServerConfig
+
+
+async def test_restart_mid_game_loses_no_acknowledged_move(db_url: str) -> None:
+    first = Server(ServerConfig(port=0, db_url=db_url))
+    await first.start()
+    alice = await Client.connect(first.url, name="alice")
+    bob = await Client.connect(first.url, name="bob")
+    created = await alice.create_room("tictactoe", seat=0, public=False)
+    code, alice_token = created["room"]["code"], created["token"]
+    bob_token = (await bob.join(code))["token"]
+    await alice.act(code, 0)
+    await bob.act(code, 4)
+    await alice.act(code, 8)  # acknowledged: the reply came back
+    await alice.close()
+    await bob.close()
+    await first.stop()
+
+    second = Server(ServerConfig(port=0, db_url=db_url))
+    await second.start()
+    try:
+        room = second.rooms[code]
+        assert room.seq == 3
+        assert room.state.view(None)["board"] == [0, -1, -1, -1, 1, -1, -1, -1, 0]
+        alice = await Client.connect(second.url, name="alice")
+        bob = await Client.connect(second.url, name="bob")
+        await alice.join(code, seat=0, token=alice_token)
+        await bob.join(code, seat=1, token=bob_token)
+        update = await bob.next_update(code)
+        assert update["seq"] == 3 and update["decision"] is not None
+        await bob.act(code, 2)
+        await alice.act(code, 6)
+        await bob.act(code, 1)
+        await alice.act(code, 7)  # X completes the bottom row 6-7-8
+        stored = await second.store.load_game(room.game_id)
+        assert stored.status == "finished"
+        assert [a for _, a in stored.actions] == [0, 4, 8, 2, 6, 1, 7]
+        assert stored.result["winners"] == [0]
+        await alice.close()
+        await bob.close()
+    finally:
+        await second.stop()
+
+
+async def test_a_wrong_seat_token_does_not_reclaim(db_url: str) -> None:
+    server = Server(ServerConfig(port=0, db_url=db_url))
+    await server.start()
+    try:
+        alice = await Client.connect(server.url, name="alice")
+        bob = await Client.connect(server.url, name="bob")
+        code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+        await bob.join(code)
+        mallory = await Client.connect(server.url, name="mallory")
+        with pytest.raises(ServerError) as exc:
+            await mallory.join(code, seat=0, token="0" * 32)
+        assert exc.value.code == "auth_failed"
+        for client in (alice, bob, mallory):
+            await client.close()
+    finally:
+        await server.stop()
