@@ -1,0 +1,222 @@
+"""A stronger Duel agent: two-turn lookahead over determinizations.
+
+The one-turn search is myopic: it cannot see the opponent's reply (the crack-back after an
+all-out attack, a burn spell at a low life total, a flyer it left no blocker for). This agent
+keeps the one-turn search as a candidate generator and adds what it misses:
+
+1. Candidates. From its own turn it takes the best few main-phase lines, each with its best few
+   attack choices (main-phase BFS and the pruned combat minimax of `duel_plan`, scored by a richer
+   evaluation with keyword values and a nonlinear life term).
+2. Determinization. It samples the opponent's hand and both libraries from the unseen cards
+   (`Game.determinize`), several times within the time budget.
+3. Rollout. Each candidate is played out in each sample: the rest of its own turn and the whole
+   of the opponent's next turn are played by the one-turn planner for both sides, and the position
+   at the start of its next turn is scored. The candidate with the best mean wins.
+
+Plans are kept for the rest of the turn (the later actions of the chosen line, the chosen attack)
+and dropped when the game diverges from them. Blocks, damage orders and discards use the one-turn
+planner with the richer evaluation. The budget is per decision (default 1 second); a decision
+with one legal answer costs nothing.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+from partida.bots.base import Agent, AgentSpec, Turn
+from partida.bots.duel_mulligan import MulliganPolicy
+from partida.bots.duel_plan import line_value, main_lines, ranked_attacks, strong_eval
+from partida.bots.duel_search import Planner, single_answer
+from partida.games.duel.state import DuelState
+from partida.games.prompts import freeze
+
+PHASE_PROMPT = {
+    "main1": "main",
+    "main2": "main",
+    "attackers": "attackers",
+    "blockers": "blockers",
+    "order": "damage_order",
+    "discard": "discard",
+}
+TOP_LINES = 4
+TOP_ATTACKS = 3
+MAX_SAMPLES = 8
+MAX_ROLLOUT_STEPS = 200
+
+
+class Candidate:
+    """A plan for the rest of this phase: main-phase actions, then (in main 1) an attack."""
+
+    def __init__(self, actions: list[Any], attack: list[str] | None) -> None:
+        self.actions = actions
+        self.attack = attack
+        self.total = 0.0
+        self.samples = 0
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.samples if self.samples else float("-inf")
+
+
+class LookaheadAgent(Agent):
+    name = "duel-lookahead"
+
+    def __init__(self, seconds: float = 1.0, seed: int | None = None) -> None:
+        self.seconds = float(seconds)
+        self.rng = random.Random(seed)
+        self.policy = MulliganPolicy()
+        self.planner = Planner(strong_eval, self.rng)
+        self.plan: list[Any] = []
+        self.planned_attack: list[str] | None = None
+
+    def new_game(self, game: Any, seat: int) -> None:
+        self.plan, self.planned_attack = [], None
+
+    # ----- rollouts -----
+
+    def _play_main(self, state: DuelState) -> None:
+        """Play a whole main phase by the one-turn planner (one BFS, not one per action)."""
+        for action in self.planner.main_line(state):
+            state.apply_fast(action)
+            if state.is_over():
+                return
+        state.apply_fast("pass")
+
+    def rollout(self, state: DuelState, me: int) -> float:
+        """Play on until `me` begins its next turn (or the game ends) and score that position."""
+        start = state.turn
+        for _ in range(MAX_ROLLOUT_STEPS):
+            if state.is_over() or (state.active == me and state.turn > start and state.phase == "main1"):
+                break
+            if state.phase in ("main1", "main2"):
+                self._play_main(state)
+                continue
+            seat = state.deciding_seat()
+            assert seat is not None
+            state.apply_fast(self.planner.decide(state, PHASE_PROMPT[state.phase], seat))
+        return strong_eval(state, me)
+
+    def run_candidate(self, state: DuelState, cand: Candidate, me: int) -> float:
+        for action in cand.actions:
+            state.apply_fast(action)
+            if state.is_over():
+                return strong_eval(state, me)
+        state.apply_fast("pass")
+        if state.phase == "attackers" and cand.attack is not None:
+            state.apply_fast(cand.attack)
+        return self.rollout(state, me)
+
+    # ----- candidates -----
+
+    def candidates(self, state: DuelState) -> list[Candidate]:
+        lines = main_lines(state)
+        if state.phase == "main1":
+            scored = sorted(lines, key=lambda ln: -line_value(ln, strong_eval, self.rng))[:TOP_LINES]
+            cands = []
+            for line in scored:
+                after = line.state.clone()
+                if after.is_over():
+                    cands.append(Candidate(line.actions, None))
+                    continue
+                after.apply_fast("pass")
+                if after.phase != "attackers":
+                    cands.append(Candidate(line.actions, None))
+                    continue
+                for _, attack in ranked_attacks(after, strong_eval, self.rng, TOP_ATTACKS):
+                    cands.append(Candidate(line.actions, [p.id for p in attack]))
+            return cands
+        me = state.active
+        scored = sorted(lines, key=lambda ln: -strong_eval(ln.state, me))[:TOP_LINES]
+        return [Candidate(line.actions, None) for line in scored]
+
+    def attack_candidates(self, state: DuelState) -> list[Candidate]:
+        return [
+            Candidate([], [p.id for p in a]) for _, a in ranked_attacks(state, strong_eval, self.rng, TOP_ATTACKS + 2)
+        ]
+
+    def search(self, turn: Turn, cands: list[Candidate], attack_only: bool) -> Candidate:
+        """Spread the budget over determinizations; every candidate is rolled out in each."""
+        deadline = time.perf_counter() + self.seconds
+        for sample in range(MAX_SAMPLES):
+            if sample > 0 and time.perf_counter() > deadline:
+                break
+            world = turn.state(self.rng)
+            for cand in cands:
+                if sample > 0 and time.perf_counter() > deadline:
+                    break
+                trial = world.clone()
+                if attack_only:
+                    trial.apply_fast(cand.attack or [])
+                    value = self.rollout(trial, turn.seat)
+                else:
+                    value = self.run_candidate(trial, cand, turn.seat)
+                cand.total += value
+                cand.samples += 1
+        return max(cands, key=lambda c: c.mean)
+
+    # ----- decisions -----
+
+    def act(self, turn: Turn) -> Any:
+        name = turn.prompt.name
+        if name in ("mulligan", "scry"):
+            return self.policy.answer(turn)
+        only = single_answer(turn)
+        if only is not None:
+            if name != "main":
+                return only
+            self.plan = []  # a forced pass ends the phase
+            return only
+        if name == "main":
+            return self.main(turn)
+        if name == "attackers":
+            return self.attackers(turn)
+        state = turn.state(self.rng)
+        return self.planner.decide(state, name, turn.seat)
+
+    def main(self, turn: Turn) -> Any:
+        options = {freeze(o) for o in turn.prompt.options}  # type: ignore[attr-defined]
+        if self.plan:
+            action = self.plan.pop(0)
+            if freeze(action) in options:
+                return action
+            self.plan, self.planned_attack = [], None
+        state = turn.state(self.rng)
+        cands = self.candidates(state)
+        if len(cands) == 1 and not cands[0].actions:
+            best = cands[0]
+        else:
+            best = self.search(turn, cands, attack_only=False)
+        self.plan = list(best.actions)
+        self.planned_attack = best.attack
+        if not self.plan:
+            return "pass"
+        action = self.plan.pop(0)
+        if freeze(action) not in options:
+            self.plan, self.planned_attack = [], None
+            return "pass"
+        return action
+
+    def attackers(self, turn: Turn) -> Any:
+        legal = set(turn.prompt.candidates)  # type: ignore[attr-defined]
+        if self.planned_attack is not None and set(self.planned_attack) <= legal:
+            attack, self.planned_attack = self.planned_attack, None
+            return attack
+        self.planned_attack = None
+        state = turn.state(self.rng)
+        cands = self.attack_candidates(state)
+        if len(cands) == 1:
+            return cands[0].attack
+        return self.search(turn, cands, attack_only=True).attack
+
+
+AGENTS = [
+    AgentSpec(
+        "duel-lookahead",
+        LookaheadAgent,
+        "Duel: two-turn lookahead over determinizations (own turn candidates, opponent's reply rolled out)",
+        games=frozenset({"duel"}),
+        params={"seconds": 1.0, "seed": None},
+    )
+]
