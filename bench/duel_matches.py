@@ -1,0 +1,107 @@
+"""Duel matches between agents, in-process, with both deck assignments.
+
+Prints one JSON object: per pairing, the first agent's win rate (draws count half) with a 95%
+Wilson interval, wins/losses/draws overall and per deck of the first agent, mean game length in
+turns, and mean seconds per decision of each agent. Half the games give the first agent the white
+deck, half the red; who starts is the game's own seeded coin.
+
+    .venv/bin/python bench/duel_matches.py --games 200 --pairings random:random,duel-search:random
+    nice -n 10 .venv/bin/python bench/duel_matches.py --games 40 --seconds 1 --pairings duel-lookahead:duel-search
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from typing import Any
+
+from partida.bots.local import play_local
+from partida.bots.registry import make_agent
+from partida.games.duel import GAMES
+
+DEFAULT_PAIRINGS = "random:random,duel-search:random,duel-lookahead:random,duel-lookahead:duel-search"
+
+
+def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def run_pairing(a: str, b: str, games: int, seconds: float, seed: int, progress: bool) -> dict[str, Any]:
+    game = GAMES[0]
+    wins = losses = draws = 0
+    by_deck: dict[str, list[int]] = {"white": [0, 0, 0], "red": [0, 0, 0]}
+    turns = 0
+    secs = [0.0, 0.0]
+    decisions = [0, 0]
+    start = time.perf_counter()
+    for i in range(games):
+        deck_a = "white" if i % 2 == 0 else "red"
+        deck_b = "red" if deck_a == "white" else "white"
+        agents = [
+            make_agent(a, game, seed=seed + 2 * i, seconds=seconds),
+            make_agent(b, game, seed=seed + 2 * i + 1, seconds=seconds),
+        ]
+        played = play_local(game, agents, options={"deck0": deck_a, "deck1": deck_b}, seed=seed + i)
+        state = played.state
+        winner = state.winner()  # type: ignore[attr-defined]
+        slot = 2 if winner is None else (0 if winner == 0 else 1)
+        by_deck[deck_a][slot] += 1
+        wins += slot == 0
+        losses += slot == 1
+        draws += slot == 2
+        turns += state.turn  # type: ignore[attr-defined]
+        for s in (0, 1):
+            secs[s] += played.seconds[s]
+            decisions[s] += played.decisions[s]
+        if progress:
+            print(f"{a} vs {b}: game {i + 1}/{games}: {wins}-{losses}-{draws}", file=sys.stderr, flush=True)
+    score = wins + 0.5 * draws
+    low, high = wilson(score, games)
+    return {
+        "agent": a,
+        "opponent": b,
+        "games": games,
+        "seconds_per_decision_budget": seconds,
+        "wins": wins,
+        "losses": losses,
+        "draws": draws,
+        "win_rate": round(score / games, 4) if games else None,
+        "ci95": [round(low, 4), round(high, 4)],
+        "by_deck_of_agent": {d: {"wins": v[0], "losses": v[1], "draws": v[2]} for d, v in by_deck.items()},
+        "mean_turns": round(turns / games, 2) if games else None,
+        "mean_decision_seconds": {
+            a if a != b else f"{a} (first)": round(secs[0] / max(1, decisions[0]), 5),
+            b if a != b else f"{b} (second)": round(secs[1] / max(1, decisions[1]), 5),
+        },
+        "wall_seconds": round(time.perf_counter() - start, 1),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=200, help="games per pairing, half with each deck (default 200)")
+    parser.add_argument("--seconds", type=float, default=1.0, help="time budget per decision (default 1.0)")
+    parser.add_argument("--pairings", default=DEFAULT_PAIRINGS, help="comma-separated AGENT:OPPONENT pairs")
+    parser.add_argument("--seed", type=int, default=1, help="base seed (games and agents)")
+    parser.add_argument("--progress", action="store_true", help="print a line per game to stderr")
+    args = parser.parse_args(argv)
+    results = []
+    for pair in args.pairings.split(","):
+        a, sep, b = pair.strip().partition(":")
+        if not sep:
+            parser.error(f"a pairing is AGENT:OPPONENT, not {pair!r}")
+        results.append(run_pairing(a, b, args.games, args.seconds, args.seed, args.progress))
+    print(json.dumps({"game": "duel", "pairings": results}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
