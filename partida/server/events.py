@@ -1,0 +1,472 @@
+"""The event bus: rooms and the lobby publish public events; spectators, dashboards and other
+server nodes subscribe to them.
+
+Two buses share one API. ``EventBus`` delivers in-process only. ``MqttEventBus`` also forwards
+every event to an MQTT broker (JSON payloads, QoS 1) and delivers events that other server nodes
+published there. Either way, ``publish`` never waits: a game room publishes, and a room must not
+stall because a subscriber is slow or the broker is away. Each subscriber has a bounded queue that
+drops its oldest events when full and counts them in ``Subscription.missed``; the MQTT forwarder
+has a bounded queue of its own that does the same and counts them in ``MqttEventBus.dropped``.
+
+    bus = await open_bus(None)                      # or open_bus("mqtt://127.0.0.1:1883")
+    async with bus.subscribe("partida/rooms/+/game_over") as games_over:
+        async for event in games_over:
+            print(event.topic, event.payload["result"])
+
+Topics and payloads are described in docs/events.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import logging
+import ssl
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import aiomqtt
+from paho.mqtt.subscribeoptions import SubscribeOptions
+
+log = logging.getLogger(__name__)
+
+ROOT = "partida"
+"""Every topic the server publishes starts with this level; on a broker it becomes the prefix."""
+
+SUBSCRIBER_QUEUE = 1000
+OUTGOING_QUEUE = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One published event. Subscribers share the payload object: treat it as read-only."""
+
+    topic: str
+    payload: dict[str, Any]
+
+
+# Topics and patterns.
+
+
+def check_topic(topic: str) -> None:
+    """A topic to publish to: non-empty and free of wildcards (MQTT forbids them there)."""
+    if not topic or "+" in topic or "#" in topic or "\0" in topic:
+        raise ValueError(f"cannot publish to {topic!r}: a topic is non-empty and has no '+' or '#' wildcard.")
+
+
+def check_pattern(pattern: str) -> None:
+    """A subscription pattern: '+' fills one whole level, '#' only the whole last level."""
+    levels = pattern.split("/")
+    for i, level in enumerate(levels):
+        wrong_plus = "+" in level and level != "+"
+        wrong_hash = "#" in level and (level != "#" or i != len(levels) - 1)
+        if not pattern or wrong_plus or wrong_hash:
+            raise ValueError(
+                f"bad subscription pattern {pattern!r}: '+' must fill one whole level and '#' the whole last level."
+            )
+
+
+def topic_matches(pattern: str, topic: str) -> bool:
+    """MQTT matching: ``+`` matches exactly one level, ``#`` the rest (zero or more levels), and
+    wildcards in the first level do not match topics starting with ``$`` (broker internals)."""
+    if topic.startswith("$") and pattern[:1] in ("+", "#"):
+        return False
+    pattern_levels = pattern.split("/")
+    topic_levels = topic.split("/")
+    for i, level in enumerate(pattern_levels):
+        if level == "#":
+            return True
+        if i >= len(topic_levels) or (level != "+" and level != topic_levels[i]):
+            return False
+    return len(pattern_levels) == len(topic_levels)
+
+
+# Subscriptions.
+
+
+class Subscription:
+    """A subscriber's bounded queue of events matching ``pattern``.
+
+    Iterate it (``async for event in subscription``) to receive events in publish order. When the
+    subscriber falls more than ``maxlen`` events behind, the oldest are dropped and counted in
+    ``missed``: the publisher never waits for a subscriber. Closing it (or leaving ``async with``)
+    unsubscribes; iteration then ends once the events already queued are consumed.
+    """
+
+    def __init__(self, bus: EventBus, pattern: str, maxlen: int) -> None:
+        if maxlen < 1:
+            raise ValueError(f"a subscription queue holds at least one event, not {maxlen}.")
+        self.pattern = pattern
+        self.missed = 0
+        self._bus = bus
+        self._queue: collections.deque[Event] = collections.deque(maxlen=maxlen)
+        self._ready = asyncio.Event()
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def pending(self) -> int:
+        """How many events are queued and not yet consumed."""
+        return len(self._queue)
+
+    def deliver(self, event: Event) -> None:
+        """Queue an event without ever waiting (called by the bus)."""
+        if self._closed:
+            return
+        if len(self._queue) == self._queue.maxlen:
+            self.missed += 1  # the deque drops the oldest event as we append
+        self._queue.append(event)
+        self._ready.set()
+
+    def close(self) -> None:
+        """Unsubscribe. Events already queued can still be read; nothing new arrives."""
+        if self._closed:
+            return
+        self._closed = True
+        self._bus._unsubscribe(self)
+        self._ready.set()
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self
+
+    async def __anext__(self) -> Event:
+        while not self._queue:
+            if self._closed:
+                raise StopAsyncIteration
+            self._ready.clear()
+            await self._ready.wait()
+        return self._queue.popleft()
+
+    async def __aenter__(self) -> Subscription:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+# The in-process bus.
+
+
+class EventBus:
+    """In-process publish/subscribe with MQTT-style topic patterns.
+
+    ``publish`` hands each matching subscriber the event and returns at once; it is a coroutine so
+    that buses which do I/O share the signature, but it never waits on a subscriber.
+    """
+
+    def __init__(self, subscriber_queue: int = SUBSCRIBER_QUEUE) -> None:
+        self.subscriber_queue = subscriber_queue
+        self._subscriptions: list[Subscription] = []
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def publish(self, topic: str, payload: dict[str, Any]) -> None:
+        """Deliver ``payload`` under ``topic`` to every local subscriber whose pattern matches."""
+        self._check_publish(topic, payload)
+        self._deliver(Event(topic, payload))
+
+    def subscribe(self, pattern: str, queue_size: int | None = None) -> Subscription:
+        """Subscribe to topics matching ``pattern`` (``+`` one level, ``#`` the rest)."""
+        if self._closed:
+            raise RuntimeError("cannot subscribe: the event bus is closed.")
+        check_pattern(pattern)
+        subscription = Subscription(self, pattern, queue_size or self.subscriber_queue)
+        self._subscriptions.append(subscription)
+        return subscription
+
+    async def close(self) -> None:
+        """Close every subscription (their iterations end) and refuse further publishing."""
+        self._closed = True
+        for subscription in list(self._subscriptions):
+            subscription.close()
+
+    async def __aenter__(self) -> EventBus:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def _check_publish(self, topic: str, payload: dict[str, Any]) -> None:
+        if self._closed:
+            raise RuntimeError(f"cannot publish to {topic!r}: the event bus is closed.")
+        check_topic(topic)
+        if not isinstance(payload, dict):
+            raise TypeError(f"an event payload is a dict (a JSON object), not {type(payload).__name__}.")
+
+    def _deliver(self, event: Event) -> None:
+        for subscription in self._subscriptions:
+            if topic_matches(subscription.pattern, event.topic):
+                subscription.deliver(event)
+
+    def _unsubscribe(self, subscription: Subscription) -> None:
+        with contextlib.suppress(ValueError):
+            self._subscriptions.remove(subscription)
+
+
+# The MQTT bus.
+
+
+@dataclass(frozen=True)
+class MqttSettings:
+    """Where the broker is, as parsed from an ``mqtt://`` URL."""
+
+    host: str
+    port: int = 1883
+    username: str | None = None
+    password: str | None = None
+    prefix: str = ROOT
+    tls: bool = False
+
+
+class MqttEventBus(EventBus):
+    """An ``EventBus`` that also forwards every event to an MQTT broker and delivers the events
+    other nodes publish there.
+
+    A background task owns the connection. ``publish`` delivers locally and appends the JSON-encoded
+    event to a bounded queue that the task drains with QoS 1; when the broker is away the task
+    reconnects with exponential backoff while the queue keeps the newest events (dropping the oldest,
+    counted in ``dropped``). An event whose publication was not confirmed is sent again after the
+    reconnection, so a subscriber on the broker may, rarely, see it twice (QoS 1 is at-least-once).
+
+    The bus subscribes to ``{prefix}/#`` with MQTT 5's *no local* option, so the broker never echoes
+    this bus's own events back: a local subscriber sees each local event once, straight from
+    ``publish``, and each remote event once, from the broker.
+
+    Local topics start with ``partida/``; on the broker that first level is replaced by ``prefix``
+    (several deployments can share one broker with prefixes such as ``staging/partida``).
+    """
+
+    def __init__(
+        self,
+        settings: MqttSettings,
+        *,
+        subscriber_queue: int = SUBSCRIBER_QUEUE,
+        outgoing_queue: int = OUTGOING_QUEUE,
+        min_backoff: float = 0.1,
+        max_backoff: float = 10.0,
+        publish_timeout: float = 10.0,
+    ) -> None:
+        super().__init__(subscriber_queue)
+        self.settings = settings
+        self.node_id = uuid.uuid4().hex[:12]
+        self.sent = 0
+        self.received = 0
+        self.dropped = 0
+        self.min_backoff = min_backoff
+        self.max_backoff = max_backoff
+        self.publish_timeout = publish_timeout
+        self._outgoing: collections.deque[tuple[str, bytes]] = collections.deque(maxlen=outgoing_queue)
+        self._has_outgoing = asyncio.Event()
+        self._connected = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def backlog(self) -> int:
+        """Events waiting to be sent to the broker."""
+        return len(self._outgoing)
+
+    def start(self) -> None:
+        """Start the background task that connects, sends and receives; reconnecting is its job."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"mqtt-bus-{self.node_id}")
+
+    async def wait_connected(self, timeout: float | None = None) -> bool:
+        """Wait until the broker connection is up; False if ``timeout`` passed first."""
+        try:
+            await asyncio.wait_for(self._connected.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def publish(self, topic: str, payload: dict[str, Any]) -> None:
+        """Deliver locally, then queue the event for the broker; never waits for the broker.
+
+        The payload is encoded here, so a payload that is not JSON fails in the publisher's hands
+        (TypeError) rather than later in the background task.
+        """
+        self._check_publish(topic, payload)
+        data = json.dumps(payload, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+        self._deliver(Event(topic, payload))
+        if len(self._outgoing) == self._outgoing.maxlen:
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 1000 == 0:
+                log.warning("MQTT outgoing queue full: %d event(s) dropped so far", self.dropped)
+        self._outgoing.append((self.broker_topic(topic), data))
+        self._has_outgoing.set()
+
+    async def close(self, flush_timeout: float = 2.0) -> None:
+        """Try for ``flush_timeout`` seconds to send what is queued, then disconnect."""
+        await super().close()
+        if self._task is None:
+            return
+        if self._outgoing and self.connected:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + flush_timeout
+            while self._outgoing and self.connected and loop.time() < deadline:
+                await asyncio.sleep(0.01)
+        if self._outgoing:
+            log.warning("MQTT bus closed with %d event(s) not sent to the broker", len(self._outgoing))
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+    def broker_topic(self, topic: str) -> str:
+        """``partida/rooms/X/action`` -> ``{prefix}/rooms/X/action``; other topics pass unchanged."""
+        if self.settings.prefix != ROOT and (topic == ROOT or topic.startswith(ROOT + "/")):
+            return self.settings.prefix + topic[len(ROOT) :]
+        return topic
+
+    def local_topic(self, topic: str) -> str:
+        """The inverse of ``broker_topic``."""
+        prefix = self.settings.prefix
+        if prefix != ROOT and (topic == prefix or topic.startswith(prefix + "/")):
+            return ROOT + topic[len(prefix) :]
+        return topic
+
+    # The background task.
+
+    async def _run(self) -> None:
+        backoff = self.min_backoff
+        failures = 0
+        where = f"{self.settings.host}:{self.settings.port}"
+        while True:
+            try:
+                async with self._client() as client:
+                    await client.subscribe(f"{self.settings.prefix}/#", options=SubscribeOptions(qos=1, noLocal=True))
+                    self._connected.set()
+                    log.info("connected to MQTT broker %s (node %s)", where, self.node_id)
+                    backoff, failures = self.min_backoff, 0
+                    await self._serve(client)
+            except (aiomqtt.MqttError, OSError, TimeoutError) as error:
+                failures += 1
+                # The first failure of an outage is worth a warning; the retries are not.
+                level = logging.WARNING if failures == 1 else logging.DEBUG
+                log.log(level, "MQTT broker %s unavailable (%s); retrying in %.1fs", where, error, backoff)
+            except Exception:  # a bug here must not silence the bus for good: log it and start over
+                failures += 1
+                log.exception("MQTT bus task failed; reconnecting in %.1fs", backoff)
+            finally:
+                self._connected.clear()
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, self.max_backoff)
+
+    def _client(self) -> aiomqtt.Client:
+        s = self.settings
+        return aiomqtt.Client(
+            s.host,
+            s.port,
+            username=s.username,
+            password=s.password,
+            identifier=f"partida-{self.node_id}",
+            protocol=aiomqtt.ProtocolVersion.V5,
+            tls_context=ssl.create_default_context() if s.tls else None,
+            timeout=self.publish_timeout,
+            logger=log.getChild("aiomqtt"),
+        )
+
+    async def _serve(self, client: aiomqtt.Client) -> None:
+        """Send and receive until either side fails; the receiver notices a lost connection first."""
+        tasks = [asyncio.create_task(self._send(client)), asyncio.create_task(self._receive(client))]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                task.result()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _send(self, client: aiomqtt.Client) -> None:
+        while True:
+            if not self._outgoing:
+                self._has_outgoing.clear()
+                await self._has_outgoing.wait()
+                continue
+            topic, data = self._outgoing.popleft()
+            sent = False
+            try:
+                await client.publish(topic, data, qos=1, timeout=self.publish_timeout)
+                sent = True
+                self.sent += 1
+            finally:
+                if not sent:  # failed or cancelled by a lost connection: send it again after reconnecting
+                    self._outgoing.appendleft((topic, data))
+
+    async def _receive(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            if not self._subscriptions:
+                continue
+            try:
+                payload = json.loads(message.payload) if isinstance(message.payload, bytes | str) else None
+            except ValueError:
+                payload = None
+            if not isinstance(payload, dict):
+                log.warning("ignoring MQTT message on %s: its payload is not a JSON object", message.topic)
+                continue
+            self.received += 1
+            self._deliver(Event(self.local_topic(message.topic.value), payload))
+
+
+# Opening a bus from configuration.
+
+
+def parse_mqtt_url(url: str) -> MqttSettings:
+    """``mqtt://[user:pass@]host[:port][/prefix]`` (``mqtts://`` for TLS) -> settings.
+
+    Raises ValueError with a sentence a person configuring the server can act on.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as error:
+        raise ValueError(f"bad MQTT URL {url!r}: {error}.") from None
+    if parts.scheme not in ("mqtt", "mqtts"):
+        raise ValueError(f"bad MQTT URL {url!r}: it must start with mqtt:// (or mqtts:// for TLS).")
+    if not parts.hostname:
+        raise ValueError(f"bad MQTT URL {url!r}: it names no broker host, as in mqtt://127.0.0.1:1883.")
+    if parts.query or parts.fragment:
+        raise ValueError(f"bad MQTT URL {url!r}: it takes no ?query or #fragment.")
+    prefix = unquote(parts.path).strip("/") or ROOT
+    if "+" in prefix or "#" in prefix or "//" in prefix:
+        raise ValueError(f"bad MQTT URL {url!r}: the topic prefix {prefix!r} has a wildcard or an empty level.")
+    tls = parts.scheme == "mqtts"
+    return MqttSettings(
+        host=parts.hostname,
+        port=port if port is not None else (8883 if tls else 1883),
+        username=unquote(parts.username) if parts.username is not None else None,
+        password=unquote(parts.password) if parts.password is not None else None,
+        prefix=prefix,
+        tls=tls,
+    )
+
+
+async def open_bus(mqtt_url: str | None) -> EventBus:
+    """The bus for a server: in-process without a URL, MQTT-backed with one.
+
+    Returns at once even if the broker is down: the bus connects (and reconnects) in the background
+    and queues events meanwhile, so a server starts and plays whatever the broker is doing.
+    """
+    if mqtt_url is None or not mqtt_url.strip():
+        return EventBus()
+    bus = MqttEventBus(parse_mqtt_url(mqtt_url.strip()))
+    bus.start()
+    return bus
