@@ -1,0 +1,124 @@
+"""Hidden information in Duel: what each seat and the spectators see, checked at every step of
+many random games, and determinization consistent with a view."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from partida.games.duel import GAMES
+from partida.games.duel.state import DuelState
+from partida.games.prompts import freeze
+
+DUEL = GAMES[0]
+POOL = DUEL.pool
+SPELLS = [c for c in POOL.cards.values() if not c.is_land]
+
+
+def strings(value: Any) -> set[str]:
+    """Every string anywhere in a plain-data value (keys included)."""
+    found: set[str] = set()
+    if isinstance(value, str):
+        found.add(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            found |= strings(k) | strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            found |= strings(v)
+    return found
+
+
+def scramble(state: DuelState, seat: int | None, rng: random.Random) -> DuelState:
+    """The same game with every card `seat` may not see replaced: other hands get other cards
+    under other ids, libraries other cards in another order (what the seat knows of its own
+    library after a scry is kept)."""
+    other = state.clone()
+    for s, player in enumerate(other.players):
+        if s != seat:
+            player.hand = [(f"x{rng.getrandbits(40):010x}", rng.choice(SPELLS)) for _ in player.hand]
+        keep_top = s == seat and (player.known_top is not None or (state.phase == "scry" and state.decider == s))
+        keep_bottom = s == seat and player.known_bottom is not None
+        lib = list(player.library)
+        head = lib[:1] if keep_top else []
+        tail = lib[-1:] if keep_bottom and len(lib) > len(head) else []
+        middle = [rng.choice(SPELLS) for _ in range(len(lib) - len(head) - len(tail))]
+        player.library = head + middle + tail
+    return other
+
+
+def random_steps(seed: int, steps: int = 400):
+    rng = random.Random(seed)
+    state = DUEL.create({"deck0": rng.choice(["white", "red"]), "deck1": rng.choice(["white", "red"])}, seed=seed)
+    for _ in range(steps):
+        if state.is_over():
+            return
+        yield state, rng
+        decision = state.pending()[0]
+        state.apply(decision.seat, decision.prompt.random_answer(rng))
+
+
+def test_no_view_reveals_a_hidden_card() -> None:
+    for seed in range(25):
+        seen: dict[int | None, set[str]] = {0: set(), 1: set(), None: set()}
+        for state, rng in random_steps(seed):
+            for seat in (0, 1, None):
+                view = state.view(seat)
+                assert freeze(scramble(state, seat, rng).view(seat)) == freeze(view)
+                opponent_hands = [cid for s, p in enumerate(state.players) if s != seat for cid, _ in p.hand]
+                assert not strings(view) & set(opponent_hands)
+                if seat is not None:
+                    new = {c["id"] for c in view["hand"]} - seen[seat]
+                    everything_seen = seen[0] | seen[1] | seen[None]
+                    assert not new & everything_seen, "a card entering a hand must get a fresh id"
+                seen[seat] |= strings(view)
+                json.dumps(view)  # plain data
+
+
+def test_spectators_see_the_common_part() -> None:
+    state = DUEL.create(seed=3)
+    view = state.view(None)
+    assert "hand" not in view and "library_known" not in view
+    assert [p["hand_count"] for p in view["players"]] == [7, 7]
+
+
+def test_determinize_is_consistent_with_the_view() -> None:
+    for seed in range(12):
+        for i, (state, rng) in enumerate(random_steps(100 + seed)):
+            if i % 7:
+                continue
+            seat = state.pending()[0].seat
+            view = state.view(seat)
+            world = DUEL.determinize(view, seat, random.Random(i))
+            assert freeze(world.view(seat)) == freeze(view)
+            unseen_pool = dict(view["players"][1 - seat]["decklist"])
+            for _, card in world.players[1 - seat].hand:
+                unseen_pool[card.name] -= 1
+                assert unseen_pool[card.name] >= 0
+            pending = world.pending()
+            assert pending and pending[0].seat == seat
+            assert freeze(pending[0].prompt.to_data()) == freeze(state.pending()[0].prompt.to_data())
+
+
+def test_a_determinized_game_plays_to_the_end() -> None:
+    for state, _ in random_steps(7, steps=60):
+        pass
+    seat = state.pending()[0].seat
+    world = DUEL.determinize(state.view(seat), seat, random.Random(1))
+    rng = random.Random(2)
+    while not world.is_over():
+        decision = world.pending()[0]
+        world.apply(decision.seat, decision.prompt.random_answer(rng))
+    assert world.result().ranks in ([1, 2], [2, 1], [1, 1])
+
+
+def test_render_shows_life_hand_and_battlefield() -> None:
+    for state, _ in random_steps(11, steps=80):
+        pass
+    seat = state.active
+    text = DUEL.render(state.view(seat))
+    assert f"You ({state.deck_names[seat]}): {state.players[seat].life} life" in text
+    assert "Your hand:" in text
+    spectator = DUEL.render(state.view(None))
+    assert "Your hand" not in spectator and "Player 1" in spectator
