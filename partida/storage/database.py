@@ -1,0 +1,275 @@
+"""Opening a database: URLs, the async engine, SQLite settings, and migrations run from code.
+
+SQLite (a file in the current directory) is the default because it needs nothing installed;
+PostgreSQL is chosen by URL for deployments with several server nodes. Either way `Database.open`
+brings the schema to the newest Alembic revision before it returns, so a fresh file or an empty
+PostgreSQL database is ready to use, and an old one is upgraded in place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, text
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+ENV_VAR = "PARTIDA_DB"
+DEFAULT_FILE = "partida.db"
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+# How long a SQLite writer waits for another process (say `partida db create-bot` next to a
+# running server) to release the file before giving up.
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+# How long to wait for a PostgreSQL server to accept a connection before saying it is unreachable.
+CONNECT_TIMEOUT_S = 10.0
+# Two server nodes starting at once must not both run the same migration; PostgreSQL serialises
+# them on this advisory lock key (any constant; this one spells "partida" in ASCII, truncated).
+MIGRATION_LOCK_KEY = 0x7061727469
+
+
+class StorageError(ValueError):
+    """A database problem a person can fix: a bad URL, an unreachable server, a taken name.
+    The message is one sentence, with any password masked."""
+
+
+def default_url() -> str:
+    """$PARTIDA_DB if set, else the SQLite file partida.db in the current directory."""
+    return os.environ.get(ENV_VAR) or f"sqlite+aiosqlite:///{DEFAULT_FILE}"
+
+
+def normalize_url(url: str) -> str:
+    """The SQLAlchemy async URL for what a person typed.
+
+    >>> normalize_url("sqlite:///games.db")
+    'sqlite+aiosqlite:///games.db'
+    >>> normalize_url("postgres://u:p@db/partida")
+    'postgresql+asyncpg://u:p@db/partida'
+    >>> normalize_url("data/games.db")
+    'sqlite+aiosqlite:///data/games.db'
+    """
+    url = url.strip()
+    if not url:
+        raise StorageError("the database URL is empty; give a SQLite file path or a postgresql:// URL.")
+    if "://" not in url:
+        if url == ":memory:":
+            return "sqlite+aiosqlite://"
+        return f"sqlite+aiosqlite:///{os.path.expanduser(url)}"
+    scheme, _, rest = url.partition("://")
+    driver = scheme.lower().partition("+")[2]
+    family = scheme.lower().partition("+")[0]
+    if family == "sqlite" and driver in ("", "aiosqlite", "pysqlite"):
+        normalized = f"sqlite+aiosqlite://{rest}"
+    elif family in ("postgresql", "postgres") and driver in ("", "asyncpg", "psycopg2", "psycopg"):
+        normalized = _postgres_url(f"postgresql+asyncpg://{rest}")
+    else:
+        raise StorageError(
+            f"unsupported database URL {mask_url(url)}: Partida stores games in SQLite "
+            "(a file path or sqlite:///FILE) or PostgreSQL (postgresql://USER:PASSWORD@HOST/DB)."
+        )
+    try:
+        make_url(normalized)
+    except (ArgumentError, ValueError) as exc:
+        raise StorageError(f"the database URL {mask_url(url)} is malformed: {exc}.") from None
+    return normalized
+
+
+def _postgres_url(url: str) -> str:
+    """asyncpg spells libpq's `sslmode` as `ssl`; accept the familiar spelling."""
+    parsed = make_url(url)
+    query = dict(parsed.query)
+    if "sslmode" in query:
+        query["ssl"] = query.pop("sslmode")
+        return parsed.set(query=query).render_as_string(hide_password=False)
+    return url
+
+
+def mask_url(url: str | URL) -> str:
+    """The URL with its password replaced by ***, for messages and logs."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):
+        text_url = str(url)
+        if "@" in text_url and "://" in text_url:
+            scheme, _, rest = text_url.partition("://")
+            creds, _, host = rest.rpartition("@")
+            user = creds.partition(":")[0]
+            return f"{scheme}://{user}:***@{host}"
+        return text_url
+
+
+def _on_sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+    """Per-connection SQLite settings. WAL lets readers run beside the one writer and makes each
+    commit one append to the log; foreign keys are off in SQLite unless asked for; the busy timeout
+    makes a writer wait for a lock instead of failing at once. synchronous=FULL syncs the log on
+    every commit, so an acknowledged action survives a power cut, not only a crash."""
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA synchronous=FULL")
+    finally:
+        cursor.close()
+
+
+def _run_upgrade(connection: Connection, revision: str = "head") -> None:
+    """Alembic's synchronous upgrade, on a connection handed over by `AsyncConnection.run_sync`."""
+    from alembic import command
+
+    command.upgrade(alembic_config(connection), revision)
+
+
+def alembic_config(connection: Connection | None = None) -> Any:
+    """An Alembic config built in code: the scripts ship inside the package, so no alembic.ini
+    has to sit in the working directory."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    """The newest migration this version of Partida ships."""
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None
+    return head
+
+
+class Database:
+    """An async engine for one URL, with its schema migrated. Open with `await Database.open(url)`."""
+
+    def __init__(self, engine: AsyncEngine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+        self.dialect = engine.dialect.name
+        self.sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
+        # SQLite allows one writer at a time; queueing writers in-process is cheaper than letting
+        # them spin on the file lock. PostgreSQL writes run concurrently.
+        self.write_lock: asyncio.Lock | None = asyncio.Lock() if self.dialect == "sqlite" else None
+
+    @property
+    def url_for_people(self) -> str:
+        """The URL with its password masked."""
+        return mask_url(self.url)
+
+    @classmethod
+    async def open(cls, url: str | None = None, *, migrate: bool = True) -> Database:
+        """Connect to `url` (default: `default_url()`), apply the migrations unless `migrate` is
+        false, and return the database. Raises `StorageError` naming the URL if that fails."""
+        url = normalize_url(url or default_url())
+        engine = create_async_engine(url, **_engine_options(url))
+        if engine.dialect.name == "sqlite":
+            event.listen(engine.sync_engine, "connect", _on_sqlite_connect)
+        db = cls(engine, url)
+        try:
+            if migrate:
+                await db.migrate()
+            else:
+                async with engine.connect() as conn:
+                    await conn.execute(text("SELECT 1"))
+        except BaseException:
+            await engine.dispose()
+            raise
+        return db
+
+    async def migrate(self, revision: str = "head") -> None:
+        """Bring the schema to `revision` (default the newest)."""
+        try:
+            async with self.engine.connect() as conn:
+                if self.dialect == "postgresql":
+                    await conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+                try:
+                    await conn.run_sync(_run_upgrade, revision)
+                    await conn.commit()
+                finally:
+                    if self.dialect == "postgresql":
+                        await conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK_KEY})
+                        await conn.commit()
+        except Exception as exc:
+            raise self._explain(exc) from exc
+
+    async def revision(self) -> str | None:
+        """The schema revision the database is at (None for an empty database)."""
+        from alembic.runtime.migration import MigrationContext
+
+        def current(connection: Connection) -> str | None:
+            return MigrationContext.configure(connection).get_current_revision()
+
+        async with self.engine.connect() as conn:
+            return await conn.run_sync(current)
+
+    def _explain(self, exc: BaseException) -> StorageError:
+        """One sentence for a failure to open or migrate, instead of a driver traceback."""
+        from alembic.util import CommandError
+
+        where = self.url_for_people
+        if isinstance(exc, CommandError) and "Can't locate revision" in str(exc):
+            return StorageError(
+                f"the database at {where} was migrated by a newer Partida ({exc}); upgrade Partida to use it."
+            )
+        reason = _reason(exc)
+        return StorageError(f"cannot open the database at {where}: {reason}.")
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        """An ORM session; commit inside it to keep changes. Objects stay readable after commit."""
+        async with self.sessionmaker() as session:
+            yield session
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """One short write transaction on a Core connection, committed on exit. On SQLite the
+        writers of this process take turns (see `write_lock`)."""
+        if self.write_lock is None:
+            async with self.engine.begin() as conn:
+                yield conn
+            return
+        async with self.write_lock, self.engine.begin() as conn:
+            yield conn
+
+    async def close(self) -> None:
+        """Close every pooled connection."""
+        await self.engine.dispose()
+
+    async def __aenter__(self) -> Database:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _engine_options(url: str) -> dict[str, Any]:
+    if url.startswith("sqlite"):
+        return {"connect_args": {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}}
+    return {
+        "pool_pre_ping": True,
+        "pool_size": 10,
+        "max_overflow": 20,
+        "connect_args": {"timeout": CONNECT_TIMEOUT_S},
+    }
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost human part of a driver error, on one line."""
+    if isinstance(exc, SQLAlchemyError):
+        orig = getattr(exc, "orig", None)
+        message = str(orig) if orig is not None else str(exc).split("\n")[0]
+    elif isinstance(exc, OSError) and exc.strerror:
+        message = exc.strerror
+    elif isinstance(exc, TimeoutError | asyncio.TimeoutError):
+        message = "no answer in time"
+    else:
+        message = str(exc) or type(exc).__name__
+    message = " ".join(message.split()).rstrip(".")
+    return message or type(exc).__name__

@@ -1,0 +1,175 @@
+"""The tables, as SQLAlchemy 2 typed declarative models.
+
+A game is stored as what determines it: (game, options, seed, seats, action log). Everything a
+replay or a restart needs comes from these rows; views are never stored. Times are UTC and come
+back timezone-aware on every backend (SQLite keeps no zone, so `UTCDateTime` restores it).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+
+def utcnow() -> datetime:
+    """The current time, timezone-aware in UTC."""
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp stored in UTC and always read back as an aware datetime, whatever the backend."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# JSON that stores Python None as SQL NULL (for optional documents such as a result).
+NullableJSON = JSON(none_as_null=True)
+
+
+# Named constraints, so that later migrations can drop or alter them by name on every backend
+# (SQLite's batch mode rebuilds tables and needs the names).
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    """The declarative base; `Base.metadata` is what the migrations create."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+    type_annotation_map = {  # noqa: RUF012 (SQLAlchemy reads this class attribute)
+        datetime: UTCDateTime(),
+        dict[str, Any]: JSON(),
+    }
+
+
+class Account(Base):
+    """A person (`kind='user'`, logs in with a password) or a bot (`kind='bot'`, logs in with a token).
+
+    Only hashes are stored: argon2 for passwords, sha256 for bot tokens (random 256-bit tokens need
+    no slow hash, and a plain digest can be looked up by index)."""
+
+    __tablename__ = "accounts"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+    kind: Mapped[str] = mapped_column(String(8))
+    password_hash: Mapped[str | None] = mapped_column(String(255), default=None)
+    token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class GameRecord(Base):
+    """One game (one room's match): the facts that determine it, its status and its result."""
+
+    __tablename__ = "games"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game: Mapped[str] = mapped_column(String(64), index=True)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seats: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    seed_hash: Mapped[str] = mapped_column(String(128))
+    room_code: Mapped[str] = mapped_column(String(32), index=True)
+    public: Mapped[bool] = mapped_column(Boolean, default=True)
+    status: Mapped[str] = mapped_column(String(16), index=True, default="waiting")
+    result: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class SeatRecord(Base):
+    """Who sits in a seat of a game: an account, or nobody (`account_id` NULL) with a display name."""
+
+    __tablename__ = "seats"
+    __table_args__ = (UniqueConstraint("game_id", "seat"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seat: Mapped[int] = mapped_column(Integer)
+    account_id: Mapped[int | None] = mapped_column(
+        ForeignKey("accounts.id", ondelete="SET NULL"), index=True, default=None
+    )
+    name: Mapped[str] = mapped_column(String(64), default="")
+
+
+class ActionRecord(Base):
+    """One accepted action of a game's log. `index` is the move number from 0; the unique
+    (game_id, index) constraint makes a replayed or doubled write fail instead of forking the log."""
+
+    __tablename__ = "actions"
+    __table_args__ = (UniqueConstraint("game_id", "index"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    index: Mapped[int] = mapped_column(Integer)
+    seat: Mapped[int] = mapped_column(Integer)
+    action: Mapped[Any] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class LabRun(Base):
+    """One lab simulation run: a game variant played `n` times by the given agents."""
+
+    __tablename__ = "lab_runs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game: Mapped[str] = mapped_column(String(64), index=True)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON)
+    agents: Mapped[list[Any]] = mapped_column(JSON)
+    seats: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    n: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    summary: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class LabMatch(Base):
+    """One simulated match of a lab run, with its per-round scores and its metric values."""
+
+    __tablename__ = "lab_matches"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("lab_runs.id", ondelete="CASCADE"), index=True)
+    index: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    result: Mapped[dict[str, Any]] = mapped_column(JSON)
+    rounds: Mapped[list[Any]] = mapped_column(JSON)
+    metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
