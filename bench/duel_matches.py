@@ -18,9 +18,24 @@ import sys
 import time
 from typing import Any
 
+from partida.bots import base, duel_lookahead, duel_mulligan, duel_search
+from partida.bots.base import Agent, AgentSpec
 from partida.bots.local import play_local
-from partida.bots.registry import make_agent
 from partida.games.duel import GAMES
+
+# The Duel agents and random, imported directly: the match runner does not depend on every other
+# bots module importing cleanly (the shared registry imports them all).
+SPECS: dict[str, AgentSpec] = {
+    spec.name: spec for module in (base, duel_mulligan, duel_search, duel_lookahead) for spec in module.AGENTS
+}
+
+
+def make_agent(name: str, **params: Any) -> Agent:
+    if name not in SPECS:
+        raise SystemExit(f"unknown agent {name!r} (known: {', '.join(sorted(SPECS))})")
+    spec = SPECS[name]
+    return spec.factory(**{k: v for k, v in params.items() if k in spec.params})
+
 
 DEFAULT_PAIRINGS = "random:random,duel-search:random,duel-lookahead:random,duel-lookahead:duel-search"
 
@@ -46,8 +61,8 @@ def run_pairing(a: str, b: str, games: int, seconds: float, seed: int, progress:
         deck_a = "white" if i % 2 == 0 else "red"
         deck_b = "red" if deck_a == "white" else "white"
         agents = [
-            make_agent(a, game, seed=seed + 2 * i, seconds=seconds),
-            make_agent(b, game, seed=seed + 2 * i + 1, seconds=seconds),
+            make_agent(a, seed=seed + 2 * i, seconds=seconds),
+            make_agent(b, seed=seed + 2 * i + 1, seconds=seconds),
         ]
         played = play_local(game, agents, options={"deck0": deck_a, "deck1": deck_b}, seed=seed + i)
         state = played.state

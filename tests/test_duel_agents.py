@@ -1,0 +1,103 @@
+"""Duel agents: the mulligan table, legal play in whole games, and the search agents' choices in
+positions where the right answer is clear."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from partida.bots.base import RandomAgent, Turn
+from partida.bots.duel_lookahead import LookaheadAgent
+from partida.bots.duel_mulligan import REWARD_ON_PLAY, MulliganAgent, mulligan_table
+from partida.bots.duel_search import SearchAgent
+from partida.bots.local import play_local
+from partida.cli import main as cli_main
+from partida.games.duel import GAMES
+from tests.test_duel_rules import blank, give, put
+
+DUEL = GAMES[0]
+
+
+def turn_for(state, seat: int) -> Turn:
+    decision = state.pending()[0]
+    assert decision.seat == seat
+    return Turn(DUEL, seat, decision.prompt, state.view(seat))
+
+
+def test_mulligan_table_is_value_iteration_over_hand_sizes() -> None:
+    table = mulligan_table(24, on_the_play=True)
+    assert table.value[0][0] == REWARD_ON_PLAY[0]
+    assert table.sigma[1] == table.value[0][0]
+    for i in range(1, 8):
+        for j in range(i + 1):
+            assert table.value[i][j] == max(table.reward(i, j), table.sigma[i])
+    assert table.keep(7, 3) and not table.keep(7, 0) and not table.keep(7, 7)
+
+
+def test_mulligan_table_command_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["duel", "mulligan-table", "--deck", "white", "--on-the-draw", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["deck"] == "white" and data["on_the_play"] is False
+    assert [len(r["values"]) for r in data["rows"]] == [1, 2, 3, 4, 5, 6, 7, 8]
+
+
+def test_mulligan_table_command_rejects_an_unknown_deck(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["duel", "mulligan-table", "--deck", "blue", "--on-the-play"]) == 2
+    assert "unknown deck 'blue'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda s: MulliganAgent(seed=s),
+        lambda s: SearchAgent(seed=s),
+        lambda s: LookaheadAgent(seconds=0.02, seed=s),
+    ],
+)
+def test_agents_play_whole_games_legally(make) -> None:
+    for seed in range(2):
+        played = play_local(DUEL, [make(seed), RandomAgent(seed)], seed=seed)
+        assert played.state.is_over()
+
+
+def test_search_agent_burns_the_opponent_out() -> None:
+    state = blank()
+    state.players[1].life = 3
+    put(state, "Mountain", 0)
+    put(state, "Mountain", 0)
+    hammer = give(state, "Volcanic Hammer", 0)
+    give(state, "Pensive Minotaur", 0)
+    for agent in (SearchAgent(seed=1), LookaheadAgent(seconds=0.05, seed=1)):
+        assert agent.act(turn_for(state, 0)) == {"cast": hammer, "target": 1}
+
+
+def test_search_agent_blocks_a_lethal_attacker() -> None:
+    state = blank()
+    state.players[1].life = 2
+    bears = put(state, "Grizzly Bears", 0)
+    corpse = put(state, "Walking Corpse", 1)
+    state.apply(0, "pass")
+    state.apply(0, [bears])
+    for agent in (SearchAgent(seed=1), LookaheadAgent(seconds=0.05, seed=1)):
+        assert agent.act(turn_for(state, 1)) == [[corpse, bears]]
+
+
+def test_search_agent_attacks_an_empty_board() -> None:
+    state = blank()
+    bears = put(state, "Grizzly Bears", 0)
+    state.apply(0, "pass")
+    assert SearchAgent(seed=1).act(turn_for(state, 0)) == [bears]
+
+
+def test_scry_keeps_a_land_on_top_of_a_land_light_hand() -> None:
+    state = DUEL.create(seed=4)
+    first = state.first
+    player = state.players[first]
+    state.apply(first, "mulligan")
+    state.apply(1 - first, "keep")
+    state.apply(first, "keep")
+    lands_in_hand = sum(1 for _, c in player.hand if c.is_land)
+    top_is_land = player.library[0].is_land
+    answer = MulliganAgent(seed=1).act(turn_for(state, first))
+    assert answer == ("top" if top_is_land == (lands_in_hand < 3) else "bottom")
