@@ -59,6 +59,15 @@ def random_steps(seed: int, steps: int = 400):
         state.apply(decision.seat, decision.prompt.random_answer(rng))
 
 
+def played_for(seed: int, steps: int) -> DuelState:
+    """A random game stopped after `steps` decisions (or at its end)."""
+    state = None
+    for state, _ in random_steps(seed, steps):  # noqa: B007 - the last state is the point
+        pass
+    assert state is not None
+    return state
+
+
 def test_no_view_reveals_a_hidden_card() -> None:
     for seed in range(25):
         seen: dict[int | None, set[str]] = {0: set(), 1: set(), None: set()}
@@ -85,7 +94,7 @@ def test_spectators_see_the_common_part() -> None:
 
 def test_determinize_is_consistent_with_the_view() -> None:
     for seed in range(12):
-        for i, (state, rng) in enumerate(random_steps(100 + seed)):
+        for i, (state, _) in enumerate(random_steps(100 + seed)):
             if i % 7:
                 continue
             seat = state.pending()[0].seat
@@ -102,8 +111,7 @@ def test_determinize_is_consistent_with_the_view() -> None:
 
 
 def test_a_determinized_game_plays_to_the_end() -> None:
-    for state, _ in random_steps(7, steps=60):
-        pass
+    state = played_for(7, steps=60)
     seat = state.pending()[0].seat
     world = DUEL.determinize(state.view(seat), seat, random.Random(1))
     rng = random.Random(2)
@@ -114,8 +122,7 @@ def test_a_determinized_game_plays_to_the_end() -> None:
 
 
 def test_render_shows_life_hand_and_battlefield() -> None:
-    for state, _ in random_steps(11, steps=80):
-        pass
+    state = played_for(11, steps=80)
     seat = state.active
     text = DUEL.render(state.view(seat))
     assert f"You ({state.deck_names[seat]}): {state.players[seat].life} life" in text
