@@ -366,14 +366,26 @@ class DuelState(State):
             return ChooseSubset(name="attackers", text="choose your attackers", candidates=ids, labels=labels)
         if self.phase == "blockers":
             sources, targets = self.block_options()
-            return Assign(name="blockers", text="assign blockers to attackers", sources=sources, targets=targets)
+            attacking = ", ".join(f"{p.label()} <{p.id}>" for p in map(self.permanent, self.attackers) if p)
+            return Assign(
+                name="blockers",
+                text=f"assign blockers ([blocker, attacker] pairs) to the attackers: {attacking}",
+                sources=sources,
+                targets=targets,
+            )
         if self.phase == "order":
             attacker = self.permanent(self.order_queue[0])
             assert attacker is not None
-            return Order(
+            prompt = Order(
                 name="damage_order",
                 text=f"order the blockers of {attacker.label()}: it deals damage to them in this order",
                 items=self.blockers_of(attacker.id),
+            )
+            names = ", ".join(f"{p.label()} <{p.id}>" for p in map(self.permanent, prompt.items) if p)
+            return Order(
+                name=prompt.name,
+                text=f"{prompt.text} ({names})",
+                items=prompt.items,
             )
         if self.phase == "discard":
             n = self.discard_count()

@@ -122,7 +122,7 @@ def render_view(view: View, cards: Any) -> str:
         if p["graveyard"]:
             lines.append(f"  graveyard: {', '.join(p['graveyard'])}")
     if seat is not None:
-        lines.append("Your hand: " + (", ".join(c["name"] for c in view["hand"]) or "(empty)"))
+        lines.append("Your hand: " + (", ".join(f"{c['name']} <{c['id']}>" for c in view["hand"]) or "(empty)"))
         known = view.get("library_known") or {}
         if known:
             lines.append("You know: " + ", ".join(f"{k} of library is {v}" for k, v in known.items()))
