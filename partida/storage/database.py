@@ -262,9 +262,13 @@ def _engine_options(url: str) -> dict[str, Any]:
 
 def _reason(exc: BaseException) -> str:
     """The innermost human part of a driver error, on one line."""
-    if isinstance(exc, SQLAlchemyError):
+    if isinstance(exc, ConnectionRefusedError):
+        message = "the connection was refused (is the database server running, on that host and port?)"
+    elif isinstance(exc, SQLAlchemyError):
         orig = getattr(exc, "orig", None)
         message = str(orig) if orig is not None else str(exc).split("\n")[0]
+        if "unable to open database file" in message:
+            message += " (does its folder exist, and may Partida write there?)"
     elif isinstance(exc, OSError) and exc.strerror:
         message = exc.strerror
     elif isinstance(exc, TimeoutError | asyncio.TimeoutError):

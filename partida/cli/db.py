@@ -1,0 +1,107 @@
+"""`partida db`: bring a database's schema up to date and create accounts.
+
+Each handler is a plain function that runs one coroutine with `asyncio.run`, and turns storage
+problems (bad URL, unreachable server, taken name) into `CliError`, so people see one sentence.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
+
+from partida.cli import CliError
+from partida.cli.common import add_db_flag
+
+if TYPE_CHECKING:
+    from partida.storage.database import Database
+
+T = TypeVar("T")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    db = subparsers.add_parser("db", help="create or upgrade the database, create accounts")
+    sub = db.add_subparsers(dest="db_command", metavar="DB_COMMAND", required=True)
+
+    up = sub.add_parser("upgrade", help="apply the schema migrations (the server also does this when it starts)")
+    add_db_flag(up)
+    up.set_defaults(func=run_upgrade)
+
+    bot = sub.add_parser("create-bot", help="create a bot account, or give an existing bot a new token")
+    bot.add_argument("name", help="the bot's account name")
+    add_db_flag(bot)
+    bot.set_defaults(func=run_create_bot)
+
+    user = sub.add_parser("create-user", help="create an account for a person")
+    user.add_argument("name", help="the account name")
+    user.add_argument("--password", default=None, help="the password (default: ask for it without echoing)")
+    add_db_flag(user)
+    user.set_defaults(func=run_create_user)
+
+
+def _with_db(db_url: str | None, work: Callable[[Database], Awaitable[T]]) -> T:
+    """Open (and migrate) the database, run `work`, close it; storage errors become `CliError`."""
+    from partida.storage.database import Database, StorageError
+
+    async def main() -> T:
+        db = await Database.open(db_url)
+        try:
+            return await work(db)
+        finally:
+            await db.close()
+
+    try:
+        return asyncio.run(main())
+    except StorageError as exc:
+        raise CliError(str(exc)) from None
+
+
+def run_upgrade(args: argparse.Namespace) -> int:
+    async def work(db: Database) -> str | None:
+        return await db.revision()
+
+    from partida.storage.database import default_url, mask_url, normalize_url
+
+    url = args.db or default_url()
+    revision = _with_db(url, work)
+    print(f"The database at {mask_url(normalize_url(url))} is at schema revision {revision} (the newest).")
+    return 0
+
+
+def run_create_bot(args: argparse.Namespace) -> int:
+    from partida.storage.store import Store
+
+    async def work(db: Database) -> tuple[str, bool]:
+        store = Store(db)
+        existed = await store.get_account_by_name(args.name) is not None
+        _, token = await store.create_bot(args.name)
+        return token, existed
+
+    token, existed = _with_db(args.db, work)
+    verb = "has a new token (the old one no longer works)" if existed else "is created"
+    print(f"Bot {args.name!r} {verb}. Its token is shown only this once; keep it secret:")
+    print(token)
+    print("Run it with: PARTIDA_BOT_TOKEN=<token> partida bot AGENT --name " + args.name)
+    return 0
+
+
+def run_create_user(args: argparse.Namespace) -> int:
+    from partida.storage.store import Store
+
+    password = args.password
+    if password is None:
+        password = getpass.getpass(f"Password for {args.name}: ")
+        if password != getpass.getpass("Repeat it: "):
+            raise CliError("the two passwords differ; nothing was created.")
+    if not password:
+        raise CliError("a password cannot be empty; nothing was created.")
+
+    async def work(db: Database) -> int:
+        account = await Store(db).create_user(args.name, password)
+        return account.id
+
+    account_id = _with_db(args.db, work)
+    print(f"User {args.name!r} is created (account {account_id}).")
+    return 0

@@ -1,0 +1,315 @@
+"""The storage API the server and the command line call: accounts, games, seats, action logs.
+
+Every method opens its own short session or transaction and returns plain values (`Account` rows
+detached from their session, `StoredGame` dataclasses), so callers never hold an ORM session.
+
+`append_action` is the hot path: the server stores each accepted action before it pushes the new
+views, so it is one Core INSERT in one transaction, committed before the call returns, with no ORM
+object loaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from partida.storage import accounts
+from partida.storage.database import Database, StorageError
+from partida.storage.models import Account, ActionRecord, GameRecord, SeatRecord, utcnow
+
+GAME_STATUSES = ("waiting", "playing", "finished", "aborted")
+END_STATUSES = ("finished", "aborted")
+
+
+class NameTaken(StorageError):
+    """An account with that name exists already."""
+
+
+class BadName(StorageError):
+    """The name cannot be an account name (empty, too long, control characters)."""
+
+
+class DuplicateAction(StorageError):
+    """An action with that index is already in the game's log."""
+
+
+class NoSuchGame(StorageError):
+    """No game has that id."""
+
+
+@dataclass
+class StoredGame:
+    """A game as stored, as plain data. `seats` is the seat count; `seat_list` holds
+    (seat, account_id, name); `actions` holds (seat, action) in log order and is empty in
+    listings, where `action_count` still says how long the log is."""
+
+    id: int
+    game: str
+    options: dict[str, Any]
+    seats: int
+    seed: int
+    seed_hash: str
+    room_code: str
+    public: bool
+    status: str
+    result: dict[str, Any] | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    seat_list: list[tuple[int, int | None, str]] = field(default_factory=list)
+    actions: list[tuple[int, Any]] = field(default_factory=list)
+    action_count: int = 0
+
+
+class Store:
+    """Async storage operations on one `Database`."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # Accounts.
+
+    async def create_user(self, name: str, password: str) -> Account:
+        """A new person's account. Raises `NameTaken` if any account has that name."""
+        _check_name(name)
+        if not password:
+            raise StorageError("a password cannot be empty.")
+        password_hash = await asyncio.to_thread(accounts.hash_password, password)
+        account = Account(name=name, kind="user", password_hash=password_hash)
+        try:
+            async with self.db.session() as session:
+                session.add(account)
+                await session.commit()
+        except IntegrityError:
+            raise NameTaken(f"the name {name!r} is taken; choose another.") from None
+        return account
+
+    async def check_password(self, name: str, password: str) -> Account | None:
+        """The user account if `password` is right for `name`, else None (bots have no password).
+        A wrong name takes as long as a wrong password. Hashes made with older argon2 parameters are
+        upgraded on a successful login."""
+        async with self.db.session() as session:
+            account = await session.scalar(select(Account).where(Account.name == name, Account.kind == "user"))
+        stored_hash = account.password_hash if account is not None else None
+        if not await asyncio.to_thread(accounts.verify_password, stored_hash, password):
+            return None
+        assert account is not None and stored_hash is not None
+        if accounts.needs_rehash(stored_hash):
+            new_hash = await asyncio.to_thread(accounts.hash_password, password)
+            async with self.db.write() as conn:
+                await conn.execute(update(Account).where(Account.id == account.id).values(password_hash=new_hash))
+            account.password_hash = new_hash
+        return account
+
+    async def create_bot(self, name: str) -> tuple[Account, str]:
+        """A bot account and its new token, shown to the caller once. If the bot exists, its token
+        is replaced (the old one stops working). Raises `NameTaken` if a user has the name."""
+        _check_name(name)
+        token = accounts.new_token()
+        token_hash = accounts.hash_token(token)
+        try:
+            async with self.db.session() as session:
+                account = await session.scalar(select(Account).where(Account.name == name))
+                if account is None:
+                    account = Account(name=name, kind="bot", token_hash=token_hash)
+                    session.add(account)
+                elif account.kind != "bot":
+                    raise NameTaken(f"the name {name!r} belongs to a user account, not a bot; choose another.")
+                else:
+                    account.token_hash = token_hash
+                await session.commit()
+        except IntegrityError:
+            raise NameTaken(f"the name {name!r} was taken meanwhile; try again or choose another.") from None
+        return account, token
+
+    async def check_token(self, token: str) -> Account | None:
+        """The bot account whose current token this is, else None."""
+        if not token:
+            return None
+        async with self.db.session() as session:
+            return await session.scalar(select(Account).where(Account.token_hash == accounts.hash_token(token)))
+
+    async def get_account(self, account_id: int) -> Account | None:
+        async with self.db.session() as session:
+            return await session.get(Account, account_id)
+
+    async def get_account_by_name(self, name: str) -> Account | None:
+        async with self.db.session() as session:
+            return await session.scalar(select(Account).where(Account.name == name))
+
+    # Games.
+
+    async def create_game(
+        self,
+        game: str,
+        options: dict[str, Any],
+        seed: int,
+        seed_hash: str,
+        seats: int,
+        room_code: str,
+        public: bool,
+    ) -> int:
+        """Record a new game in status 'waiting' and return its id."""
+        async with self.db.write() as conn:
+            result = await conn.execute(
+                insert(GameRecord)
+                .values(
+                    game=game,
+                    options=options,
+                    seed=seed,
+                    seed_hash=seed_hash,
+                    seats=seats,
+                    room_code=room_code,
+                    public=public,
+                    status="waiting",
+                    created_at=utcnow(),
+                )
+                .returning(GameRecord.id)
+            )
+            return int(result.scalar_one())
+
+    async def set_seat(self, game_id: int, seat: int, account_id: int | None, name: str) -> None:
+        """Who sits in `seat` now; `account_id=None` with an empty name frees it."""
+        async with self.db.write() as conn:
+            changed = await conn.execute(
+                update(SeatRecord)
+                .where(SeatRecord.game_id == game_id, SeatRecord.seat == seat)
+                .values(account_id=account_id, name=name)
+            )
+            if changed.rowcount == 0:
+                try:
+                    await conn.execute(
+                        insert(SeatRecord).values(game_id=game_id, seat=seat, account_id=account_id, name=name)
+                    )
+                except IntegrityError as exc:
+                    raise _missing_game(game_id, exc) from None
+
+    async def start_game(self, game_id: int) -> None:
+        """Mark the game 'playing' (it is then resumed after a restart)."""
+        await self._update_game(game_id, status="playing", started_at=utcnow())
+
+    async def append_action(self, game_id: int, index: int, seat: int, action: Any) -> None:
+        """Append one action to the game's log, committed when this returns. `index` is the move
+        number from 0; storing an index twice raises `DuplicateAction` and changes nothing."""
+        try:
+            async with self.db.write() as conn:
+                await conn.execute(
+                    insert(ActionRecord),
+                    {"game_id": game_id, "index": index, "seat": seat, "action": action, "created_at": utcnow()},
+                )
+        except IntegrityError as exc:
+            if _is_unique_violation(exc):
+                raise DuplicateAction(f"game {game_id} already has an action number {index}.") from None
+            raise _missing_game(game_id, exc) from None
+
+    async def finish_game(self, game_id: int, result: dict[str, Any] | None, status: str = "finished") -> None:
+        """Record the end of a game: 'finished' with its result, or 'aborted'."""
+        if status not in END_STATUSES:
+            raise StorageError(f"a game ends as one of {', '.join(END_STATUSES)}, not {status!r}.")
+        await self._update_game(game_id, status=status, result=result, finished_at=utcnow())
+
+    async def _update_game(self, game_id: int, **values: Any) -> None:
+        async with self.db.write() as conn:
+            changed = await conn.execute(update(GameRecord).where(GameRecord.id == game_id).values(**values))
+            if changed.rowcount == 0:
+                raise NoSuchGame(f"there is no game {game_id}.")
+
+    async def load_game(self, game_id: int) -> StoredGame | None:
+        """The game with its seats and its whole log, or None."""
+        games = await self._load(select(GameRecord).where(GameRecord.id == game_id), with_actions=True)
+        return games[0] if games else None
+
+    async def unfinished_games(self) -> list[StoredGame]:
+        """Games in play (status 'playing'), with seats and logs, oldest first: what a restarting
+        server rebuilds."""
+        query = select(GameRecord).where(GameRecord.status == "playing").order_by(GameRecord.id)
+        return await self._load(query, with_actions=True)
+
+    async def list_games(self, limit: int = 50, game: str | None = None, status: str | None = None) -> list[StoredGame]:
+        """The newest games first, with seats and action counts but without the logs."""
+        query = select(GameRecord).order_by(GameRecord.id.desc()).limit(limit)
+        if game is not None:
+            query = query.where(GameRecord.game == game)
+        if status is not None:
+            query = query.where(GameRecord.status == status)
+        return await self._load(query, with_actions=False)
+
+    async def _load(self, query: Any, with_actions: bool) -> list[StoredGame]:
+        """Run a games query and attach seats and actions (or counts) in one query each."""
+        async with self.db.session() as session:
+            records = list(await session.scalars(query))
+            if not records:
+                return []
+            ids = [r.id for r in records]
+            seats: dict[int, list[tuple[int, int | None, str]]] = defaultdict(list)
+            seat_rows = await session.execute(
+                select(SeatRecord.game_id, SeatRecord.seat, SeatRecord.account_id, SeatRecord.name)
+                .where(SeatRecord.game_id.in_(ids))
+                .order_by(SeatRecord.game_id, SeatRecord.seat)
+            )
+            for game_id, seat, account_id, name in seat_rows:
+                seats[game_id].append((seat, account_id, name))
+            logs: dict[int, list[tuple[int, Any]]] = defaultdict(list)
+            counts: dict[int, int] = {}
+            if with_actions:
+                action_rows = await session.execute(
+                    select(ActionRecord.game_id, ActionRecord.seat, ActionRecord.action)
+                    .where(ActionRecord.game_id.in_(ids))
+                    .order_by(ActionRecord.game_id, ActionRecord.index)
+                )
+                for game_id, seat, action in action_rows:
+                    logs[game_id].append((seat, action))
+                counts = {game_id: len(log) for game_id, log in logs.items()}
+            else:
+                count_rows = await session.execute(
+                    select(ActionRecord.game_id, func.count())
+                    .where(ActionRecord.game_id.in_(ids))
+                    .group_by(ActionRecord.game_id)
+                )
+                counts = {game_id: int(count) for game_id, count in count_rows}
+        return [
+            StoredGame(
+                id=r.id,
+                game=r.game,
+                options=dict(r.options or {}),
+                seats=r.seats,
+                seed=r.seed,
+                seed_hash=r.seed_hash,
+                room_code=r.room_code,
+                public=r.public,
+                status=r.status,
+                result=r.result,
+                created_at=r.created_at,
+                started_at=r.started_at,
+                finished_at=r.finished_at,
+                seat_list=seats.get(r.id, []),
+                actions=logs.get(r.id, []),
+                action_count=counts.get(r.id, 0),
+            )
+            for r in records
+        ]
+
+
+def _check_name(name: str) -> None:
+    problem = accounts.check_name(name)
+    if problem is not None:
+        raise BadName(f"{problem} ({name!r} is not).")
+
+
+def _is_unique_violation(exc: IntegrityError) -> bool:
+    """True for a UNIQUE violation, as opposed to a foreign key one (both are IntegrityError)."""
+    message = str(exc.orig).lower()
+    sqlstate = getattr(exc.orig, "sqlstate", None) or getattr(getattr(exc.orig, "__cause__", None), "sqlstate", None)
+    return sqlstate == "23505" or "unique" in message
+
+
+def _missing_game(game_id: int, exc: IntegrityError) -> StorageError:
+    if _is_unique_violation(exc):
+        return StorageError(f"game {game_id}: {exc.orig}.")
+    return NoSuchGame(f"there is no game {game_id}.")
