@@ -1,0 +1,172 @@
+"""A RECYCLE description behind the common `Game` interface.
+
+Options: every `(declare VALUE 'NAME)` becomes a game option named `name` (lower case) with that
+default, except the one used as the number of players (seats are chosen like any game's seats).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from partida.games.base import Game, Option, View
+from partida.games.recycle.compiler import GAME, Program, RecycleRuntimeError, compile_program
+from partida.games.recycle.parser import RecycleSyntaxError, parse_sexpr
+from partida.games.recycle.state import RecycleState, card_label
+
+TRIAL_ACTIONS = 50_000
+
+
+class RecycleGame(Game):
+    """One description, compiled once; its states share the compiled program."""
+
+    def __init__(self, name: str, source: str, title: str | None = None, description: str = "") -> None:
+        self.name = name
+        self.source = source
+        header = [line.lstrip(";").strip() for line in source.splitlines() if line.startswith(";;")]
+        self.title = title or (header[0] if header else name.capitalize())
+        self.description = description or " ".join(header[1:])
+        self.program: Program = compile_program(parse_sexpr(source))
+        self.min_seats, self.max_seats = self.program.seats
+        self.perfect_information = not any(kind == "iloc" for kind, _ in self.program.locations_written)
+        self.options = {
+            key.lower(): Option(key.lower(), value, help=f"declared as '{key} in the description")
+            for key, value in self.program.declares.items()
+            if key != self.program.seat_declare
+        }
+        self._trial()
+
+    def _consts(self, options: Mapping[str, Any], seats: int) -> dict[str, Any]:
+        consts = dict(self.program.declares)
+        for key in consts:
+            if key.lower() in options:
+                consts[key] = options[key.lower()]
+        if self.program.seat_declare is not None:
+            consts[self.program.seat_declare] = seats
+        return consts
+
+    def _trial(self) -> None:
+        """Play one game with random choices, so a description that cannot run fails when loaded."""
+        rng = random.Random(0)
+        state = self.create(seed=0, seats=self.min_seats)
+        for _ in range(TRIAL_ACTIONS):
+            if state.is_over():
+                return
+            decision = state.pending()[0]
+            state.apply(decision.seat, decision.prompt.random_answer(rng))
+        raise RecycleRuntimeError(f"{self.name}: a random game did not end within {TRIAL_ACTIONS} choices")
+
+    def new_state(self, options: Mapping[str, Any], seed: int, seats: int) -> RecycleState:
+        state = RecycleState(self, self.program, self._consts(options, seats), seed, seats)
+        state.run()
+        return state
+
+    def determinize(self, view: View, seat: int | None, rng: random.Random) -> RecycleState:
+        options = {k.lower(): v for k, v in view["options"].items()}
+        state = self.new_state(
+            self.resolve_options({k: v for k, v in options.items() if k in self.options}),
+            rng.getrandbits(63),
+            view["players"],
+        )
+        pool: dict[tuple, list[int]] = {}
+        for c, attrs in enumerate(state.cards):
+            pool.setdefault(_attr_key(attrs), []).append(c)
+        for cards in pool.values():
+            rng.shuffle(cards)
+        state.locs = {}
+        hidden: list[tuple[tuple[int, str, str], int]] = []
+        mems: list[tuple[tuple[int, str, str], list[dict]]] = []
+        for loc in view["locations"]:
+            key = (int(loc["owner"]), loc["kind"], loc["name"])
+            if loc["kind"] == "mem":
+                mems.append((key, loc.get("cards", [])))
+            elif "cards" in loc:
+                placed = []
+                for card in loc["cards"]:
+                    try:
+                        c = pool[_attr_key(card["attrs"])].pop()
+                    except (KeyError, IndexError):
+                        raise ValueError(f"the view shows a card {card['attrs']} that the deck cannot hold") from None
+                    placed.append(c)
+                    state.where[c] = key
+                    state.card_owner[c] = int(card["owner"])
+                state.locs[key] = placed
+            else:
+                hidden.append((key, int(loc["count"])))
+        rest = [c for cards in pool.values() for c in cards]
+        rng.shuffle(rest)
+        for key, count in hidden:
+            state.locs[key], rest = rest[:count], rest[count:]
+            for c in state.locs[key]:
+                state.where[c] = key
+                state.card_owner[c] = key[0]
+                state.oid[c] = state._fresh_id()
+        by_attrs = {_attr_key(a): c for c, a in enumerate(state.cards)}
+        for key, cards in mems:
+            state.locs[key] = [by_attrs[_attr_key(card["attrs"])] for card in cards]
+        state.sto = {(int(owner), "sto", name): value for owner, name, value in view["storage"]}
+        state.dice = {name: list(values) for name, values in view["dice"].items()}
+        state.points = {
+            name: tuple((tuple((a, v) for a, v in tests), n) for tests, n in table)
+            for name, table in view["points"].items()
+        }
+        state.stats = {int(r): list(v) for r, v in view["round_scores"]}
+        state.cur, state.nxt = int(view["current"]), int(view["next"])
+        nodes = self.program.nodes
+        state.frames = [[nodes[nid], _env(state, env), i] for nid, env, i in view["control"]]
+        state.over = bool(view["over"])
+        state.choice = None
+        state._prompt = None
+        if view.get("choice") is not None:
+            node = nodes[view["choice"]["node"]]
+            env = _env(state, view["choice"]["env"])
+            state.choice = (int(view["choice"]["seat"]), node, env, state.options_for(node, env))  # type: ignore
+        return state
+
+    def render(self, view: View) -> str:
+        lines = [f"{self.title}: player {view['current'] + 1} to play" if not view["over"] else f"{self.title}: over"]
+        for loc in view["locations"]:
+            owner = "game" if loc["owner"] == GAME else f"player {loc['owner'] + 1}"
+            if "cards" in loc:
+                shown = ", ".join(card_label(c["attrs"]) for c in loc["cards"]) or "-"
+            else:
+                shown = f"{loc['count']} hidden card(s)"
+            lines.append(f"  {owner} {loc['name']} ({loc['kind']}): {shown}")
+        for owner, name, value in view["storage"]:
+            lines.append(f"  {'game' if owner == GAME else f'player {owner + 1}'} {name} = {value}")
+        for name, values in view["dice"].items():
+            lines.append(f"  dice {name}: {values} (total {sum(values)})")
+        lines.append(f"  scores: {view['scores']}")
+        return "\n".join(lines)
+
+
+def _attr_key(attrs: Mapping[str, Any]) -> tuple:
+    return tuple(sorted(attrs.items()))
+
+
+def _env(state: RecycleState, data: Mapping[str, Any]) -> dict[str, Any]:
+    env: dict[str, Any] = {}
+    for name, value in data.items():
+        if value[0] == "player":
+            env[name] = int(value[1])
+        else:
+            key = (int(value[1]), value[2], value[3])
+            cards = state.locs.get(key, [])
+            pos = int(value[4])
+            env[name] = (cards[pos], key) if 0 <= pos < len(cards) else None
+    return env
+
+
+def load_game_file(path: Path) -> RecycleGame:
+    """Read a `.rcl` description; errors name the file and carry line and column."""
+    source = Path(path).read_text(encoding="utf-8")
+    name = Path(path).stem.lower()
+    try:
+        return RecycleGame(name, source)
+    except RecycleSyntaxError as exc:
+        raise RecycleSyntaxError(f"{path}: {exc.reason}", exc.line, exc.column) from None
+
+
+__all__ = ["RecycleGame", "RecycleRuntimeError", "RecycleSyntaxError", "load_game_file"]

@@ -1,0 +1,322 @@
+"""The running game: locations, storages, dice, and the frame stack of the program.
+
+The runtime is an explicit state machine. `frames` is a stack of small lists `[node, env, i]`;
+`run()` steps the top frame until a `choice` opens (the state then waits for `apply`) or the
+stack empties (the game is over). Nothing here is a generator, so `clone()` is a copy of lists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Any
+
+from partida.games.base import Decision, IllegalAction, Result, State, View
+from partida.games.prompts import ChooseOne
+from partida.games.recycle.compiler import (
+    GAME,
+    AllPlayers,
+    Choice,
+    Node,
+    Program,
+    RecycleRuntimeError,
+    Repeat,
+    Seq,
+    Stage,
+    When,
+)
+
+STEP_LIMIT = 100_000  # stage turns without a player decision before the description is declared broken
+Ref = tuple[int, tuple[int, str, str]]
+
+
+def card_label(attrs: dict[str, Any]) -> str:
+    return " ".join(str(v) for v in attrs.values())
+
+
+class RecycleState(State):
+    def __init__(self, game: Any, program: Program, consts: dict[str, Any], seed: int, seats: int) -> None:
+        self.game = game
+        self.program = program
+        self.consts = consts
+        self.n = seats
+        self.rng = random.Random(seed)
+        self.secret = hashlib.blake2b(f"ids:{seed}".encode(), digest_size=8).hexdigest()
+        self.cur = 0
+        self.nxt = 1 % seats
+        self.cards: list[dict[str, Any]] = []  # attributes, fixed once set-up has run (shared by clones)
+        self.where: list[tuple[int, str, str]] = []
+        self.card_owner: list[int] = []
+        self.oid: list[int] = []
+        self.id_counter = 0
+        self.locs: dict[tuple[int, str, str], list[int]] = {}
+        self.sto: dict[tuple[int, str, str], int] = {}
+        self.dice: dict[str, list[int]] = {}
+        self.dice_sides: dict[str, list[int]] = {}
+        self.points: dict[str, tuple] = {}
+        self.stats: dict[int, list[int]] = {}
+        self.frames: list[list[Any]] = [[program.root, {}, 0]]
+        self.choice: tuple[int, Choice, dict, list[tuple[str, Seq, dict]]] | None = None
+        self.steps = 0
+        self.over = False
+        self._prompt: ChooseOne | None = None
+
+    # primitives used by the compiled closures
+    def _fresh_id(self) -> int:
+        self.id_counter += 1
+        digest = hashlib.blake2b(f"{self.secret}:{self.id_counter}".encode(), digest_size=6).digest()
+        return int.from_bytes(digest, "big")
+
+    def add_card(self, attrs: dict[str, Any], key: tuple[int, str, str]) -> None:
+        c = len(self.cards)
+        self.cards.append(attrs)
+        self.where.append(key)
+        self.card_owner.append(key[0])
+        self.oid.append(self._fresh_id() if key[1] == "iloc" else c + 1)
+        self.locs.setdefault(key, []).append(c)
+
+    def move(self, c: int, dest: tuple[int, str, str], top: bool) -> None:
+        src = self.locs[self.where[c]]
+        if src and src[-1] == c:
+            src.pop()
+        else:
+            src.remove(c)
+        cards = self.locs.get(dest)
+        if cards is None:
+            cards = self.locs[dest] = []
+        if top:
+            cards.append(c)
+        else:
+            cards.insert(0, c)
+        self.where[c] = dest
+        if dest[0] != GAME:
+            self.card_owner[c] = dest[0]
+        if dest[1] == "iloc":
+            self.oid[c] = self._fresh_id()
+
+    def card_points(self, c: int, table: str) -> int:
+        attrs = self.cards[c]
+        total = 0
+        for tests, n in self.points.get(table, ()):
+            for attr, value in tests:
+                if attrs.get(attr) != value:
+                    break
+            else:
+                total += n
+        return total
+
+    # the machine
+    def run(self) -> None:
+        """Step the program until a player must choose or the game ends."""
+        frames = self.frames
+        while frames:
+            frame = frames[-1]
+            node = frame[0]
+            kind = type(node)
+            if kind is Seq:
+                i = frame[2]
+                stmts = node.stmts
+                if i >= len(stmts):
+                    frames.pop()
+                    continue
+                frame[2] = i + 1
+                stmt = stmts[i]
+                if stmt.control:
+                    if self.enter(stmt, frame[1]):
+                        return
+                else:
+                    stmt.fn(self, frame[1])
+            elif kind is Stage:
+                if frame[2]:  # a turn just ended: the next player's turn
+                    self.cur = self.nxt % self.n
+                    self.nxt = (self.cur + 1) % self.n
+                if node.end(self, frame[1]):
+                    frames.pop()
+                    continue
+                self.steps += 1
+                if self.steps > STEP_LIMIT:
+                    raise RecycleRuntimeError(
+                        f"the stage at line {node.line}, column {node.column} ran {STEP_LIMIT} turns without "
+                        "ending or asking a player anything: check its (end ...) condition"
+                    )
+                frame[2] = 1
+                frames.append([node.body, frame[1], 0])
+            elif kind is Repeat:
+                if frame[2] <= 0:
+                    frames.pop()
+                    continue
+                frame[2] -= 1
+                frames.append([node.body, frame[1], 0])
+            elif kind is AllPlayers:
+                p = frame[2]
+                if p >= self.n:
+                    frames.pop()
+                    continue
+                frame[2] = p + 1
+                frames.append([node.body, {**frame[1], node.var: p}, 0])
+            else:  # pragma: no cover
+                raise RecycleRuntimeError(f"unexpected frame {node!r}")
+        self.over = True
+
+    def enter(self, node: Node, env: dict) -> bool:
+        """Start a control statement; True when it opened a choice."""
+        kind = type(node)
+        if kind is Choice:
+            options = self.options_for(node, env)  # type: ignore[arg-type]
+            if not options:
+                return False
+            self.choice = (self.cur, node, env, options)  # type: ignore[assignment]
+            self._prompt = None
+            return True
+        if kind is When:
+            if node.cond(self, env):  # type: ignore[attr-defined]
+                self.frames.append([node.body, env, 0])  # type: ignore[attr-defined]
+            return False
+        if kind is Repeat:
+            self.frames.append([node, env, node.count(self, env)])  # type: ignore[attr-defined]
+            return False
+        self.frames.append([node, env, 0])
+        return False
+
+    def options_for(self, node: Choice, env: dict) -> list[tuple[str, Seq, dict]]:
+        options: list[tuple[str, Seq, dict]] = []
+        seen: set[str] = set()
+        groups = sum(1 for o in node.options if o.coll is not None)
+        for spec in node.options:
+            if not all(c(self, env) for c in spec.conds):
+                continue
+            if spec.coll is None:
+                label = spec.text
+                if label not in seen:
+                    seen.add(label)
+                    options.append((label, spec.body, env))
+                continue
+            for ref in spec.coll(self, env):
+                label = self.card_name(ref, self.cur)
+                if groups > 1:
+                    label = f"{label}: {spec.text}"
+                if label not in seen:
+                    seen.add(label)
+                    options.append((label, spec.body, {**env, spec.var: ref}))  # type: ignore[dict-item]
+        return options
+
+    def card_name(self, ref: Ref, seat: int | None) -> str:
+        c, key = ref
+        if self.visible(key, seat):
+            return card_label(self.cards[c])
+        return f"hidden card {self.locs[key].index(c) + 1} of {key[2]}"
+
+    @staticmethod
+    def visible(key: tuple[int, str, str], seat: int | None) -> bool:
+        return key[1] != "iloc" or (seat is not None and key[0] == seat)
+
+    # the State interface
+    @property
+    def num_seats(self) -> int:
+        return self.n
+
+    def is_over(self) -> bool:
+        return self.over
+
+    def pending(self) -> list[Decision]:
+        if self.over or self.choice is None:
+            return []
+        if self._prompt is None:
+            labels = [o[0] for o in self.choice[3]]
+            self._prompt = ChooseOne(name="choice", text="choose one", options=labels, labels=labels)
+        return [Decision(self.choice[0], self._prompt)]
+
+    def apply(self, seat: int, action: Any) -> None:
+        if self.over:
+            raise IllegalAction("the game is over", code="game_over")
+        if self.choice is None or seat != self.choice[0]:
+            raise IllegalAction("it is not your turn", code="not_your_turn")
+        chosen = next((option for option in self.choice[3] if option[0] == action), None)
+        if chosen is None:
+            shown = ", ".join(o[0] for o in self.choice[3][:12])
+            raise IllegalAction(f"{action!r} is not one of the choices ({shown})")
+        _, body, env = chosen
+        self.choice = None
+        self._prompt = None
+        self.steps = 0
+        self.frames.append([body, env, 0])
+        self.run()
+
+    def scores(self) -> list[float]:
+        fn = self.program.scoring
+        saved = self.cur, self.nxt
+        out = []
+        for p in range(self.n):
+            self.cur, self.nxt = p, (p + 1) % self.n
+            out.append(float(fn(self, {"P": p})))
+        self.cur, self.nxt = saved
+        return out
+
+    def round_scores(self) -> list[list[float]]:
+        return [[float(v) for v in self.stats[r]] for r in sorted(self.stats)]
+
+    def result(self) -> Result:
+        return Result.from_scores(self.scores(), higher_is_better=self.program.scoring_max)
+
+    def clone(self) -> RecycleState:
+        new = object.__new__(RecycleState)
+        new.__dict__.update(self.__dict__)
+        new.rng = random.Random()
+        new.rng.setstate(self.rng.getstate())
+        new.where = list(self.where)
+        new.card_owner = list(self.card_owner)
+        new.oid = list(self.oid)
+        new.locs = {k: list(v) for k, v in self.locs.items()}
+        new.sto = dict(self.sto)
+        new.dice = {k: list(v) for k, v in self.dice.items()}
+        new.dice_sides = {k: list(v) for k, v in self.dice_sides.items()}
+        new.points = dict(self.points)
+        new.stats = dict(self.stats)
+        new.frames = [list(f) for f in self.frames]
+        return new
+
+    def view(self, seat: int | None) -> View:
+        locations = []
+        for key in sorted(self.locs, key=lambda k: (k[0], k[1], k[2])):
+            cards = self.locs[key]
+            entry: dict[str, Any] = {"owner": key[0], "kind": key[1], "name": key[2], "count": len(cards)}
+            if self.visible(key, seat):
+                entry["cards"] = [
+                    {"id": self.oid[c], "attrs": dict(self.cards[c]), "owner": self.card_owner[c]} for c in cards
+                ]
+            locations.append(entry)
+        storage = [[k[0], k[2], v] for k, v in sorted(self.sto.items(), key=lambda kv: (kv[0][0], kv[0][2]))]
+        view: dict[str, Any] = {
+            "seat": seat,
+            "players": self.n,
+            "current": self.cur,
+            "next": self.nxt,
+            "options": dict(self.consts),
+            "locations": locations,
+            "storage": storage,
+            "dice": {name: list(values) for name, values in self.dice.items()},
+            "points": {
+                name: [[[list(t) for t in tests], n] for tests, n in table] for name, table in self.points.items()
+            },
+            "round_scores": [[r, list(v)] for r, v in sorted(self.stats.items())],
+            "scores": self.scores(),
+            "over": self.over,
+            "control": [self._frame_data(f) for f in self.frames],
+            "choice": None,
+        }
+        if self.choice is not None:
+            view["choice"] = {"seat": self.choice[0], "node": self.choice[1].id, "env": self._env_data(self.choice[2])}
+        return view
+
+    def _env_data(self, env: dict) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, value in env.items():
+            if isinstance(value, tuple):
+                c, key = value
+                out[name] = ["card", key[0], key[1], key[2], self.locs[key].index(c) if c in self.locs[key] else -1]
+            else:
+                out[name] = ["player", value]
+        return out
+
+    def _frame_data(self, frame: list[Any]) -> list[Any]:
+        return [frame[0].id, self._env_data(frame[1]), frame[2]]
