@@ -1,0 +1,163 @@
+"""`partida lab`: simulate matches in-process and measure them (docs/lab.md).
+
+- `lab run GAME [--option k=v] [--agent NAME] -n N [--seed S] [--workers W] [--db URL] [--json]`
+- `lab report RUN_ID [--json]`
+- `lab plot RUN_ID... -o FILE.png`
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+from partida.cli import CliError
+from partida.cli.common import add_db_flag, add_json_flag, parse_option_pairs, print_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    lab = subparsers.add_parser("lab", help="simulate many matches of a game and measure drama and uncertainty")
+    sub = lab.add_subparsers(dest="lab_command", metavar="LAB_COMMAND", required=True)
+
+    run = sub.add_parser("run", help="simulate N matches, store them with their metrics, print the report")
+    run.add_argument("game", help="game name (see `partida play --list` or the lobby)")
+    run.add_argument("--option", action="append", metavar="KEY=VALUE", help="a game option (repeatable)")
+    run.add_argument(
+        "--agent",
+        action="append",
+        metavar="NAME",
+        help="agent per seat, in seat order (one name is used for every seat; default random); "
+        "parameters as NAME:k=v,k=v, e.g. ismcts:iterations=200",
+    )
+    run.add_argument("-n", type=int, default=1000, help="number of matches (default: %(default)s)")
+    run.add_argument("--seats", type=int, default=None, help="number of players (default: the game's minimum)")
+    run.add_argument("--seed", type=int, default=None, help="run seed (default: random, printed in the report)")
+    run.add_argument("--workers", type=int, default=1, help="processes to use; 0 means every core (default: 1)")
+    run.add_argument("--game-file", action="append", type=Path, default=[], help="load a game description file")
+    run.add_argument("--no-store", action="store_true", help="do not write the run to the database")
+    add_db_flag(run)
+    add_json_flag(run)
+    run.set_defaults(func=run_lab)
+
+    report = sub.add_parser("report", help="print the summary of a stored run")
+    report.add_argument("run_id", type=int)
+    add_db_flag(report)
+    add_json_flag(report)
+    report.set_defaults(func=run_report)
+
+    plot = sub.add_parser("plot", help="draw the metric distributions of one or more runs (one curve per run)")
+    plot.add_argument("run_ids", type=int, nargs="+", metavar="RUN_ID")
+    plot.add_argument("-o", "--output", type=Path, required=True, help="PNG file to write")
+    add_db_flag(plot)
+    plot.set_defaults(func=run_plot)
+
+
+def run_lab(args: argparse.Namespace) -> int:
+    from partida.bots.registry import UnknownAgent, make_agent
+    from partida.games.base import BadOptions
+    from partida.games.registry import GameLoadError, UnknownGame
+    from partida.lab.report import summarize
+    from partida.lab.simulate import RunSpec, load_game, parse_agent, simulate
+
+    if args.n < 1:
+        raise CliError("-n must be at least 1")
+    agents = args.agent or ["random"]
+    spec = RunSpec(
+        game=args.game,
+        options=parse_option_pairs(args.option),
+        agents=agents,
+        seats=0,
+        seed=args.seed if args.seed is not None else random.SystemRandom().getrandbits(31),
+        n=args.n,
+        game_files=[str(p) for p in args.game_file],
+    )
+    try:
+        game = load_game(spec)
+        spec.options = game.resolve_options(spec.options)
+        seats = args.seats or (len(agents) if len(agents) > 1 else game.min_seats)
+        spec.seats = game.check_seats(seats)
+        if len(agents) == 1:
+            spec.agents = agents * spec.seats
+        if len(spec.agents) != spec.seats:
+            raise CliError(f"give one --agent, or one per seat ({spec.seats}), not {len(spec.agents)}")
+        for text in set(spec.agents):
+            name, params = parse_agent(text)
+            make_agent(name, game, **params)
+    except (UnknownGame, UnknownAgent, BadOptions, GameLoadError) as exc:
+        raise CliError(str(exc).strip("'\"")) from None
+    workers = os.cpu_count() or 1 if args.workers == 0 else max(1, args.workers)
+
+    if args.json:
+        records, seconds = simulate(spec, workers)
+    else:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        columns = (*Progress.get_default_columns()[:2], MofNCompleteColumn(), BarColumn(), TimeRemainingColumn())
+        with Progress(*columns, transient=True) as progress:
+            task = progress.add_task(f"{spec.game}", total=spec.n)
+            records, seconds = simulate(spec, workers, lambda k: progress.advance(task, k))
+    summary = summarize([r.result for r in records], [r.metrics for r in records], spec.seats)
+    report: dict[str, Any] = {
+        "run_id": None,
+        "game": spec.game,
+        "options": spec.options,
+        "agents": spec.agents,
+        "seats": spec.seats,
+        "seed": spec.seed,
+        "n": spec.n,
+        "workers": workers,
+        "seconds": seconds,
+        "matches_per_second": spec.n / seconds if seconds else None,
+        "summary": summary,
+    }
+    if not args.no_store:
+        from partida.lab.storage import save_run
+        from partida.storage.database import StorageError
+
+        try:
+            report["run_id"] = save_run(args.db, spec, seconds, summary, records)
+        except StorageError as exc:
+            raise CliError(str(exc)) from None
+    _print_report(report, args.json)
+    return 0
+
+
+def _print_report(report: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(report)
+        return
+    from rich.console import Console
+
+    from partida.lab.report import report_table
+
+    console = Console()
+    console.print(report_table(report))
+    if report.get("run_id") is not None:
+        console.print(f"stored as lab run {report['run_id']}")
+
+
+def _load(args: argparse.Namespace, ids: list[int], with_metrics: bool) -> list[tuple[dict, list[dict]]]:
+    from partida.lab.storage import load_runs
+    from partida.storage.database import StorageError
+
+    try:
+        return load_runs(args.db, ids, with_metrics)
+    except (StorageError, LookupError) as exc:
+        raise CliError(str(exc).strip("'\"")) from None
+
+
+def run_report(args: argparse.Namespace) -> int:
+    ((report, _),) = _load(args, [args.run_id], False)
+    _print_report(report, args.json)
+    return 0
+
+
+def run_plot(args: argparse.Namespace) -> int:
+    from partida.lab.plots import plot_runs
+
+    runs = _load(args, args.run_ids, True)
+    plot_runs(runs, args.output)
+    print(f"wrote {args.output}")
+    return 0

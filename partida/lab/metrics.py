@@ -1,0 +1,129 @@
+"""The six game-quality metrics of specs/metrics.md, as pure functions of a score matrix.
+
+`rounds[m - 1][p]` is the score of seat p after round m (m = 1..M). Round 0 is implicit: every
+player equal, the first seat leading. Ties in a ranking keep seat order. Negative scores count as
+0 in the point shares of the uncertainty metrics (a share cannot be negative).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+
+Scores = Sequence[Sequence[float]]
+
+DRAMA = ("drama_points", "drama_position", "drama_path")
+METRICS = (*DRAMA, "lead_change", "uncertainty_entropy", "uncertainty_distance")
+
+
+def ranking(scores: Sequence[float]) -> list[int]:
+    """Seats from first to last: highest score first, ties in seat order."""
+    return sorted(range(len(scores)), key=lambda p: (-scores[p], p))
+
+
+def ranks(scores: Sequence[float]) -> list[int]:
+    """1-based rank of every seat (ties broken by seat order, so ranks are distinct)."""
+    out = [0] * len(scores)
+    for position, seat in enumerate(ranking(scores)):
+        out[seat] = position + 1
+    return out
+
+
+def leader(scores: Sequence[float]) -> int:
+    return ranking(scores)[0]
+
+
+def winner(rounds: Scores) -> int:
+    return leader(rounds[-1]) if rounds else 0
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def drama_points(rounds: Scores) -> float:
+    if not rounds:
+        return 0.0
+    w = winner(rounds)
+    terms = []
+    for scores in rounds[:-1]:
+        lead = leader(scores)
+        if lead == w:
+            continue
+        denominator = scores[lead] - 0
+        terms.append(math.sqrt(max(0.0, (scores[lead] - scores[w]) / denominator)) if denominator > 0 else 0.0)
+    return _mean(terms)
+
+
+def drama_position(rounds: Scores) -> float:
+    if not rounds:
+        return 0.0
+    w, players = winner(rounds), len(rounds[0])
+    terms = [math.sqrt((r - 1) / players) for r in (ranks(s)[w] for s in rounds[:-1]) if r > 1]
+    return _mean(terms)
+
+
+def drama_path(rounds: Scores) -> float:
+    m_last = len(rounds)
+    if m_last < 2:
+        return 0.0
+    w, players = winner(rounds), len(rounds[0])
+    winner_ranks = [ranks(s)[w] for s in rounds]
+    behind = sum(1 for r in winner_ranks if r > 1)
+    if behind == 0 or players < 2:
+        return 0.0
+    mdp = [math.ceil(players + Fraction(1 - players) * (m - 1) / (m_last - 1)) for m in range(1, m_last + 1)]
+    distance = sum(abs(r - d) for r, d in zip(winner_ranks, mdp, strict=True))
+    return (behind / (m_last - 1)) * (1 - distance / ((players - 1) * (m_last - 1)))
+
+
+def lead_change(rounds: Scores) -> float:
+    if not rounds:
+        return 0.0
+    players = len(rounds[0])
+    leaders = [0] + [leader(s) for s in rounds]
+    changes = sum(1 for a, b in itertools.pairwise(leaders) if a != b)
+    distinct = len(set(leaders))
+    spread = math.sqrt((distinct - 1) / (players - 1)) if players > 1 else 0.0
+    return (spread + math.sqrt(changes / len(rounds))) / 2
+
+
+def shares(scores: Sequence[float]) -> list[float]:
+    """Each player's chance to win as their share of the points (uniform when nobody has any)."""
+    clipped = [max(0.0, float(s)) for s in scores]
+    total = sum(clipped)
+    if total <= 0:
+        return [1 / len(scores)] * len(scores)
+    return [s / total for s in clipped]
+
+
+def uncertainty_entropy(rounds: Scores) -> float:
+    if len(rounds) < 2 or len(rounds[0]) < 2:
+        return 0.0
+    norm = math.log2(len(rounds[0]))
+    values = [-sum(p * math.log2(p) for p in shares(s) if p > 0) / norm for s in rounds[:-1]]
+    return _mean(values)
+
+
+def uncertainty_distance(rounds: Scores) -> float:
+    if len(rounds) < 2 or len(rounds[0]) < 2:
+        return 0.0
+    n = len(rounds[0])
+    uniform = 1 / math.sqrt(n)
+    norm = 2 - 2 / math.sqrt(n)
+    values = [1 - math.sqrt(sum((math.sqrt(p) - uniform) ** 2 for p in shares(s)) / norm) for s in rounds[:-1]]
+    return _mean(values)
+
+
+def all_metrics(rounds: Scores) -> dict[str, float]:
+    """The six values for one match, by name."""
+    return {
+        "drama_points": drama_points(rounds),
+        "drama_position": drama_position(rounds),
+        "drama_path": drama_path(rounds),
+        "lead_change": lead_change(rounds),
+        "uncertainty_entropy": uncertainty_entropy(rounds),
+        "uncertainty_distance": uncertainty_distance(rounds),
+    }
