@@ -118,8 +118,19 @@ def main() -> int:
             port = free_port()
             db = args.db or f"sqlite+aiosqlite:///{tmp}/load.db"
             server = subprocess.Popen(
-                [sys.executable, "-m", "partida", "serve", "--no-bots", "--port", str(port), "--db", db,
-                 "--log-level", "warning"],
+                [
+                    sys.executable,
+                    "-m",
+                    "partida",
+                    "serve",
+                    "--no-bots",
+                    "--port",
+                    str(port),
+                    "--db",
+                    db,
+                    "--log-level",
+                    "warning",
+                ],
                 stdout=subprocess.DEVNULL,
                 env=dict(os.environ),
             )

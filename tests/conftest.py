@@ -14,6 +14,8 @@ from partida.bots.runner import BotRunner
 from partida.client import Client
 from partida.server.app import Server, ServerConfig
 
+pytest_plugins = ["tests.services"]
+
 
 @pytest.fixture
 def db_url(tmp_path: Path) -> str:

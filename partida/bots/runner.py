@@ -103,7 +103,9 @@ class BotRunner:
             return await asyncio.to_thread(agent.act, turn)
 
         try:
-            final = await client.play(room, decide, on_error=lambda exc: log.warning("%s in %s: %s", self.agent, room, exc))
+            final = await client.play(
+                room, decide, on_error=lambda exc: log.warning("%s in %s: %s", self.agent, room, exc)
+            )
             log.info("%s: game in room %s over: %s", self.agent, room, final.get("result"))
         except ConnectionLost:
             pass

@@ -45,7 +45,9 @@ def add_log_flag(parser: argparse.ArgumentParser, default: str = "warning") -> N
 
 
 def setup_logging(level: str) -> None:
-    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
 
 
 def parse_option_pairs(pairs: list[str] | None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vs", action="append", default=None, metavar="AGENT", help="seat a bot (repeatable)")
     p.add_argument("--room", default=None, metavar="CODE", help="join the room with this invite code")
     p.add_argument("--seat", type=int, default=None, help="the seat to take (default: the first free one)")
+    p.add_argument("--token", default=None, help="seat token, to return to your seat after a disconnect")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="game option (repeatable)")
     p.add_argument("--seats", type=int, default=None, help="number of seats, for games of 2 or more players")
     p.add_argument("--public", action="store_true", help="list the room in the lobby")
@@ -78,7 +79,7 @@ async def _play(args: argparse.Namespace) -> int:
     async with client:
         try:
             if args.room:
-                reply = await client.join(args.room, seat=args.seat)
+                reply = await client.join(args.room, seat=args.seat, token=args.token)
             else:
                 if args.game not in registry:
                     raise CliError(f"unknown game {args.game!r} (known: {', '.join(registry.names())})")
@@ -109,10 +110,13 @@ async def _play(args: argparse.Namespace) -> int:
             player.console.print(
                 f"Waiting for players. Invite a friend: [bold]partida play --room {room['code']}[/bold]"
             )
+        comeback = f"partida play --room {room['code']} --seat {reply['seat']} --token {reply['token']}"
         try:
             final = await client.play(room["code"], player.decide, on_update=player.on_update, on_error=player.on_error)
         except ConnectionLost:
-            raise CliError("the connection to the server was lost; rejoin with the seat token") from None
+            raise CliError(f"the connection to the server was lost; come back with: {comeback}") from None
+        except EOFError:
+            raise CliError(f"input closed; your seat is held; come back with: {comeback}") from None
         player.show_result(final, [reply["seat"]])
     return 0
 

@@ -66,11 +66,17 @@ class Client:
     ) -> Client:
         try:
             websocket = await asyncio.wait_for(connect(url, max_size=1 << 22, open_timeout=timeout), timeout)
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             raise ConnectionLost(f"cannot reach {url}: {exc or 'timed out'}") from None
         client = cls(websocket, encoding)
         hello: dict[str, Any] = {"version": PROTOCOL_VERSION}
-        for key, value in (("name", name), ("password", password), ("token", token), ("agent", agent), ("games", games)):
+        for key, value in (
+            ("name", name),
+            ("password", password),
+            ("token", token),
+            ("agent", agent),
+            ("games", games),
+        ):
             if value is not None:
                 hello[key] = value
         try:

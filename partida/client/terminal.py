@@ -101,6 +101,4 @@ class TerminalPlayer:
             headline = "Game over."
         self.console.print(f"[bold]{headline}[/bold] scores: {result.get('scores')}")
         if "seed" in final:
-            self.console.print(
-                f"[dim]seed {final['seed']} (replay with: partida replay {final['game_id']})[/dim]"
-            )
+            self.console.print(f"[dim]seed {final['seed']} (replay with: partida replay {final['game_id']})[/dim]")

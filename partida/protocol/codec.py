@@ -46,9 +46,9 @@ def decode(frame: bytes | str, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]
         kind = "JSON" if isinstance(frame, str) else "MessagePack"
         raise ProtocolError(ErrorCode.BAD_FRAME, f"the frame is not valid {kind}: {exc}") from None
     if not isinstance(message, dict):
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, "a message must be a map with a \"type\" field")
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, 'a message must be a map with a "type" field')
     if not isinstance(message.get("type"), str):
-        raise ProtocolError(ErrorCode.BAD_MESSAGE, "a message must have a string \"type\" field")
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, 'a message must have a string "type" field')
     return message
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from partida.storage.database import Database, default_url
+from partida.storage.store import Store
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -39,8 +41,6 @@ from partida.protocol import messages as m
 from partida.server.events import EventBus, open_bus
 from partida.server.rooms import Room
 from partida.server.session import Identity, Session
-from partida.storage.database import Database, default_url
-from partida.storage.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ class Server:
                 continue
             self.rooms[room.code] = room
             room.start_task()
-            await room.call(room._finish_if_over)
+            await room.call(room.finish_resumed)
             log.info("resumed game %s in room %s at move %d", stored.id, room.code, room.seq)
 
     async def publish(self, topic: str, payload: dict[str, Any]) -> None:
@@ -245,7 +245,11 @@ class Server:
             if room.status != "playing":
                 continue
             for seat, occupant in enumerate(room.seats):
-                if occupant is not None and occupant.account_id == session.identity.account_id and occupant.session is None:
+                if (
+                    occupant is not None
+                    and occupant.account_id == session.identity.account_id
+                    and occupant.session is None
+                ):
                     await room.call(lambda room=room, seat=seat: room.seat_bot(session, seat))
 
     async def on_ping(self, session: Session, req: m.Ping) -> None:
@@ -292,7 +296,13 @@ class Server:
         room.start_task()
         await self.publish(
             "lobby/room_created",
-            {"type": "room_created", "room": room.code, "game_id": room.game_id, "game": game.name, "public": room.public},
+            {
+                "type": "room_created",
+                "room": room.code,
+                "game_id": room.game_id,
+                "game": game.name,
+                "public": room.public,
+            },
         )
         seat = None
         token = None

@@ -22,9 +22,10 @@ from partida.games.base import Action, Game, IllegalAction, State
 from partida.protocol import ErrorCode, ProtocolError, server_message
 
 if TYPE_CHECKING:
+    from partida.storage.store import StoredGame
+
     from partida.server.app import Server
     from partida.server.session import Session
-    from partida.storage.store import StoredGame
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -258,11 +259,18 @@ class Room:
         await self.server.store.start_game(self.game_id)
         await self.server.publish(
             f"rooms/{self.code}/game_started",
-            {"type": "game_started", **self._event_base(), "seats": self.summary()["seats"], "seed_hash": self.seed_hash},
+            {
+                "type": "game_started",
+                **self._event_base(),
+                "seats": self.summary()["seats"],
+                "seed_hash": self.seed_hash,
+            },
         )
+        over = await self._record_finish_if_over()
         self._broadcast_room()
         self._push_all()
-        await self._finish_if_over()
+        if over:
+            await self._announce_finish()
 
     async def _after_seating(self) -> None:
         self._broadcast_room()
@@ -298,12 +306,14 @@ class Room:
             raise ProtocolError(ErrorCode.STORAGE, "the action could not be stored; try again") from None
         self.actions.append((seat, action))
         self.last = {"seat": seat, "action": action if self.game.perfect_information else None}
+        over = await self._record_finish_if_over()
         self._push_all()
         await self.server.publish(
             f"rooms/{self.code}/action",
             {"type": "action", **self._event_base(), "seq": self.seq, "seat": seat, **self._public_action(action)},
         )
-        await self._finish_if_over()
+        if over:
+            await self._announce_finish()
         return self.seq
 
     def _public_action(self, action: Action) -> dict[str, Any]:
@@ -318,14 +328,20 @@ class Room:
     def _rebuild(self) -> None:
         self.state = self.game.replay(self.options, self.seed, self.num_seats, self.actions)
 
-    async def _finish_if_over(self) -> None:
+    async def _record_finish_if_over(self) -> bool:
+        """Store the result as soon as the game ends, before anyone is told, so that whoever sees
+        a finished game also finds it finished in the database."""
         assert self.state is not None
         if not self.state.is_over() or self.status == "finished":
-            return
+            return False
         self.status = "finished"
-        self.finished_at = time.time()
+        self.finished_at = asyncio.get_running_loop().time()
+        await self.server.store.finish_game(self.game_id, self.state.result().to_data())
+        return True
+
+    async def _announce_finish(self) -> None:
+        assert self.state is not None
         result = self.state.result().to_data()
-        await self.server.store.finish_game(self.game_id, result)
         ended = server_message("game_over", room=self.code, game_id=self.game_id, result=result, seed=self.seed)
         for session in self._audience():
             session.send(ended)
@@ -334,6 +350,11 @@ class Room:
             {"type": "game_over", **self._event_base(), "result": result, "seed": self.seed, "moves": self.seq},
         )
         self._broadcast_room()
+
+    async def finish_resumed(self) -> None:
+        """A resumed game whose last action ended it but whose result was not stored."""
+        if await self._record_finish_if_over():
+            await self._announce_finish()
 
     def _event_base(self) -> dict[str, Any]:
         return {"room": self.code, "game_id": self.game_id, "game": self.game.name, "time": time.time()}

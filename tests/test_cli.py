@@ -1,0 +1,112 @@
+"""The `partida` command end to end, as a user runs it: `partida serve` in its own process with its
+bot pool (separate processes), then `match`, `play`, `games` and `replay` from other processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PARTIDA = [sys.executable, "-m", "partida"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(*args: str, input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*PARTIDA, *args], capture_output=True, text=True, input=input, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A `partida serve` with a small bot pool; yields (server URL, database URL)."""
+    folder = tmp_path_factory.mktemp("serve")
+    db = f"sqlite:///{folder / 'partida.db'}"
+    port = free_port()
+    url = f"ws://127.0.0.1:{port}"
+    log = open(folder / "serve.log", "w")
+    server = subprocess.Popen(
+        [*PARTIDA, "serve", "--port", str(port), "--db", db, "--bots", "random,alphabeta"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ),
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            out = run("match", "tictactoe", "--seat", "random", "--seat", "alphabeta", "--server", url, "--json")
+            if out.returncode == 0:
+                break
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError(f"server did not come up: {out.stderr}\n{Path(log.name).read_text()}")
+            time.sleep(0.5)
+        yield url, db
+    finally:
+        server.terminate()
+        server.wait(20)
+        log.close()
+
+
+def test_match_prints_a_json_line_per_game_and_a_summary(served: tuple[str, str]) -> None:
+    url, _ = served
+    out = run(
+        "match", "tictactoe", "--seat", "alphabeta", "--seat", "random", "--games", "3", "--server", url, "--json"
+    )
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    games, summary = lines[:-1], lines[-1]["summary"]
+    assert len(games) == 3
+    for game in games:
+        assert set(game) >= {"game_id", "seats", "result", "moves", "seconds"}
+        assert game["result"]["ranks"][0] == 1
+    assert summary["agents"]["alphabeta"]["losses"] == 0
+
+
+def test_play_against_a_bot_in_the_terminal(served: tuple[str, str]) -> None:
+    url, _ = served
+    # Type every square in turn; squares already taken are refused and the prompt asks again.
+    moves = "\n".join(["a1", "zz", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"] * 2) + "\n"
+    out = run("play", "tictactoe", "--vs", "random", "--server", url, "--name", "tester", input=moves)
+    assert out.returncode == 0, out.stderr
+    assert "write a square as a1..c3" in out.stdout
+    assert any(word in out.stdout for word in ("You win!", "Draw.", "wins."))
+
+
+def test_games_and_replay_read_the_database(served: tuple[str, str]) -> None:
+    _, db = served
+    out = run("games", "--db", db, "--json")
+    assert out.returncode == 0, out.stderr
+    games = json.loads(out.stdout)
+    finished = [g for g in games if g["status"] == "finished"]
+    assert finished
+    replay = run("replay", str(finished[0]["id"]), "--db", db, "--json")
+    assert replay.returncode == 0, replay.stderr
+    data = json.loads(replay.stdout)
+    assert data["seed_verified"] and data["result"] == {k: finished[0]["result"][k] for k in data["result"]}
+    text = run("replay", str(finished[0]["id"]), "--db", db)
+    assert "matches the hash" in text.stdout
+
+
+def test_user_errors_are_one_line_not_a_traceback(served: tuple[str, str]) -> None:
+    url, db = served
+    for args in (
+        ("match", "chess", "--seat", "random", "--seat", "random", "--server", url),
+        ("play", "--room", "NOPE99", "--server", url),
+        ("replay", "999999", "--db", db),
+        ("play", "tictactoe", "--server", "ws://127.0.0.1:9"),
+        ("match", "tictactoe", "--seat", "nobody", "--seat", "random", "--server", url),
+    ):
+        out = run(*args)
+        assert out.returncode == 2, (args, out.stdout, out.stderr)
+        assert out.stderr.startswith("partida: error:"), out.stderr
+        assert "Traceback" not in out.stderr
