@@ -197,7 +197,7 @@ class Compiler:
             if key not in self.written:
                 raise _err(
                     where,
-                    f"unknown location {key[1]} {key[0]}: no card is ever put there (expected a location "
+                    f"unknown location {key[0]} {key[1]}: no card is ever put there (expected a location "
                     "created by (create deck ...), (move ...) or (remember ...))",
                 )
         root = self._seq(stmts)
