@@ -1,0 +1,85 @@
+"""The six metrics on small matches worked out by hand (specs/metrics.md)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from partida.lab.metrics import all_metrics, ranks
+
+# Three players, three rounds, with ties. Scores after each round:
+#   round 1: [1, 1, 0]  ranking p0, p1 (tied with p0, later seat), p2   -> leader p0, ranks [1, 2, 3]
+#   round 2: [1, 2, 2]  ranking p1, p2 (tied with p1, later seat), p0   -> leader p1, ranks [3, 1, 2]
+#   round 3: [2, 2, 3]  ranking p2, p0, p1 (p0 and p1 tied)             -> leader p2, ranks [2, 3, 1]
+# The winner w is p2.
+MATCH = [[1, 1, 0], [1, 2, 2], [2, 2, 3]]
+
+
+def test_ties_keep_seat_order_in_the_ranking() -> None:
+    assert [ranks(s) for s in MATCH] == [[1, 2, 3], [3, 1, 2], [2, 3, 1]]
+
+
+def test_the_hand_computed_three_player_match() -> None:
+    # Drama by points, rounds 1..2, both led by someone other than p2:
+    #   round 1: leader p0 with 1, winner 0: sqrt((1 - 0) / (1 - 0)) = 1
+    #   round 2: leader p1 with 2, winner tied at 2: sqrt(0 / 2) = 0  -> mean 1/2
+    drama_points = (1 + 0) / 2
+    # Drama by position: rank of p2 is 3 then 2: mean of sqrt(2/3) and sqrt(1/3).
+    drama_position = (math.sqrt(2 / 3) + math.sqrt(1 / 3)) / 2
+    # Drama by path: MDP(m) = ceil(3 - (m - 1)) = 3, 2, 1; p2's ranks 3, 2, 1 follow it exactly;
+    # p2 was behind in 2 of the M - 1 = 2 rounds: (2 / 2) * (1 - 0 / (2 * 2)) = 1.
+    drama_path = 1.0
+    # Lead change: leaders p0 (round 0), p0, p1, p2: three distinct, two changes in three rounds.
+    lead_change = (math.sqrt(2 / 2) + math.sqrt(2 / 3)) / 2
+    # Uncertainty over rounds 1..2; shares [1/2, 1/2, 0] and [1/5, 2/5, 2/5].
+    h1 = -(0.5 * math.log2(0.5) * 2) / math.log2(3)
+    h2 = -(0.2 * math.log2(0.2) + 2 * 0.4 * math.log2(0.4)) / math.log2(3)
+    entropy = (h1 + h2) / 2
+    u = 1 / math.sqrt(3)
+    norm = 2 - 2 / math.sqrt(3)
+    d1 = 1 - math.sqrt((2 * (math.sqrt(0.5) - u) ** 2 + u**2) / norm)
+    d2 = 1 - math.sqrt(((math.sqrt(0.2) - u) ** 2 + 2 * (math.sqrt(0.4) - u) ** 2) / norm)
+    distance = (d1 + d2) / 2
+    expected = {
+        "drama_points": drama_points,
+        "drama_position": drama_position,
+        "drama_path": drama_path,
+        "lead_change": lead_change,
+        "uncertainty_entropy": entropy,
+        "uncertainty_distance": distance,
+    }
+    got = all_metrics(MATCH)
+    assert got == pytest.approx(expected)
+    # The same values written as decimals, so a reader can check them against a calculator.
+    assert got["drama_position"] == pytest.approx(0.696923, abs=1e-6)
+    assert got["lead_change"] == pytest.approx(0.908248, abs=1e-6)
+    assert got["uncertainty_entropy"] == pytest.approx(0.795580, abs=1e-6)
+    assert got["uncertainty_distance"] == pytest.approx(0.588048, abs=1e-6)
+
+
+def test_a_winner_who_leads_throughout_has_no_drama() -> None:
+    # p0 leads after every round; p1 and p2 tie behind.
+    match = [[3, 1, 1], [5, 2, 2], [9, 4, 4]]
+    got = all_metrics(match)
+    assert got["drama_points"] == got["drama_position"] == got["drama_path"] == 0
+    # Leaders p0 throughout, including round 0: no change, one distinct leader.
+    assert got["lead_change"] == 0
+
+
+def test_a_tie_with_the_leader_counts_as_a_round_behind_with_no_points_gap() -> None:
+    # Round 1: p0 and p1 tied at 2, so p0 leads and p1 (the eventual winner) is second.
+    match = [[2, 2], [2, 3]]
+    got = all_metrics(match)
+    assert got["drama_points"] == 0  # the term is sqrt(0 / 2)
+    assert got["drama_position"] == pytest.approx(math.sqrt(1 / 2))
+    # Leaders p0 (round 0), p0, p1: two distinct, one change in two rounds.
+    assert got["lead_change"] == pytest.approx((1 + math.sqrt(1 / 2)) / 2)
+
+
+def test_all_zero_scores_are_uniform_and_a_single_round_has_no_earlier_rounds() -> None:
+    got = all_metrics([[0, 0, 0, 0], [0, 0, 0, 1]])
+    assert got["uncertainty_entropy"] == pytest.approx(1.0)
+    assert got["uncertainty_distance"] == pytest.approx(1.0)
+    one = all_metrics([[4, 2, 1]])
+    assert one["drama_path"] == one["uncertainty_entropy"] == one["uncertainty_distance"] == 0

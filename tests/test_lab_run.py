@@ -1,0 +1,78 @@
+"""The lab end to end: repeatable runs, per-round scores for Python games, storage, report, plot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from partida.cli import main
+from partida.lab.simulate import RunSpec, simulate
+
+
+def spec(game: str, n: int, **options: object) -> RunSpec:
+    return RunSpec(game=game, options=dict(options), agents=["random"] * 4, seats=4, seed=42, n=n)
+
+
+def test_a_run_repeats_exactly_whatever_the_number_of_workers() -> None:
+    one, _ = simulate(spec("dicepoints", 12, rounds=5))
+    two, _ = simulate(spec("dicepoints", 12, rounds=5), workers=2)
+    assert [r.rounds for r in one] == [r.rounds for r in two]
+    assert [r.metrics for r in one] == [r.metrics for r in two]
+    assert [r.index for r in two] == list(range(12))
+    other = RunSpec("dicepoints", {"rounds": 5}, ["random"] * 4, 4, 43, 12)
+    assert [r.rounds for r in simulate(other)[0]] != [r.rounds for r in one]
+
+
+def test_a_recycle_match_records_saveturnstats_rounds() -> None:
+    (record,), _ = simulate(spec("dicepoints", 1, rounds=7))
+    assert len(record.rounds) == 7
+    assert record.rounds[-1] == record.result["scores"]
+    assert set(record.metrics) == {
+        "drama_points",
+        "drama_position",
+        "drama_path",
+        "lead_change",
+        "uncertainty_entropy",
+        "uncertainty_distance",
+    }
+
+
+def test_othello_disc_counts_are_sampled_once_per_round() -> None:
+    run = RunSpec("othello", {}, ["random", "random"], 2, 5, 3)
+    records, _ = simulate(run)
+    for record in records:
+        assert record.rounds[-1] == record.result["scores"]
+        assert all(sum(scores) <= 64 for scores in record.rounds)
+        assert 20 <= len(record.rounds) <= 40  # about one sample per pair of moves
+
+
+def test_lab_run_stores_the_run_and_report_and_plot_read_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = f"sqlite:///{tmp_path / 'lab.db'}"
+    args = ["lab", "run", "throwdicematchcard", "--option", "rounds=5", "-n", "30", "--seed", "9", "--db", db]
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["run_id"] == 1 and report["n"] == 30 and report["seed"] == 9
+    summary = report["summary"]
+    assert summary["matches"] == 30
+    assert sum(summary["wins"]) + summary["draws"] == pytest.approx(1.0)
+    assert 0 <= summary["metrics"]["drama_points"]["above_zero"] <= 30
+    assert main(["lab", "report", "1", "--db", db, "--json"]) == 0
+    stored = json.loads(capsys.readouterr().out)
+    assert stored["summary"] == summary and stored["options"] == {"rounds": 5}
+    assert main([*args[:-6], "-n", "10", "--seed", "9", "--db", db, "--json"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "metrics.png"
+    assert main(["lab", "plot", "1", "2", "-o", str(out), "--db", db]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_lab_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = f"sqlite:///{tmp_path / 'lab.db'}"
+    assert main(["lab", "run", "nosuchgame", "-n", "1", "--db", db]) == 2
+    assert "unknown game 'nosuchgame'" in capsys.readouterr().err
+    assert main(["lab", "run", "dicepoints", "--option", "colour=red", "-n", "1", "--db", db]) == 2
+    assert "unknown option 'colour'" in capsys.readouterr().err
+    assert main(["lab", "report", "99", "--db", db]) == 2
+    assert "there is no lab run 99" in capsys.readouterr().err
