@@ -7,16 +7,18 @@ default, except the one used as the number of players (seats are chosen like any
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from partida.games.base import Game, Option, View
+from partida.games.base import BadOptions, Game, Option, View
 from partida.games.recycle.compiler import GAME, Program, RecycleRuntimeError, compile_program
 from partida.games.recycle.parser import RecycleSyntaxError, parse_sexpr
 from partida.games.recycle.state import RecycleState, card_label
 
 TRIAL_ACTIONS = 50_000
+OPTION_NOTE = re.compile(r"option\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s+(-?\d+)\.\.(-?\d+))?\s*:(.*)$")
 
 
 class RecycleGame(Game):
@@ -26,13 +28,15 @@ class RecycleGame(Game):
         self.name = name
         self.source = source
         header = [line.lstrip(";").strip() for line in source.splitlines() if line.startswith(";;")]
+        notes = {m.group(1): m for m in map(OPTION_NOTE.match, header) if m}
+        header = [line for line in header if not OPTION_NOTE.match(line)]
         self.title = title or (header[0] if header else name.capitalize())
         self.description = description or " ".join(header[1:])
         self.program: Program = compile_program(parse_sexpr(source))
         self.min_seats, self.max_seats = self.program.seats
         self.perfect_information = not any(kind == "iloc" for kind, _ in self.program.locations_written)
         self.options = {
-            key.lower(): Option(key.lower(), value, help=f"declared as '{key} in the description")
+            key.lower(): _option(key, value, notes.get(key))
             for key, value in self.program.declares.items()
             if key != self.program.seat_declare
         }
@@ -60,7 +64,10 @@ class RecycleGame(Game):
 
     def new_state(self, options: Mapping[str, Any], seed: int, seats: int) -> RecycleState:
         state = RecycleState(self, self.program, self._consts(options, seats), seed, seats)
-        state.run()
+        try:
+            state.run()
+        except RecycleRuntimeError as exc:
+            raise BadOptions(f"{self.name} cannot start with options {dict(options)}: {exc}") from None
         return state
 
     def determinize(self, view: View, seat: int | None, rng: random.Random) -> RecycleState:
@@ -140,6 +147,20 @@ class RecycleGame(Game):
             lines.append(f"  dice {name}: {values} (total {sum(values)})")
         lines.append(f"  scores: {view['scores']}")
         return "\n".join(lines)
+
+
+def _option(key: str, default: Any, note: re.Match[str] | None) -> Option:
+    """A declared constant as an option; `;; option NAME MIN..MAX: help` in the header bounds it."""
+    if note is None:
+        return Option(key.lower(), default, help=f"declared as '{key} in the description")
+    low, high = note.group(2), note.group(3)
+    return Option(
+        key.lower(),
+        default,
+        help=note.group(4).strip(),
+        minimum=int(low) if low is not None else None,
+        maximum=int(high) if high is not None else None,
+    )
 
 
 def _attr_key(attrs: Mapping[str, Any]) -> tuple:
