@@ -54,7 +54,10 @@ class RecycleGame(Game):
     def _trial(self) -> None:
         """Play one game with random choices, so a description that cannot run fails when loaded."""
         rng = random.Random(0)
-        state = self.create(seed=0, seats=self.min_seats)
+        state = RecycleState(
+            self, self.program, self._consts(self.resolve_options({}), self.min_seats), 0, self.min_seats
+        )
+        state.run()
         for _ in range(TRIAL_ACTIONS):
             if state.is_over():
                 return
