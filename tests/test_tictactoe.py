@@ -33,8 +33,12 @@ def test_rejected_actions_leave_the_state_unchanged() -> None:
     state = GAME.create(seed=0)
     state.apply(0, 4)
     before = state.view(None)
-    for seat, action, code in [(0, 0, "not_your_turn"), (1, 4, "illegal_action"), (1, "b2", "illegal_action"),
-                               (2, 0, "no_such_seat")]:
+    for seat, action, code in [
+        (0, 0, "not_your_turn"),
+        (1, 4, "illegal_action"),
+        (1, "b2", "illegal_action"),
+        (2, 0, "no_such_seat"),
+    ]:
         with pytest.raises(IllegalAction) as exc:
             state.apply(seat, action)
         assert exc.value.code == code
