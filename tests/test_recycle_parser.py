@@ -127,3 +127,24 @@ def test_a_dropped_file_becomes_a_game_and_a_broken_one_names_the_file(tmp_path:
     assert registry.get("smallgame").create(seed=1).pending()
     with pytest.raises(GameLoadError, match=r"badgame\.rcl.*line 1, column 33"):
         registry.load_file(bad)
+
+
+def test_a_choice_with_nothing_legal_passes_the_rest_of_the_turn() -> None:
+    text = """\
+(game
+  (setup (create players 2) (create deck (game vloc PILE) (deck (VALUE (1, 2)))))
+  (stage player
+    (end (>= (game sto TURNS) 4))
+    (inc (game sto TURNS) 1)
+    (choice (((== (current player) 0) (inc ((current player) sto SCORE) 1))))
+    (inc ((current player) sto AFTER) 1))
+  (scoring max ((current player) sto SCORE)))
+"""
+    state = RecycleGame("passing", text).create(seed=1)
+    while not state.is_over():
+        decision = state.pending()[0]
+        assert decision.seat == 0
+        state.apply(0, decision.prompt.options[0])
+    after = {(owner, name): value for owner, name, value in state.view(None)["storage"]}
+    assert after[(0, "SCORE")] == 2 and after[(0, "AFTER")] == 2
+    assert (1, "AFTER") not in after  # seat 1 had no legal option, so its turns passed

@@ -163,7 +163,10 @@ class RecycleState(State):
         kind = type(node)
         if kind is Choice:
             options = self.options_for(node, env)  # type: ignore[arg-type]
-            if not options:
+            if not options:  # nothing legal: the player's turn passes (the rest of the turn is skipped)
+                frames = self.frames
+                while frames and type(frames[-1][0]) is not Stage:
+                    frames.pop()
                 return False
             self.choice = (self.cur, node, env, options)  # type: ignore[assignment]
             self._prompt = None
