@@ -109,14 +109,20 @@ def _on_sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     commit one append to the log; foreign keys are off in SQLite unless asked for; the busy timeout
     makes a writer wait for a lock instead of failing at once. synchronous=FULL syncs the log on
     every commit, so an acknowledged action survives a power cut, not only a crash."""
-    cursor = dbapi_connection.cursor()
     try:
-        cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA synchronous=FULL")
-    finally:
-        cursor.close()
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA synchronous=FULL")
+        finally:
+            cursor.close()
+    except BaseException:
+        # The pool drops a connection whose set-up failed without closing it, which would leave
+        # aiosqlite's worker thread behind (say, on a file that is not a database).
+        dbapi_connection.close()
+        raise
 
 
 def _run_upgrade(connection: Connection, revision: str = "head") -> None:
@@ -168,6 +174,7 @@ class Database:
         """Connect to `url` (default: `default_url()`), apply the migrations unless `migrate` is
         false, and return the database. Raises `StorageError` naming the URL if that fails."""
         url = normalize_url(url or default_url())
+        _check_sqlite_folder(url)
         engine = create_async_engine(url, **_engine_options(url))
         if engine.dialect.name == "sqlite":
             event.listen(engine.sync_engine, "connect", _on_sqlite_connect)
@@ -249,6 +256,17 @@ class Database:
         await self.close()
 
 
+def _check_sqlite_folder(url: str) -> None:
+    """Refuse a SQLite file whose folder is missing before connecting: the message is clearer, and
+    aiosqlite leaves a worker thread behind when the connection itself fails."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return
+    folder = Path(parsed.database).parent
+    if not folder.is_dir():
+        raise StorageError(f"cannot open the database at {mask_url(url)}: the folder {folder} does not exist.")
+
+
 def _engine_options(url: str) -> dict[str, Any]:
     if url.startswith("sqlite"):
         return {"connect_args": {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}}
@@ -268,7 +286,7 @@ def _reason(exc: BaseException) -> str:
         orig = getattr(exc, "orig", None)
         message = str(orig) if orig is not None else str(exc).split("\n")[0]
         if "unable to open database file" in message:
-            message += " (does its folder exist, and may Partida write there?)"
+            message += " (may Partida write in its folder?)"
     elif isinstance(exc, OSError) and exc.strerror:
         message = exc.strerror
     elif isinstance(exc, TimeoutError | asyncio.TimeoutError):

@@ -1,0 +1,348 @@
+"""The storage API against real databases: every test runs on SQLite and on PostgreSQL.
+
+SQLite: a fresh file in the test's temporary folder. PostgreSQL: one throwaway cluster for this
+module (tests/services.py installs and starts it), and a fresh database in it for every test, so
+each test starts from an empty schema as a new deployment would."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import inspect, select, text
+
+from partida.storage.database import Database, StorageError, head_revision
+from partida.storage.models import LabMatch, LabRun
+from partida.storage.store import BadName, DuplicateAction, NameTaken, NoSuchGame, Store, StoredGame
+from tests.services import Postgres, start_postgres
+
+BACKENDS = ["sqlite", "postgresql"]
+
+
+@pytest.fixture(scope="module")
+def pg_cluster() -> Iterator[Postgres]:
+    server = start_postgres()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def create_pg_database(cluster: Postgres) -> str:
+    """A new empty database owned by the cluster's test user; returns its postgresql:// URL."""
+    name = f"t_{secrets.token_hex(6)}"
+    command = [str(cluster.bin_dir / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", str(cluster.directory)]
+    command += ["-p", str(cluster.port), "-U", "postgres", "-d", "postgres", "-c"]
+    command += [f"CREATE DATABASE {name} OWNER {cluster.user}"]
+    subprocess.run(command, check=True, capture_output=True)
+    return cluster.url.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture(params=BACKENDS)
+def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of an empty database, as a person would type it (normalised by `Database.open`)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'partida.db'}"
+    return create_pg_database(request.getfixturevalue("pg_cluster"))
+
+
+@pytest.fixture
+async def db(storage_url: str) -> AsyncIterator[Database]:
+    database = await Database.open(storage_url)
+    try:
+        yield database
+    finally:
+        await database.close()
+
+
+@pytest.fixture
+def store(db: Database) -> Store:
+    return Store(db)
+
+
+TABLES = {"accounts", "games", "seats", "actions", "lab_runs", "lab_matches", "alembic_version"}
+
+
+async def new_game(store: Store, game: str = "tictactoe", seats: int = 2, **kwargs: Any) -> int:
+    args: dict[str, Any] = {
+        "options": {"size": 3},
+        "seed": 12345,
+        "seed_hash": "abc",
+        "seats": seats,
+        "room_code": "ROOM1",
+        "public": True,
+    }
+    args.update(kwargs)
+    return await store.create_game(game, **args)
+
+
+# Migrations.
+
+
+async def test_opening_an_empty_database_creates_every_table(db: Database) -> None:
+    async with db.engine.connect() as conn:
+        tables = await conn.run_sync(lambda sync: set(inspect(sync).get_table_names()))
+    assert tables >= TABLES
+    assert await db.revision() == head_revision()
+
+
+async def test_opening_a_migrated_database_again_keeps_its_data(storage_url: str, store: Store) -> None:
+    await store.create_user("ada", "lovelace")
+    await store.db.close()
+    again = await Database.open(storage_url)
+    try:
+        assert await again.revision() == head_revision()
+        assert await Store(again).check_password("ada", "lovelace") is not None
+    finally:
+        await again.close()
+
+
+async def test_a_database_from_a_newer_partida_is_refused_with_a_sentence(storage_url: str, db: Database) -> None:
+    async with db.engine.begin() as conn:
+        await conn.execute(text("UPDATE alembic_version SET version_num = 'from_the_future'"))
+    await db.close()
+    with pytest.raises(ValueError, match="newer Partida"):
+        await Database.open(storage_url)
+
+
+# Accounts.
+
+
+async def test_a_user_logs_in_with_the_right_password_only(store: Store) -> None:
+    created = await store.create_user("ada", "correct horse")
+    assert created.kind == "user" and created.password_hash != "correct horse"
+    found = await store.check_password("ada", "correct horse")
+    assert found is not None and found.id == created.id
+    assert await store.check_password("ada", "wrong horse") is None
+    assert await store.check_password("nobody", "correct horse") is None
+
+
+async def test_account_names_are_unique_across_users_and_bots(store: Store) -> None:
+    await store.create_user("ada", "pw")
+    with pytest.raises(NameTaken, match="ada"):
+        await store.create_user("ada", "other")
+    with pytest.raises(NameTaken, match="user account"):
+        await store.create_bot("ada")
+    await store.create_bot("robo")
+    with pytest.raises(NameTaken):
+        await store.create_user("robo", "pw")
+
+
+@pytest.mark.parametrize("name", ["", " ada", "x" * 65, "tab\there"])
+async def test_unusable_names_are_refused(store: Store, name: str) -> None:
+    with pytest.raises(BadName):
+        await store.create_user(name, "pw")
+
+
+async def test_a_bot_logs_in_with_its_token_and_not_with_a_password(store: Store) -> None:
+    bot, token = await store.create_bot("robo")
+    assert bot.kind == "bot" and bot.token_hash != token and len(token) >= 40
+    found = await store.check_token(token)
+    assert found is not None and found.id == bot.id and found.name == "robo"
+    assert await store.check_token(token + "x") is None
+    assert await store.check_token("") is None
+    assert await store.check_password("robo", token) is None
+
+
+async def test_creating_an_existing_bot_rotates_its_token(store: Store) -> None:
+    first, old_token = await store.create_bot("robo")
+    second, new_token = await store.create_bot("robo")
+    assert second.id == first.id and new_token != old_token
+    assert await store.check_token(old_token) is None
+    found = await store.check_token(new_token)
+    assert found is not None and found.id == first.id
+
+
+async def test_accounts_are_found_by_id(store: Store) -> None:
+    user = await store.create_user("ada", "pw")
+    found = await store.get_account(user.id)
+    assert found is not None and found.name == "ada"
+    assert await store.get_account(user.id + 100) is None
+
+
+# Games.
+
+
+async def test_a_game_goes_from_waiting_to_playing_to_finished(store: Store) -> None:
+    ada = await store.create_user("ada", "pw")
+    game_id = await new_game(store, seed=2**63 - 1, options={"variant": "ä", "n": [1, 2]})
+    waiting = await store.load_game(game_id)
+    assert waiting is not None
+    assert (waiting.status, waiting.started_at, waiting.finished_at, waiting.result) == ("waiting", None, None, None)
+    assert waiting.seed == 2**63 - 1 and waiting.options == {"variant": "ä", "n": [1, 2]}
+    assert waiting.created_at.tzinfo is not None
+
+    await store.set_seat(game_id, 1, None, "guest-7")
+    await store.set_seat(game_id, 0, ada.id, "ada")
+    await store.start_game(game_id)
+    await store.append_action(game_id, 0, 0, 4)
+    await store.append_action(game_id, 1, 1, {"cell": 0, "note": None})
+    playing = await store.load_game(game_id)
+    assert playing is not None and playing.status == "playing" and playing.started_at is not None
+    assert playing.seat_list == [(0, ada.id, "ada"), (1, None, "guest-7")]
+    assert playing.actions == [(0, 4), (1, {"cell": 0, "note": None})]
+
+    result = {"scores": [1, 0], "ranks": [1, 2], "winners": [0]}
+    await store.finish_game(game_id, result)
+    finished = await store.load_game(game_id)
+    assert finished is not None
+    assert (finished.status, finished.result, finished.action_count) == ("finished", result, 2)
+    assert finished.finished_at is not None and finished.finished_at >= finished.started_at
+
+
+async def test_a_game_can_end_aborted_without_a_result(store: Store) -> None:
+    game_id = await new_game(store)
+    await store.start_game(game_id)
+    await store.finish_game(game_id, None, status="aborted")
+    aborted = await store.load_game(game_id)
+    assert aborted is not None and (aborted.status, aborted.result) == ("aborted", None)
+    with pytest.raises(ValueError, match="finished"):
+        await store.finish_game(game_id, None, status="paused")
+
+
+async def test_a_seat_can_change_hands_and_be_freed(store: Store) -> None:
+    bot, _ = await store.create_bot("robo")
+    game_id = await new_game(store)
+    await store.set_seat(game_id, 0, None, "guest")
+    await store.set_seat(game_id, 0, bot.id, "robo")
+    await store.set_seat(game_id, 1, None, "someone")
+    await store.set_seat(game_id, 1, None, "")
+    stored = await store.load_game(game_id)
+    assert stored is not None and stored.seat_list == [(0, bot.id, "robo"), (1, None, "")]
+
+
+async def test_unknown_games_are_reported(store: Store) -> None:
+    assert await store.load_game(404) is None
+    with pytest.raises(NoSuchGame):
+        await store.start_game(404)
+    with pytest.raises(NoSuchGame):
+        await store.append_action(404, 0, 0, 1)
+    with pytest.raises(NoSuchGame):
+        await store.set_seat(404, 0, None, "ghost")
+
+
+# The action log.
+
+
+async def test_actions_come_back_in_index_order(store: Store) -> None:
+    game_id = await new_game(store)
+    for index in (2, 0, 3, 1):
+        await store.append_action(game_id, index, index % 2, f"move-{index}")
+    stored = await store.load_game(game_id)
+    assert stored is not None
+    assert stored.actions == [(0, "move-0"), (1, "move-1"), (0, "move-2"), (1, "move-3")]
+
+
+async def test_a_duplicate_action_index_is_refused_and_the_log_is_unchanged(store: Store) -> None:
+    game_id = await new_game(store)
+    await store.append_action(game_id, 0, 0, "first")
+    with pytest.raises(DuplicateAction, match="number 0"):
+        await store.append_action(game_id, 0, 1, "second")
+    await store.append_action(game_id, 1, 1, "next")
+    stored = await store.load_game(game_id)
+    assert stored is not None and stored.actions == [(0, "first"), (1, "next")]
+
+
+async def test_plain_values_survive_the_log_unchanged(store: Store) -> None:
+    values: list[Any] = [None, True, 0, -7, 2.5, "pass", "ünï", [], [1, [2, 3]], {"b": 1, "a": [None, {"z": "y"}]}]
+    game_id = await new_game(store)
+    for index, value in enumerate(values):
+        await store.append_action(game_id, index, 0, value)
+    stored = await store.load_game(game_id)
+    assert stored is not None and [action for _, action in stored.actions] == values
+
+
+async def test_concurrent_rooms_append_without_losing_an_action(store: Store) -> None:
+    games = [await new_game(store, room_code=f"R{i}") for i in range(20)]
+
+    async def play(game_id: int) -> None:
+        for index in range(10):
+            await store.append_action(game_id, index, index % 2, index)
+
+    await asyncio.gather(*(play(game_id) for game_id in games))
+    for game_id in games:
+        stored = await store.load_game(game_id)
+        assert stored is not None and [a for _, a in stored.actions] == list(range(10))
+
+
+# Listings.
+
+
+async def test_unfinished_games_are_those_in_play_with_seats_and_logs(store: Store) -> None:
+    waiting = await new_game(store, room_code="WAIT")
+    done = await new_game(store, room_code="DONE")
+    await store.start_game(done)
+    await store.finish_game(done, {"winners": [0]})
+    in_play = []
+    for code in ("PLAY1", "PLAY2"):
+        game_id = await new_game(store, room_code=code)
+        await store.set_seat(game_id, 0, None, "a")
+        await store.set_seat(game_id, 1, None, "b")
+        await store.start_game(game_id)
+        await store.append_action(game_id, 0, 0, code)
+        in_play.append(game_id)
+
+    unfinished = await store.unfinished_games()
+    assert [g.id for g in unfinished] == in_play
+    assert all(isinstance(g, StoredGame) for g in unfinished)
+    assert unfinished[1].room_code == "PLAY2" and unfinished[1].actions == [(0, "PLAY2")]
+    assert unfinished[1].seat_list == [(0, None, "a"), (1, None, "b")]
+    assert waiting not in {g.id for g in unfinished}
+
+
+async def test_listing_is_newest_first_with_filters_and_move_counts(store: Store) -> None:
+    first = await new_game(store, game="tictactoe")
+    second = await new_game(store, game="othello")
+    third = await new_game(store, game="tictactoe")
+    for index in range(3):
+        await store.append_action(first, index, 0, index)
+    await store.start_game(first)
+    await store.finish_game(first, {"winners": [1]})
+
+    assert [g.id for g in await store.list_games()] == [third, second, first]
+    assert [g.id for g in await store.list_games(limit=2)] == [third, second]
+    assert [g.id for g in await store.list_games(game="tictactoe")] == [third, first]
+    finished = await store.list_games(status="finished")
+    assert [(g.id, g.action_count, g.actions) for g in finished] == [(first, 3, [])]
+    assert await store.list_games(game="chess") == []
+
+
+# Lab tables.
+
+
+async def test_lab_runs_and_their_matches_are_stored(db: Database) -> None:
+    async with db.session() as session:
+        run = LabRun(game="recycle", options={"deck": 2}, agents=["random", "mcts"], seats=2, seed=7, n=2)
+        session.add(run)
+        await session.flush()
+        session.add_all(
+            LabMatch(run_id=run.id, index=i, seed=100 + i, result={"ranks": [1, 2]}, rounds=[[1, 0]], metrics={})
+            for i in range(2)
+        )
+        await session.commit()
+        run_id = run.id
+    async with db.session() as session:
+        stored = await session.get(LabRun, run_id)
+        matches = list(
+            await session.scalars(select(LabMatch).where(LabMatch.run_id == run_id).order_by(LabMatch.index))
+        )
+    assert stored is not None and stored.agents == ["random", "mcts"] and stored.summary == {}
+    assert stored.created_at.tzinfo is not None
+    assert [(m.index, m.seed, m.rounds) for m in matches] == [(0, 100, [[1, 0]]), (1, 101, [[1, 0]])]
+
+
+# Errors a person sees.
+
+
+async def test_a_wrong_postgres_password_gives_a_sentence_that_hides_it(pg_cluster: Postgres) -> None:
+    url = pg_cluster.url.replace(pg_cluster.password, "not-the-password")
+    with pytest.raises(StorageError) as caught:
+        await Database.open(url)
+    message = str(caught.value)
+    assert "password authentication failed" in message and f":{pg_cluster.port}/partida" in message
+    assert "not-the-password" not in message and "***" in message
