@@ -148,7 +148,8 @@ class RecycleGame(Game):
             lines.append(f"  {'game' if owner == GAME else f'player {owner + 1}'} {name} = {value}")
         for name, values in view["dice"].items():
             lines.append(f"  dice {name}: {values} (total {sum(values)})")
-        lines.append(f"  scores: {view['scores']}")
+        if view.get("scores") is not None:
+            lines.append(f"  scores: {view['scores']}")
         return "\n".join(lines)
 
 

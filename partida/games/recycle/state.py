@@ -302,7 +302,7 @@ class RecycleState(State):
                 name: [[[list(t) for t in tests], n] for tests, n in table] for name, table in self.points.items()
             },
             "round_scores": [[r, list(v)] for r, v in sorted(self.stats.items())],
-            "scores": self.scores(),
+            "scores": self.scores() if self.over else None,  # the scoring expression may read hidden cards
             "over": self.over,
             "control": [self._frame_data(f) for f in self.frames],
             "choice": None,
