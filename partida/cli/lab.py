@@ -26,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     run.add_argument("--option", action="append", metavar="KEY=VALUE", help="a game option (repeatable)")
     run.add_argument(
         "--agent",
-        action="append",
+        action="extend",
+        nargs="+",
         metavar="NAME",
         help="agent per seat, in seat order (one name is used for every seat; default random); "
         "parameters as NAME:k=v,k=v, e.g. ismcts:iterations=200",
