@@ -324,9 +324,7 @@ class MqttEventBus(EventBus):
                 await asyncio.sleep(0.01)
         if self._outgoing:
             log.warning("MQTT bus closed with %d event(s) not sent to the broker", len(self._outgoing))
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        await cancel_and_wait([self._task])
         self._task = None
 
     def broker_topic(self, topic: str) -> str:
@@ -391,11 +389,11 @@ class MqttEventBus(EventBus):
             for task in done:
                 task.result()
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await cancel_and_wait(tasks)
 
     async def _send(self, client: aiomqtt.Client) -> None:
+        current = asyncio.current_task()
+        assert current is not None
         while True:
             if not self._outgoing:
                 self._has_outgoing.clear()
@@ -407,6 +405,8 @@ class MqttEventBus(EventBus):
                 await client.publish(topic, data, qos=1, timeout=self.publish_timeout)
                 sent = True
                 self.sent += 1
+                if current.cancelling():  # asyncio.wait_for inside publish may have swallowed a cancel
+                    raise asyncio.CancelledError
             finally:
                 if not sent:  # failed or cancelled by a lost connection: send it again after reconnecting
                     self._outgoing.appendleft((topic, data))
@@ -424,6 +424,22 @@ class MqttEventBus(EventBus):
                 continue
             self.received += 1
             self._deliver(Event(self.local_topic(message.topic.value), payload))
+
+
+async def cancel_and_wait(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel tasks and wait until they are done, cancelling again if one swallowed the request.
+
+    Python 3.11's ``asyncio.wait_for`` (used inside aiomqtt) can lose a cancellation that arrives as
+    the awaited operation completes; a single ``cancel()`` then leaves the task running forever.
+    """
+    pending = {task for task in tasks if not task.done()}
+    while pending:
+        for task in pending:
+            task.cancel()
+        _, pending = await asyncio.wait(pending, timeout=1.0)
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            log.debug("MQTT bus task ended with %r", task.exception())
 
 
 # Opening a bus from configuration.
