@@ -270,6 +270,33 @@ async def test_concurrent_rooms_append_without_losing_an_action(store: Store) ->
         assert stored is not None and [a for _, a in stored.actions] == list(range(10))
 
 
+async def test_one_bad_append_among_concurrent_ones_fails_alone(store: Store) -> None:
+    games = [await new_game(store, room_code=f"R{i}") for i in range(8)]
+    await store.append_action(games[3], 0, 0, "already there")
+    outcomes = await asyncio.gather(
+        *(store.append_action(game_id, 0, 0, f"first in {game_id}") for game_id in games), return_exceptions=True
+    )
+    assert [type(o).__name__ for o in outcomes] == ["NoneType"] * 3 + ["DuplicateAction"] + ["NoneType"] * 4
+    for game_id in games:
+        stored = await store.load_game(game_id)
+        expected = "already there" if game_id == games[3] else f"first in {game_id}"
+        assert stored is not None and stored.actions == [(0, expected)]
+
+
+async def test_closing_the_database_commits_the_appends_already_queued(storage_url: str, store: Store) -> None:
+    game_id = await new_game(store)
+    appends = [asyncio.create_task(store.append_action(game_id, i, 0, i)) for i in range(5)]
+    await asyncio.sleep(0)  # the appends are queued, not yet committed
+    await store.db.close()
+    await asyncio.gather(*appends)
+    again = await Database.open(storage_url)
+    try:
+        stored = await Store(again).load_game(game_id)
+        assert stored is not None and [a for _, a in stored.actions] == [0, 1, 2, 3, 4]
+    finally:
+        await again.close()
+
+
 # Listings.
 
 

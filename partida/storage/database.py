@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -163,6 +163,7 @@ class Database:
         # SQLite allows one writer at a time; queueing writers in-process is cheaper than letting
         # them spin on the file lock. PostgreSQL writes run concurrently.
         self.write_lock: asyncio.Lock | None = asyncio.Lock() if self.dialect == "sqlite" else None
+        self._on_close: list[Callable[[], Awaitable[None]]] = []
 
     @property
     def url_for_people(self) -> str:
@@ -245,8 +246,16 @@ class Database:
         async with self.write_lock, self.engine.begin() as conn:
             yield conn
 
+    def on_close(self, callback: Callable[[], Awaitable[None]]) -> None:
+        """Run `callback` (say, flushing a batch writer) when the database closes, before the
+        connections go."""
+        self._on_close.append(callback)
+
     async def close(self) -> None:
-        """Close every pooled connection."""
+        """Finish queued writes, then close every pooled connection."""
+        callbacks, self._on_close = self._on_close, []
+        for callback in callbacks:
+            await callback()
         await self.engine.dispose()
 
     async def __aenter__(self) -> Database:

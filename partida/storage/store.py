@@ -4,8 +4,8 @@ Every method opens its own short session or transaction and returns plain values
 detached from their session, `StoredGame` dataclasses), so callers never hold an ORM session.
 
 `append_action` is the hot path: the server stores each accepted action before it pushes the new
-views, so it is one Core INSERT in one transaction, committed before the call returns, with no ORM
-object loaded.
+views, so it is a Core INSERT, committed before the call returns, with no ORM object loaded; the
+appends of concurrent rooms are grouped into shared transactions (`batching.BatchWriter`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from partida.storage import accounts
+from partida.storage.batching import BatchWriter
 from partida.storage.database import Database, StorageError
 from partida.storage.models import Account, ActionRecord, GameRecord, SeatRecord, utcnow
 
@@ -72,6 +73,8 @@ class Store:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._actions = BatchWriter(db, insert(ActionRecord))
+        db.on_close(self._actions.close)
 
     # Accounts.
 
@@ -196,13 +199,12 @@ class Store:
 
     async def append_action(self, game_id: int, index: int, seat: int, action: Any) -> None:
         """Append one action to the game's log, committed when this returns. `index` is the move
-        number from 0; storing an index twice raises `DuplicateAction` and changes nothing."""
+        number from 0; storing an index twice raises `DuplicateAction` and changes nothing.
+        Concurrent appends from many rooms share transactions (see `batching`)."""
         try:
-            async with self.db.write() as conn:
-                await conn.execute(
-                    insert(ActionRecord),
-                    {"game_id": game_id, "index": index, "seat": seat, "action": action, "created_at": utcnow()},
-                )
+            await self._actions.write(
+                {"game_id": game_id, "index": index, "seat": seat, "action": action, "created_at": utcnow()}
+            )
         except IntegrityError as exc:
             if _is_unique_violation(exc):
                 raise DuplicateAction(f"game {game_id} already has an action number {index}.") from None
