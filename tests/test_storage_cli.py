@@ -1,0 +1,100 @@
+"""`partida db`: upgrade, create-bot and create-user, run as a person would (in-process, SQLite)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from partida.cli import main
+from partida.storage.database import Database
+from partida.storage.models import Account
+from partida.storage.store import Store
+
+
+def check(url: str, token: str | None = None, name: str = "", password: str = "") -> Account | None:
+    async def work() -> Account | None:
+        db = await Database.open(url, migrate=False)
+        try:
+            store = Store(db)
+            return await (store.check_token(token) if token is not None else store.check_password(name, password))
+        finally:
+            await db.close()
+
+    return asyncio.run(work())
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'partida.db'}"
+
+
+def test_upgrade_creates_the_schema_and_says_at_which_revision(url: str, tmp_path: Path, capsys) -> None:
+    assert main(["db", "upgrade", "--db", url]) == 0
+    assert "schema revision 0001" in capsys.readouterr().out
+    assert (tmp_path / "partida.db").is_file()
+
+
+def test_upgrade_uses_partida_db_when_no_flag_is_given(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("PARTIDA_DB", str(tmp_path / "from-env.db"))
+    assert main(["db", "upgrade"]) == 0
+    assert "from-env.db" in capsys.readouterr().out
+
+
+def test_create_bot_prints_a_working_token_once(url: str, capsys) -> None:
+    assert main(["db", "create-bot", "robo", "--db", url]) == 0
+    out = capsys.readouterr().out
+    assert "shown only this once" in out
+    token = out.splitlines()[1]
+    bot = check(url, token=token)
+    assert bot is not None and (bot.name, bot.kind) == ("robo", "bot")
+    database = Path(url.removeprefix("sqlite:///"))
+    stored = b"".join(path.read_bytes() for path in database.parent.glob(database.name + "*"))
+    assert token.encode() not in stored, "only a hash of the token is stored"
+
+
+def test_create_bot_again_replaces_the_token(url: str, capsys) -> None:
+    main(["db", "create-bot", "robo", "--db", url])
+    old = capsys.readouterr().out.splitlines()[1]
+    assert main(["db", "create-bot", "robo", "--db", url]) == 0
+    out = capsys.readouterr().out
+    assert "new token" in out
+    assert check(url, token=old) is None
+    assert check(url, token=out.splitlines()[1]) is not None
+
+
+def test_create_user_with_a_password_flag(url: str, capsys) -> None:
+    assert main(["db", "create-user", "ada", "--password", "correct horse", "--db", url]) == 0
+    assert "User 'ada' is created" in capsys.readouterr().out
+    assert check(url, name="ada", password="correct horse") is not None
+    assert check(url, name="ada", password="wrong") is None
+
+
+def test_create_user_asks_for_the_password_twice(url: str, monkeypatch) -> None:
+    answers = iter(["s3cret", "s3cret"])
+    monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
+    assert main(["db", "create-user", "ada", "--db", url]) == 0
+    assert check(url, name="ada", password="s3cret") is not None
+
+
+def test_create_user_refuses_two_different_passwords(url: str, monkeypatch, capsys) -> None:
+    answers = iter(["s3cret", "typo"])
+    monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
+    assert main(["db", "create-user", "ada", "--db", url]) == 2
+    assert "differ" in capsys.readouterr().err
+
+
+def test_a_taken_name_is_one_line_on_stderr(url: str, capsys) -> None:
+    main(["db", "create-user", "ada", "--password", "pw", "--db", url])
+    capsys.readouterr()
+    assert main(["db", "create-user", "ada", "--password", "pw", "--db", url]) == 2
+    assert main(["db", "create-bot", "ada", "--db", url]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("partida: error: ") and "'ada'" in line for line in err)
+
+
+def test_an_unsupported_url_is_one_line_on_stderr(capsys) -> None:
+    assert main(["db", "upgrade", "--db", "mysql://root:hunter2@localhost/partida"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("partida: error: unsupported database URL") and "hunter2" not in err
