@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import inspect, select, text
 
 from partida.storage.database import Database, StorageError, head_revision
-from partida.storage.models import LabMatch, LabRun
+from partida.storage.models import Base, LabMatch, LabRun
 from partida.storage.store import BadName, DuplicateAction, NameTaken, NoSuchGame, Store, StoredGame
 from tests.services import Postgres, start_postgres
 
@@ -89,6 +89,17 @@ async def test_opening_an_empty_database_creates_every_table(db: Database) -> No
         tables = await conn.run_sync(lambda sync: set(inspect(sync).get_table_names()))
     assert tables >= TABLES
     assert await db.revision() == head_revision()
+
+
+async def test_the_migrations_build_exactly_the_schema_the_models_describe(db: Database) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    def differences(sync: Any) -> list[Any]:
+        return compare_metadata(MigrationContext.configure(sync, opts={"compare_type": True}), Base.metadata)
+
+    async with db.engine.connect() as conn:
+        assert await conn.run_sync(differences) == []
 
 
 async def test_opening_a_migrated_database_again_keeps_its_data(storage_url: str, store: Store) -> None:
