@@ -1,8 +1,9 @@
 """The storage API against real databases: every test runs on SQLite and on PostgreSQL.
 
 SQLite: a fresh file in the test's temporary folder. PostgreSQL: one throwaway cluster for this
-module (tests/services.py installs and starts it), and a fresh database in it for every test, so
-each test starts from an empty schema as a new deployment would."""
+module (tests/services.py installs and starts it). Tests of migrations get a new empty database,
+as a new deployment would; the others share one migrated database, emptied before each test
+(creating and migrating a PostgreSQL database per test would cost most of this file's time)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from partida.storage.store import BadName, DuplicateAction, NameTaken, NoSuchGam
 from tests.services import Postgres, start_postgres
 
 BACKENDS = ["sqlite", "postgresql"]
+DATA_TABLES = "accounts, games, seats, actions, lab_runs, lab_matches"
 
 
 @pytest.fixture(scope="module")
@@ -33,22 +35,48 @@ def pg_cluster() -> Iterator[Postgres]:
         server.close()
 
 
+def psql(cluster: Postgres, database: str, statement: str) -> None:
+    """Run one statement as the cluster's superuser, over its private socket."""
+    command = [str(cluster.bin_dir / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", str(cluster.directory)]
+    command += ["-p", str(cluster.port), "-U", "postgres", "-d", database, "-c", statement]
+    subprocess.run(command, check=True, capture_output=True)
+
+
 def create_pg_database(cluster: Postgres) -> str:
     """A new empty database owned by the cluster's test user; returns its postgresql:// URL."""
     name = f"t_{secrets.token_hex(6)}"
-    command = [str(cluster.bin_dir / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", str(cluster.directory)]
-    command += ["-p", str(cluster.port), "-U", "postgres", "-d", "postgres", "-c"]
-    command += [f"CREATE DATABASE {name} OWNER {cluster.user}"]
-    subprocess.run(command, check=True, capture_output=True)
+    psql(cluster, "postgres", f"CREATE DATABASE {name} OWNER {cluster.user}")
     return cluster.url.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture(scope="module")
+def pg_shared(pg_cluster: Postgres) -> str:
+    """A migrated database that the data tests share."""
+    url = create_pg_database(pg_cluster)
+
+    async def migrate() -> None:
+        await (await Database.open(url)).close()
+
+    asyncio.run(migrate())
+    return url
+
+
+@pytest.fixture(params=BACKENDS)
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a new empty database, as a person would type it (normalised by `Database.open`)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'partida.db'}"
+    return create_pg_database(request.getfixturevalue("pg_cluster"))
 
 
 @pytest.fixture(params=BACKENDS)
 def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The URL of an empty database, as a person would type it (normalised by `Database.open`)."""
+    """The URL of a migrated database holding no rows."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'partida.db'}"
-    return create_pg_database(request.getfixturevalue("pg_cluster"))
+    url = request.getfixturevalue("pg_shared")
+    psql(request.getfixturevalue("pg_cluster"), url.rsplit("/", 1)[1], f"TRUNCATE {DATA_TABLES} RESTART IDENTITY")
+    return url
 
 
 @pytest.fixture
@@ -84,22 +112,30 @@ async def new_game(store: Store, game: str = "tictactoe", seats: int = 2, **kwar
 # Migrations.
 
 
-async def test_opening_an_empty_database_creates_every_table(db: Database) -> None:
-    async with db.engine.connect() as conn:
-        tables = await conn.run_sync(lambda sync: set(inspect(sync).get_table_names()))
-    assert tables >= TABLES
-    assert await db.revision() == head_revision()
+async def test_opening_an_empty_database_creates_every_table(empty_url: str) -> None:
+    db = await Database.open(empty_url)
+    try:
+        async with db.engine.connect() as conn:
+            tables = await conn.run_sync(lambda sync: set(inspect(sync).get_table_names()))
+        assert tables >= TABLES
+        assert await db.revision() == head_revision()
+    finally:
+        await db.close()
 
 
-async def test_the_migrations_build_exactly_the_schema_the_models_describe(db: Database) -> None:
+async def test_the_migrations_build_exactly_the_schema_the_models_describe(empty_url: str) -> None:
     from alembic.autogenerate import compare_metadata
     from alembic.runtime.migration import MigrationContext
 
     def differences(sync: Any) -> list[Any]:
         return compare_metadata(MigrationContext.configure(sync, opts={"compare_type": True}), Base.metadata)
 
-    async with db.engine.connect() as conn:
-        assert await conn.run_sync(differences) == []
+    db = await Database.open(empty_url)
+    try:
+        async with db.engine.connect() as conn:
+            assert await conn.run_sync(differences) == []
+    finally:
+        await db.close()
 
 
 async def test_opening_a_migrated_database_again_keeps_its_data(storage_url: str, store: Store) -> None:
@@ -113,12 +149,13 @@ async def test_opening_a_migrated_database_again_keeps_its_data(storage_url: str
         await again.close()
 
 
-async def test_a_database_from_a_newer_partida_is_refused_with_a_sentence(storage_url: str, db: Database) -> None:
+async def test_a_database_from_a_newer_partida_is_refused_with_a_sentence(empty_url: str) -> None:
+    db = await Database.open(empty_url)
     async with db.engine.begin() as conn:
         await conn.execute(text("UPDATE alembic_version SET version_num = 'from_the_future'"))
     await db.close()
     with pytest.raises(ValueError, match="newer Partida"):
-        await Database.open(storage_url)
+        await Database.open(empty_url)
 
 
 # Accounts.

@@ -62,10 +62,11 @@ async def test_opening_a_database_creates_the_sqlite_file(tmp_path: Path) -> Non
     assert db.url_for_people == f"sqlite+aiosqlite:///{tmp_path / 'new.db'}"
 
 
-async def test_an_unreachable_postgres_server_is_one_sentence_naming_the_url() -> None:
+@pytest.mark.parametrize("migrate", [True, False])
+async def test_an_unreachable_postgres_server_is_one_sentence_naming_the_url(migrate: bool) -> None:
     url = f"postgresql://partida:hunter2@127.0.0.1:{free_port()}/partida"
     with pytest.raises(StorageError) as caught:
-        await Database.open(url)
+        await Database.open(url, migrate=migrate)
     message = str(caught.value)
     assert message.startswith("cannot open the database at postgresql+asyncpg://partida:***@127.0.0.1:")
     assert "refused" in message and "hunter2" not in message

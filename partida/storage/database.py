@@ -176,7 +176,10 @@ class Database:
         false, and return the database. Raises `StorageError` naming the URL if that fails."""
         url = normalize_url(url or default_url())
         _check_sqlite_folder(url)
-        engine = create_async_engine(url, **_engine_options(url))
+        try:
+            engine = create_async_engine(url, **_engine_options(url))
+        except (ArgumentError, ImportError, TypeError, ValueError) as exc:
+            raise StorageError(f"cannot use the database URL {mask_url(url)}: {_reason(exc)}.") from None
         if engine.dialect.name == "sqlite":
             event.listen(engine.sync_engine, "connect", _on_sqlite_connect)
         db = cls(engine, url)
@@ -184,12 +187,19 @@ class Database:
             if migrate:
                 await db.migrate()
             else:
-                async with engine.connect() as conn:
-                    await conn.execute(text("SELECT 1"))
+                await db.ping()
         except BaseException:
             await engine.dispose()
             raise
         return db
+
+    async def ping(self) -> None:
+        """Check that the database answers; raises `StorageError` with a sentence if not."""
+        try:
+            async with self.engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception as exc:
+            raise self._explain(exc) from exc
 
     async def migrate(self, revision: str = "head") -> None:
         """Bring the schema to `revision` (default the newest)."""
