@@ -43,13 +43,24 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def drama_points(rounds: Scores) -> float:
-    if not rounds:
-        return 0.0
-    w = winner(rounds)
+class _Match:
+    """Rankings computed once per round and shared by the six metrics."""
+
+    __slots__ = ("leaders", "players", "rounds", "winner", "winner_ranks")
+
+    def __init__(self, rounds: Scores) -> None:
+        self.rounds = rounds
+        self.players = len(rounds[0]) if rounds else 0
+        orders = [ranking(s) for s in rounds]
+        self.leaders = [o[0] for o in orders]
+        self.winner = self.leaders[-1] if orders else 0
+        self.winner_ranks = [o.index(self.winner) + 1 for o in orders]
+
+
+def _drama_points(m: _Match) -> float:
+    w = m.winner
     terms = []
-    for scores in rounds[:-1]:
-        lead = leader(scores)
+    for scores, lead in zip(m.rounds[:-1], m.leaders[:-1], strict=False):
         if lead == w:
             continue
         denominator = scores[lead] - 0
@@ -57,37 +68,29 @@ def drama_points(rounds: Scores) -> float:
     return _mean(terms)
 
 
-def drama_position(rounds: Scores) -> float:
-    if not rounds:
-        return 0.0
-    w, players = winner(rounds), len(rounds[0])
-    terms = [math.sqrt((r - 1) / players) for r in (ranks(s)[w] for s in rounds[:-1]) if r > 1]
-    return _mean(terms)
+def _drama_position(m: _Match) -> float:
+    return _mean([math.sqrt((r - 1) / m.players) for r in m.winner_ranks[:-1] if r > 1])
 
 
-def drama_path(rounds: Scores) -> float:
-    m_last = len(rounds)
-    if m_last < 2:
+def _drama_path(m: _Match) -> float:
+    m_last, players = len(m.rounds), m.players
+    if m_last < 2 or players < 2:
         return 0.0
-    w, players = winner(rounds), len(rounds[0])
-    winner_ranks = [ranks(s)[w] for s in rounds]
-    behind = sum(1 for r in winner_ranks if r > 1)
-    if behind == 0 or players < 2:
+    behind = sum(1 for r in m.winner_ranks if r > 1)
+    if behind == 0:
         return 0.0
-    mdp = [math.ceil(players + Fraction(1 - players) * (m - 1) / (m_last - 1)) for m in range(1, m_last + 1)]
-    distance = sum(abs(r - d) for r, d in zip(winner_ranks, mdp, strict=True))
+    mdp = [math.ceil(players + Fraction(1 - players) * (i - 1) / (m_last - 1)) for i in range(1, m_last + 1)]
+    distance = sum(abs(r - d) for r, d in zip(m.winner_ranks, mdp, strict=True))
     return (behind / (m_last - 1)) * (1 - distance / ((players - 1) * (m_last - 1)))
 
 
-def lead_change(rounds: Scores) -> float:
-    if not rounds:
+def _lead_change(m: _Match) -> float:
+    if not m.rounds:
         return 0.0
-    players = len(rounds[0])
-    leaders = [0] + [leader(s) for s in rounds]
+    leaders = [0, *m.leaders]
     changes = sum(1 for a, b in itertools.pairwise(leaders) if a != b)
-    distinct = len(set(leaders))
-    spread = math.sqrt((distinct - 1) / (players - 1)) if players > 1 else 0.0
-    return (spread + math.sqrt(changes / len(rounds))) / 2
+    spread = math.sqrt((len(set(leaders)) - 1) / (m.players - 1)) if m.players > 1 else 0.0
+    return (spread + math.sqrt(changes / len(m.rounds))) / 2
 
 
 def shares(scores: Sequence[float]) -> list[float]:
@@ -117,13 +120,30 @@ def uncertainty_distance(rounds: Scores) -> float:
     return _mean(values)
 
 
+def drama_points(rounds: Scores) -> float:
+    return _drama_points(_Match(rounds))
+
+
+def drama_position(rounds: Scores) -> float:
+    return _drama_position(_Match(rounds))
+
+
+def drama_path(rounds: Scores) -> float:
+    return _drama_path(_Match(rounds))
+
+
+def lead_change(rounds: Scores) -> float:
+    return _lead_change(_Match(rounds))
+
+
 def all_metrics(rounds: Scores) -> dict[str, float]:
     """The six values for one match, by name."""
+    match = _Match(rounds)
     return {
-        "drama_points": drama_points(rounds),
-        "drama_position": drama_position(rounds),
-        "drama_path": drama_path(rounds),
-        "lead_change": lead_change(rounds),
+        "drama_points": _drama_points(match),
+        "drama_position": _drama_position(match),
+        "drama_path": _drama_path(match),
+        "lead_change": _lead_change(match),
         "uncertainty_entropy": uncertainty_entropy(rounds),
         "uncertainty_distance": uncertainty_distance(rounds),
     }

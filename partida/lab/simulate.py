@@ -84,9 +84,14 @@ def play_match(game: Game, spec: RunSpec, index: int, seed: int) -> MatchRecord:
         agents.append(make_agent(name, game, **{**params, "seed": seed * 31 + seat}))
     sampled: list[list[float]] = []
     last = spec.seats - 1
+    records_rounds: list[bool] = []  # decided at the first round: does the game record its own rounds?
 
     def on_action(state: State, seat: int, action: Action) -> None:
-        if seat == last:
+        if seat != last:
+            return
+        if not records_rounds:
+            records_rounds.append(bool(state.round_scores()))
+        if not records_rounds[0]:
             sampled.append(state.scores())
 
     played = play_local(game, agents, spec.options, seed=seed, on_action=on_action)
