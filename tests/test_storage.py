@@ -345,6 +345,21 @@ async def test_closing_the_database_commits_the_appends_already_queued(storage_u
         await again.close()
 
 
+async def test_when_the_database_fails_every_queued_append_gets_a_sentence(empty_url: str) -> None:
+    db = await Database.open(empty_url)
+    try:
+        store = Store(db)
+        game_id = await new_game(store)
+        async with db.engine.begin() as conn:
+            await conn.execute(text("DROP TABLE actions"))
+        outcomes = await asyncio.gather(
+            *(store.append_action(game_id, i, 0, i) for i in range(5)), return_exceptions=True
+        )
+        assert all(isinstance(o, StorageError) and "could not store action" in str(o) for o in outcomes)
+    finally:
+        await db.close()
+
+
 # Listings.
 
 

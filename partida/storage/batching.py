@@ -7,8 +7,9 @@ few hundred actions per second. Here the appends that arrive while a transaction
 wait and go together in the next one: each caller still returns only after its row is committed,
 so durability is unchanged, and under load the cost of a sync is shared by the whole batch.
 
-If a batch fails (say one row repeats an index), it was rolled back whole, and its rows are
-retried one per transaction so that only the offending caller gets the error.
+If a batch breaks a constraint (say one row repeats an index), it was rolled back whole, and its
+rows are retried one per transaction so that only the offending caller gets the error. Any other
+failure (the database is unreachable) goes to every caller of the batch.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import asyncio
 import contextlib
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import Executable
 
 from partida.storage.database import Database
@@ -82,13 +84,17 @@ class BatchWriter:
         try:
             async with self.db.write() as conn:
                 await conn.execute(self.statement, [params for params, _ in live])
-        except Exception as exc:
+        except IntegrityError as exc:
             if len(live) == 1:
-                if not live[0][1].done():
-                    live[0][1].set_exception(exc)
+                _fail(live, exc)
                 return
             for item in live:
                 await self._commit([item])
+            return
+        except Exception as exc:
+            # The database itself failed (unreachable, locked too long): retrying row by row would
+            # only multiply the wait, so every caller of the batch gets the error.
+            _fail(live, exc)
             return
         for _, future in live:
             if not future.done():
@@ -107,3 +113,9 @@ class BatchWriter:
         self._wakeup.set()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+def _fail(items: list[tuple[dict[str, Any], asyncio.Future[None]]], exc: BaseException) -> None:
+    for _, future in items:
+        if not future.done():
+            future.set_exception(exc)

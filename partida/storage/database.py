@@ -179,7 +179,7 @@ class Database:
         try:
             engine = create_async_engine(url, **_engine_options(url))
         except (ArgumentError, ImportError, TypeError, ValueError) as exc:
-            raise StorageError(f"cannot use the database URL {mask_url(url)}: {_reason(exc)}.") from None
+            raise StorageError(f"cannot use the database URL {mask_url(url)}: {describe_error(exc)}.") from None
         if engine.dialect.name == "sqlite":
             event.listen(engine.sync_engine, "connect", _on_sqlite_connect)
         db = cls(engine, url)
@@ -236,7 +236,7 @@ class Database:
             return StorageError(
                 f"the database at {where} was migrated by a newer Partida ({exc}); upgrade Partida to use it."
             )
-        reason = _reason(exc)
+        reason = describe_error(exc)
         return StorageError(f"cannot open the database at {where}: {reason}.")
 
     @asynccontextmanager
@@ -297,7 +297,7 @@ def _engine_options(url: str) -> dict[str, Any]:
     }
 
 
-def _reason(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
     """The innermost human part of a driver error, on one line."""
     if isinstance(exc, ConnectionRefusedError):
         message = "the connection was refused (is the database server running, on that host and port?)"

@@ -17,11 +17,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from partida.storage import accounts
 from partida.storage.batching import BatchWriter
-from partida.storage.database import Database, StorageError
+from partida.storage.database import Database, StorageError, describe_error
 from partida.storage.models import Account, ActionRecord, GameRecord, SeatRecord, utcnow
 
 GAME_STATUSES = ("waiting", "playing", "finished", "aborted")
@@ -209,6 +209,8 @@ class Store:
             if _is_unique_violation(exc):
                 raise DuplicateAction(f"game {game_id} already has an action number {index}.") from None
             raise _missing_game(game_id, exc) from None
+        except SQLAlchemyError as exc:
+            raise StorageError(f"could not store action {index} of game {game_id}: {describe_error(exc)}.") from exc
 
     async def finish_game(self, game_id: int, result: dict[str, Any] | None, status: str = "finished") -> None:
         """Record the end of a game: 'finished' with its result, or 'aborted'."""
