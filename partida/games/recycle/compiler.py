@@ -489,7 +489,7 @@ class Compiler:
                     counts.append(self.declares[item.name])
                     self.seat_declare = item.name
                 else:
-                    raise _err(item, "expected a number of players")
+                    raise _err(item, f"expected a number of players, not {_text(item)!r}")
             self.seats = (counts[0], counts[-1])
             return Prim(_nothing)
         if what == "teams":

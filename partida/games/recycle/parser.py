@@ -33,10 +33,10 @@ _PARSER = Lark(GRAMMAR, parser="lalr", propagate_positions=True)
 TOKEN_NAMES = {
     "LPAR": "'('",
     "RPAR": "')'",
-    "VAR": "a 'variable",
+    "VAR": "a quoted name such as 'P",
     "INT": "a number",
     "SYMBOL": "a word",
-    "$END": "the end",
+    "$END": "the end of the description",
 }
 
 
@@ -130,7 +130,7 @@ def parse_sexpr(text: str) -> SList:
             f"unexpected {str(exc.token)!r}: expected {_expected(exc.expected)}", exc.line, exc.column
         ) from None
     except UnexpectedCharacters as exc:
-        allowed = _expected(exc.allowed) if exc.allowed else "'(' , ')', a word, a number or a 'variable"
+        allowed = _expected(exc.allowed) if exc.allowed else "'(', ')', a word, a number or a quoted name"
         char = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else "?"
         raise RecycleSyntaxError(f"unexpected character {char!r}: expected {allowed}", exc.line, exc.column) from None
     except UnexpectedInput as exc:  # pragma: no cover - the three above cover lalr
