@@ -124,6 +124,11 @@ def test_a_dropped_file_becomes_a_game_and_a_broken_one_names_the_file(tmp_path:
     bad.write_text("(game (setup (create players 2))")
     registry = default_registry(game_files=[good])
     assert "smallgame" in registry.names()
+    folder = tmp_path / "games"
+    folder.mkdir()
+    (folder / "foldergame.rcl").write_text(SMALL)
+    (folder / "notes.txt").write_text("not a game")
+    assert "foldergame" in default_registry(game_dirs=[folder]).names()
     assert registry.get("smallgame").create(seed=1).pending()
     with pytest.raises(GameLoadError, match=r"badgame\.rcl.*line 1, column 33"):
         registry.load_file(bad)
