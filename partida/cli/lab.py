@@ -88,7 +88,7 @@ def run_lab(args: argparse.Namespace) -> int:
             make_agent(name, game, **params)
     except (UnknownGame, UnknownAgent, BadOptions, GameLoadError) as exc:
         raise CliError(str(exc).strip("'\"")) from None
-    workers = os.cpu_count() or 1 if args.workers == 0 else max(1, args.workers)
+    workers = (os.cpu_count() or 1) if args.workers == 0 else max(1, args.workers)
 
     if args.json:
         records, seconds = simulate(spec, workers)
