@@ -306,6 +306,8 @@ static int solve_shallow(u64 P, u64 O, int alpha, int beta, int empties, int pas
 }
 
 #define SHALLOW_EMPTIES 7
+#define EXACT_TIMED 16   /* under a time budget, solve exactly from this many empties */
+#define EXACT_UNTIMED 24 /* without one, from this many */
 
 typedef struct { int sq; u64 flips; int key; } MoveItem;
 
@@ -679,7 +681,8 @@ static PyObject *py_search(PyObject *self, PyObject *args) {
         for (int depth = 1; depth <= max_depth; depth++) {
             int mv, v;
             /* once asked to reach the end, a few midgame plies order the moves, then solve */
-            if (max_depth >= empties && depth > 8) depth = empties;
+            if (max_depth >= empties && depth > 8 && empties <= (seconds > 0 ? EXACT_TIMED : EXACT_UNTIMED))
+                depth = empties;
             if (depth >= empties) {
                 /* exact: solve with the endgame tables */
                 memset(end_tt, 0, ((size_t)1 << END_BITS) * sizeof(TTEntry));
