@@ -66,3 +66,42 @@ async def test_a_wrong_seat_token_does_not_reclaim(db_url: str) -> None:
             await client.close()
     finally:
         await server.stop()
+
+
+def fresh_database(pg, name: str) -> str:  # type: ignore[no-untyped-def]
+    """A new, empty database on the test cluster, so that this test sees only its own games."""
+    import subprocess
+
+    command = [str(pg.bin_dir / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", str(pg.directory)]
+    command += ["-p", str(pg.port), "-U", "postgres", "-d", "postgres"]
+    command += ["-c", f"DROP DATABASE IF EXISTS {name}", "-c", f"CREATE DATABASE {name} OWNER {pg.user}"]
+    subprocess.run(command, check=True, capture_output=True)
+    return pg.url.rsplit("/", 1)[0] + f"/{name}"
+
+
+async def test_restart_on_postgresql(postgres) -> None:  # type: ignore[no-untyped-def]
+    """The same guarantee on PostgreSQL, the deployment database."""
+    url = fresh_database(postgres, "server_restart")
+    first = Server(ServerConfig(port=0, db_url=url))
+    await first.start()
+    alice = await Client.connect(first.url, name="alice")
+    bob = await Client.connect(first.url, name="bob")
+    created = await alice.create_room("tictactoe", seat=0, public=False)
+    code = created["room"]["code"]
+    bob_token = (await bob.join(code))["token"]
+    await alice.act(code, 4)
+    await alice.close()
+    await bob.close()
+    await first.stop()
+    second = Server(ServerConfig(port=0, db_url=url))
+    await second.start()
+    try:
+        assert second.rooms[code].seq == 1
+        bob = await Client.connect(second.url, name="bob")
+        await bob.join(code, seat=1, token=bob_token)
+        await bob.act(code, 0)
+        stored = await second.store.load_game(second.rooms[code].game_id)
+        assert [a for _, a in stored.actions] == [4, 0]
+        await bob.close()
+    finally:
+        await second.stop()

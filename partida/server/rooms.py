@@ -118,6 +118,10 @@ class Room:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+        while not self._inbox.empty():
+            _, future = self._inbox.get_nowait()
+            if not future.done():
+                future.set_exception(ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} has closed"))
 
     async def _run(self) -> None:
         while True:
@@ -135,6 +139,8 @@ class Room:
 
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:
         """Run `command` inside the room task and return its result (or raise its error)."""
+        if self._task is None or self._task.done():
+            raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} has closed")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._inbox.put_nowait((command, future))
         return await future

@@ -1,6 +1,6 @@
 """How fast the hot path is: `Store.append_action` from many concurrent rooms.
 
-    python -m partida.storage.benchmark [--db URL] [--rooms 500] [--moves 20]
+    python bench/storage_appends.py [--db URL] [--rooms 500] [--moves 20]
 
 Each room appends its moves one after another, as a room task does (each append committed before
 the next); all rooms run at once. Prints one JSON line: appends per second overall, and the median
