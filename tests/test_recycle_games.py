@@ -192,3 +192,14 @@ def test_a_clone_is_independent_of_its_original() -> None:
         copy.apply(decision.seat, decision.prompt.random_answer(rng))
     assert state.view(None) == before
     assert not state.is_over()
+
+
+def test_people_type_a_choice_by_label_number_or_unique_prefix() -> None:
+    game = BY_NAME["dicepoints"]
+    state = game.create(seed=1)
+    decision = state.pending()[0]
+    view = state.view(decision.seat)
+    assert game.parse_action(view, decision.prompt, "1") == "(throwalldice 'DICE)"
+    assert game.parse_action(view, decision.prompt, "(THROW") == "(throwalldice 'DICE)"
+    with pytest.raises(IllegalAction, match="1: \\(throwalldice 'DICE\\)"):
+        game.parse_action(view, decision.prompt, "pass")

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from partida.games.base import BadOptions, Game, Option, View
+from partida.games.base import BadOptions, Game, IllegalAction, Option, View
+from partida.games.prompts import Prompt
 from partida.games.recycle.compiler import GAME, Program, RecycleRuntimeError, compile_program
 from partida.games.recycle.parser import RecycleSyntaxError, parse_sexpr
 from partida.games.recycle.state import RecycleState, card_label
@@ -134,6 +135,23 @@ class RecycleGame(Game):
             env = _env(state, view["choice"]["env"])
             state.choice = (int(view["choice"]["seat"]), node, env, state.options_for(node, env))  # type: ignore
         return state
+
+    def parse_action(self, view: View, prompt: Prompt, text: str) -> Any:
+        """A choice typed by a person: its label (any case), its number in the list (1-based),
+        or the start of exactly one label."""
+        options = list(getattr(prompt, "options", []))
+        typed = text.strip()
+        lowered = typed.lower()
+        for option in options:
+            if str(option).lower() == lowered:
+                return option
+        if typed.isdigit() and 1 <= int(typed) <= len(options):
+            return options[int(typed) - 1]
+        matches = [o for o in options if str(o).lower().startswith(lowered)] if typed else []
+        if len(matches) == 1:
+            return matches[0]
+        shown = "; ".join(f"{i + 1}: {o}" for i, o in enumerate(options[:20]))
+        raise IllegalAction(f"type a choice or its number ({shown})", code="bad_action")
 
     def render(self, view: View) -> str:
         lines = [f"{self.title}: player {view['current'] + 1} to play" if not view["over"] else f"{self.title}: over"]
