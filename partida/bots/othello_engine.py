@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import random
 from functools import partial
+from typing import TYPE_CHECKING
 
 from partida.bots.base import Agent, AgentSpec, Turn
 from partida.games.base import Action
 from partida.games.othello import board as rules
-from partida.games.othello import engine
+
+if TYPE_CHECKING:
+    from partida.games.othello.engine import SearchResult
 
 # level -> (depth, seconds): depth None means "as deep as the time allows"
 LEVELS: dict[int, tuple[int | None, float]] = {
@@ -45,10 +48,13 @@ class OthelloEngineAgent(Agent):
         self.depth = level_depth
         self.seconds = level_seconds
         self.rng = random.Random(seed)
-        self.last: engine.SearchResult | None = None
+        self.last: SearchResult | None = None
         self.nodes = 0
 
     def act(self, turn: Turn) -> Action:
+        # imported here so that listing agents works even where the C extension is not built
+        from partida.games.othello import engine
+
         board = rules.from_text(turn.view["board"])
         player = int(turn.view["to_move"])
         depth = self.depth if self.depth is not None else 60
