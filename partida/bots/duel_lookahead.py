@@ -27,7 +27,7 @@ from typing import Any
 
 from partida.bots.base import Agent, AgentSpec, Turn
 from partida.bots.duel_mulligan import MulliganPolicy
-from partida.bots.duel_plan import line_value, main_lines, ranked_attacks, strong_eval
+from partida.bots.duel_plan import best_orders, block_sets, line_value, main_lines, ranked_attacks, strong_eval
 from partida.bots.duel_search import Planner, single_answer
 from partida.games.duel.state import DuelState
 from partida.games.prompts import freeze
@@ -42,6 +42,11 @@ PHASE_PROMPT = {
 }
 TOP_LINES = 4
 TOP_ATTACKS = 3
+TOP_BLOCKS = 4
+ROLLOUT_ATTACKS = 12
+RANK_ATTACKS = 24
+RANK_BLOCKS = 60
+ROLLOUT_BLOCKS = 30
 MAX_SAMPLES = 8
 MAX_ROLLOUT_STEPS = 200
 
@@ -49,9 +54,10 @@ MAX_ROLLOUT_STEPS = 200
 class Candidate:
     """A plan for the rest of this phase: main-phase actions, then (in main 1) an attack."""
 
-    def __init__(self, actions: list[Any], attack: list[str] | None) -> None:
+    def __init__(self, actions: list[Any], attack: list[str] | None, answer: Any = None) -> None:
         self.actions = actions
         self.attack = attack
+        self.answer = answer  # a whole answer (blocks)
         self.total = 0.0
         self.samples = 0
 
@@ -68,34 +74,37 @@ class LookaheadAgent(Agent):
         self.rng = random.Random(seed)
         self.policy = MulliganPolicy()
         self.planner = Planner(strong_eval, self.rng)
-        self.plan: list[Any] = []
+        # Rollouts run the planner many times: a narrower combat search keeps them cheap.
+        self.fast = Planner(strong_eval, self.rng, ROLLOUT_ATTACKS, ROLLOUT_BLOCKS)
+        self.plan: list[Any] | None = None  # None: no plan; []: the plan passes now
         self.planned_attack: list[str] | None = None
 
     def new_game(self, game: Any, seat: int) -> None:
-        self.plan, self.planned_attack = [], None
+        self.plan, self.planned_attack = None, None
 
     # ----- rollouts -----
 
     def _play_main(self, state: DuelState) -> None:
         """Play a whole main phase by the one-turn planner (one BFS, not one per action)."""
-        for action in self.planner.main_line(state):
+        for action in self.fast.main_line(state):
             state.apply_fast(action)
             if state.is_over():
                 return
         state.apply_fast("pass")
 
-    def rollout(self, state: DuelState, me: int) -> float:
-        """Play on until `me` begins its next turn (or the game ends) and score that position."""
-        start = state.turn
+    def rollout(self, state: DuelState, me: int, turns: int = 1) -> float:
+        """Play on until the start of the turn `turns` turns after this one (or the end of the
+        game) and score that position for `me`."""
+        stop = state.turn + turns
         for _ in range(MAX_ROLLOUT_STEPS):
-            if state.is_over() or (state.active == me and state.turn > start and state.phase == "main1"):
+            if state.is_over() or (state.turn >= stop and state.phase == "main1"):
                 break
             if state.phase in ("main1", "main2"):
                 self._play_main(state)
                 continue
             seat = state.deciding_seat()
             assert seat is not None
-            state.apply_fast(self.planner.decide(state, PHASE_PROMPT[state.phase], seat))
+            state.apply_fast(self.fast.decide(state, PHASE_PROMPT[state.phase], seat))
         return strong_eval(state, me)
 
     def run_candidate(self, state: DuelState, cand: Candidate, me: int) -> float:
@@ -106,7 +115,7 @@ class LookaheadAgent(Agent):
         state.apply_fast("pass")
         if state.phase == "attackers" and cand.attack is not None:
             state.apply_fast(cand.attack)
-        return self.rollout(state, me)
+        return self.rollout(state, me, turns=2)
 
     # ----- candidates -----
 
@@ -124,7 +133,7 @@ class LookaheadAgent(Agent):
                 if after.phase != "attackers":
                     cands.append(Candidate(line.actions, None))
                     continue
-                for _, attack in ranked_attacks(after, strong_eval, self.rng, TOP_ATTACKS):
+                for _, attack in ranked_attacks(after, strong_eval, self.rng, TOP_ATTACKS, RANK_ATTACKS, RANK_BLOCKS):
                     cands.append(Candidate(line.actions, [p.id for p in attack]))
             return cands
         me = state.active
@@ -133,28 +142,46 @@ class LookaheadAgent(Agent):
 
     def attack_candidates(self, state: DuelState) -> list[Candidate]:
         return [
-            Candidate([], [p.id for p in a]) for _, a in ranked_attacks(state, strong_eval, self.rng, TOP_ATTACKS + 2)
+            Candidate([], [p.id for p in a])
+            for _, a in ranked_attacks(state, strong_eval, self.rng, TOP_ATTACKS + 2, RANK_ATTACKS, RANK_BLOCKS)
         ]
 
-    def search(self, turn: Turn, cands: list[Candidate], attack_only: bool) -> Candidate:
+    def block_candidates(self, state: DuelState) -> list[Candidate]:
+        attackers = [p for p in (state.permanent(a) for a in state.attackers) if p is not None]
+        scored = []
+        for blocks in block_sets(state, attackers, self.rng):
+            value, ordered = best_orders(state, attackers, blocks, state.active, strong_eval)
+            scored.append((value, [[b.id, aid] for aid, bs in ordered.items() for b in bs]))
+        scored.sort(key=lambda t: t[0])  # the attacker's value: lowest first
+        return [Candidate([], None, answer) for _, answer in scored[:TOP_BLOCKS]]
+
+    def search(self, turn: Turn, cands: list[Candidate], mode: str) -> Candidate:
         """Spread the budget over determinizations; every candidate is rolled out in each."""
         deadline = time.perf_counter() + self.seconds
-        for sample in range(MAX_SAMPLES):
-            if sample > 0 and time.perf_counter() > deadline:
+        for _ in range(MAX_SAMPLES):
+            if time.perf_counter() > deadline:
                 break
             world = turn.state(self.rng)
             for cand in cands:
-                if sample > 0 and time.perf_counter() > deadline:
+                if time.perf_counter() > deadline:
                     break
                 trial = world.clone()
-                if attack_only:
+                if mode == "attack":
                     trial.apply_fast(cand.attack or [])
-                    value = self.rollout(trial, turn.seat)
+                    value = self.rollout(trial, turn.seat, turns=2)
+                elif mode == "block":
+                    trial.apply_fast(cand.answer)
+                    value = self.rollout(trial, turn.seat, turns=2)
                 else:
                     value = self.run_candidate(trial, cand, turn.seat)
                 cand.total += value
                 cand.samples += 1
-        return max(cands, key=lambda c: c.mean)
+        tried = [c for c in cands if c.samples]
+        if len(tried) < 2:
+            return cands[0]  # out of time before any comparison: trust the one-turn ranking
+        fewest = min(c.samples for c in tried)
+        # compare on equal footing: candidates that got an extra sample are not favoured
+        return max(tried, key=lambda c: c.mean if c.samples >= fewest else float("-inf"))
 
     # ----- decisions -----
 
@@ -164,39 +191,44 @@ class LookaheadAgent(Agent):
             return self.policy.answer(turn)
         only = single_answer(turn)
         if only is not None:
-            if name != "main":
-                return only
-            self.plan = []  # a forced pass ends the phase
+            if name == "main":
+                self.plan = None  # a forced pass ends the phase
             return only
         if name == "main":
             return self.main(turn)
         if name == "attackers":
             return self.attackers(turn)
+        if name == "blockers":
+            state = turn.state(self.rng)
+            cands = self.block_candidates(state)
+            if len(cands) == 1:
+                return cands[0].answer
+            return self.search(turn, cands, mode="block").answer
         state = turn.state(self.rng)
         return self.planner.decide(state, name, turn.seat)
 
     def main(self, turn: Turn) -> Any:
         options = {freeze(o) for o in turn.prompt.options}  # type: ignore[attr-defined]
-        if self.plan:
+        if self.plan is not None:
+            if not self.plan:
+                self.plan = None
+                return "pass"
             action = self.plan.pop(0)
             if freeze(action) in options:
                 return action
-            self.plan, self.planned_attack = [], None
+            self.plan, self.planned_attack = None, None
         state = turn.state(self.rng)
         cands = self.candidates(state)
         if len(cands) == 1 and not cands[0].actions:
             best = cands[0]
         else:
-            best = self.search(turn, cands, attack_only=False)
-        self.plan = list(best.actions)
+            best = self.search(turn, cands, mode="main")
         self.planned_attack = best.attack
-        if not self.plan:
+        if not best.actions or freeze(best.actions[0]) not in options:
+            self.plan = None
             return "pass"
-        action = self.plan.pop(0)
-        if freeze(action) not in options:
-            self.plan, self.planned_attack = [], None
-            return "pass"
-        return action
+        self.plan = list(best.actions[1:])
+        return best.actions[0]
 
     def attackers(self, turn: Turn) -> Any:
         legal = set(turn.prompt.candidates)  # type: ignore[attr-defined]
@@ -208,7 +240,7 @@ class LookaheadAgent(Agent):
         cands = self.attack_candidates(state)
         if len(cands) == 1:
             return cands[0].attack
-        return self.search(turn, cands, attack_only=True).attack
+        return self.search(turn, cands, mode="attack").attack
 
 
 AGENTS = [

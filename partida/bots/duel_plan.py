@@ -198,25 +198,22 @@ def combat_value(
     me: int,
     evaluate: Evaluator,
 ) -> float:
-    """Evaluate the position after this combat from `me`'s side, by applying the simulated result
-    to a light copy of the state."""
+    """Evaluate the position after this combat from `me`'s side. The evaluations look only at
+    life, the creatures in play, lands and hand sizes, so the state is changed in place for the
+    evaluation and restored (no copy: this runs hundreds of thousands of times per game)."""
     to_player, dead = simulate_combat(state, attackers, blocks)
-    after = state.clone()
-    attacking = {a.id for a in attackers}
-    for perm in after.battlefield:
-        if perm.id in attacking and not perm.has("vigilance"):
-            perm.tapped = True
-    after.battlefield = [p for p in after.battlefield if p.id not in dead]
-    for perm in state.battlefield:
-        if perm.id in dead:
-            after.players[perm.owner].graveyard.append(perm.card)
-    defender = after.players[1 - state.active]
-    defender.life -= to_player
-    if defender.life <= 0:
-        defender.lost = True
-        after.phase = "over"
-    after.phase = "over" if after.phase == "over" else "main2"
-    return evaluate(after, me)
+    defender = state.players[1 - state.active]
+    saved = (state.battlefield, defender.life, defender.lost, state.phase)
+    try:
+        if dead:
+            state.battlefield = [p for p in state.battlefield if p.id not in dead]
+        defender.life -= to_player
+        if defender.life <= 0:
+            defender.lost = True
+            state.phase = "over"
+        return evaluate(state, me)
+    finally:
+        state.battlefield, defender.life, defender.lost, state.phase = saved
 
 
 def best_orders(
@@ -300,13 +297,19 @@ def attack_sets(state: DuelState, limit: int = MAX_ATTACK_SETS) -> list[list[Per
 
 
 def defender_value(
-    state: DuelState, attackers: list[Permanent], me: int, evaluate: Evaluator, rng: random.Random, bound: float | None
+    state: DuelState,
+    attackers: list[Permanent],
+    me: int,
+    evaluate: Evaluator,
+    rng: random.Random,
+    bound: float | None,
+    block_limit: int = MAX_BLOCK_SETS,
 ) -> tuple[float, dict[str, list[Permanent]]]:
     """The defender's best reply (minimizing the attacker's value); stops early below `bound`."""
     attacker_seat = state.active
     worst = float("inf")
     chosen: dict[str, list[Permanent]] = {}
-    for blocks in block_sets(state, attackers, rng):
+    for blocks in block_sets(state, attackers, rng, block_limit):
         v, ordered = best_orders(state, attackers, blocks, attacker_seat, evaluate)
         if v < worst:
             worst, chosen = v, ordered
@@ -316,36 +319,53 @@ def defender_value(
     return value, chosen
 
 
-def best_attack(state: DuelState, evaluate: Evaluator, rng: random.Random) -> tuple[float, list[Permanent]]:
+def best_attack(
+    state: DuelState,
+    evaluate: Evaluator,
+    rng: random.Random,
+    attack_limit: int = MAX_ATTACK_SETS,
+    block_limit: int = MAX_BLOCK_SETS,
+) -> tuple[float, list[Permanent]]:
     """Minimax over attack subsets (max) and the defender's blocks (min), with a cut-off."""
     me = state.active
     best_value = evaluate(state, me) if state.phase == "attackers" else combat_value(state, [], {}, me, evaluate)
     best: list[Permanent] = []
-    for attack in attack_sets(state):
+    for attack in attack_sets(state, attack_limit):
         if not attack:
             continue
-        v, _ = defender_value(state, attack, me, evaluate, rng, bound=best_value)
+        v, _ = defender_value(state, attack, me, evaluate, rng, best_value, block_limit)
         if v > best_value:
             best_value, best = v, attack
     return best_value, best
 
 
 def ranked_attacks(
-    state: DuelState, evaluate: Evaluator, rng: random.Random, k: int
+    state: DuelState,
+    evaluate: Evaluator,
+    rng: random.Random,
+    k: int,
+    attack_limit: int = MAX_ATTACK_SETS,
+    block_limit: int = MAX_BLOCK_SETS,
 ) -> list[tuple[float, list[Permanent]]]:
     """The k best attack subsets by minimax value (no cut-off, so the values compare)."""
     me = state.active
     scored = []
-    for attack in attack_sets(state):
+    for attack in attack_sets(state, attack_limit):
         if not attack:
             scored.append((combat_value(state, [], {}, me, evaluate), attack))
         else:
-            scored.append((defender_value(state, attack, me, evaluate, rng, bound=None)[0], attack))
+            scored.append((defender_value(state, attack, me, evaluate, rng, None, block_limit)[0], attack))
     scored.sort(key=lambda t: -t[0])
     return scored[:k]
 
 
-def line_value(line: Line, evaluate: Evaluator, rng: random.Random) -> float:
+def line_value(
+    line: Line,
+    evaluate: Evaluator,
+    rng: random.Random,
+    attack_limit: int = MAX_ATTACK_SETS,
+    block_limit: int = MAX_BLOCK_SETS,
+) -> float:
     """A first-main-phase line scored after the combat it leads to (the minimax value)."""
     state = line.state
     me = state.active
@@ -354,7 +374,7 @@ def line_value(line: Line, evaluate: Evaluator, rng: random.Random) -> float:
     after = state.clone()
     after.apply_fast("pass")
     if after.phase == "attackers":
-        return best_attack(after, evaluate, rng)[0]
+        return best_attack(after, evaluate, rng, attack_limit, block_limit)[0]
     return evaluate(after, me)
 
 

@@ -11,6 +11,8 @@ from typing import Any
 from partida.bots.base import Agent, AgentSpec, Turn
 from partida.bots.duel_mulligan import MulliganPolicy
 from partida.bots.duel_plan import (
+    MAX_ATTACK_SETS,
+    MAX_BLOCK_SETS,
     Evaluator,
     best_attack,
     best_orders,
@@ -26,9 +28,17 @@ from partida.games.duel.state import DuelState
 class Planner:
     """One-turn decisions on a full state, with a given evaluation function."""
 
-    def __init__(self, evaluate: Evaluator, rng: random.Random) -> None:
+    def __init__(
+        self,
+        evaluate: Evaluator,
+        rng: random.Random,
+        attack_limit: int = MAX_ATTACK_SETS,
+        block_limit: int = MAX_BLOCK_SETS,
+    ) -> None:
         self.evaluate = evaluate
         self.rng = rng
+        self.attack_limit = attack_limit
+        self.block_limit = block_limit
 
     def main_line(self, state: DuelState) -> list[Any]:
         """The best sequence of main-phase actions (empty: pass now)."""
@@ -36,7 +46,7 @@ class Planner:
         best_value, best = float("-inf"), []
         for line in main_lines(state):
             if state.phase == "main1":
-                value = line_value(line, self.evaluate, self.rng)
+                value = line_value(line, self.evaluate, self.rng, self.attack_limit, self.block_limit)
             else:
                 value = self.evaluate(line.state, me)
             if value > best_value + 1e-9:
@@ -48,11 +58,12 @@ class Planner:
         return line[0] if line else "pass"
 
     def attackers(self, state: DuelState) -> list[str]:
-        return [p.id for p in best_attack(state, self.evaluate, self.rng)[1]]
+        attack = best_attack(state, self.evaluate, self.rng, self.attack_limit, self.block_limit)[1]
+        return [p.id for p in attack]
 
     def blockers(self, state: DuelState, me: int) -> list[list[str]]:
         attackers = [p for p in (state.permanent(a) for a in state.attackers) if p is not None]
-        _, blocks = defender_value(state, attackers, me, self.evaluate, self.rng, bound=None)
+        _, blocks = defender_value(state, attackers, me, self.evaluate, self.rng, None, self.block_limit)
         return [[b.id, aid] for aid, bs in blocks.items() for b in bs]
 
     def order(self, state: DuelState) -> list[str]:

@@ -144,8 +144,9 @@ class DuelState(State):
     def clone(self) -> DuelState:
         other = DuelState.__new__(DuelState)
         other.__dict__.update(self.__dict__)
-        other.rng = random.Random()
-        other.rng.setstate(self.rng.getstate())
+        if self.phase == "mulligan":  # the generator only shuffles during the mulligans
+            other.rng = random.Random()
+            other.rng.setstate(self.rng.getstate())
         other.players = [p.copy() for p in self.players]
         other.battlefield = [p.copy() for p in self.battlefield]
         other.attackers = list(self.attackers)
