@@ -47,7 +47,8 @@ ROLLOUT_ATTACKS = 12
 RANK_ATTACKS = 24
 RANK_BLOCKS = 60
 ROLLOUT_BLOCKS = 30
-MAX_SAMPLES = 8
+MAX_SAMPLES = 30
+HORIZON = 3  # turns played out after the decision's turn begins (3: own, opponent's, own)
 MAX_ROLLOUT_STEPS = 200
 
 
@@ -115,7 +116,7 @@ class LookaheadAgent(Agent):
         state.apply_fast("pass")
         if state.phase == "attackers" and cand.attack is not None:
             state.apply_fast(cand.attack)
-        return self.rollout(state, me, turns=2)
+        return self.rollout(state, me, turns=HORIZON)
 
     # ----- candidates -----
 
@@ -168,10 +169,10 @@ class LookaheadAgent(Agent):
                 trial = world.clone()
                 if mode == "attack":
                     trial.apply_fast(cand.attack or [])
-                    value = self.rollout(trial, turn.seat, turns=2)
+                    value = self.rollout(trial, turn.seat, turns=HORIZON)
                 elif mode == "block":
                     trial.apply_fast(cand.answer)
-                    value = self.rollout(trial, turn.seat, turns=2)
+                    value = self.rollout(trial, turn.seat, turns=HORIZON)
                 else:
                     value = self.run_candidate(trial, cand, turn.seat)
                 cand.total += value
