@@ -260,6 +260,7 @@ class MqttEventBus(EventBus):
         min_backoff: float = 0.1,
         max_backoff: float = 10.0,
         publish_timeout: float = 10.0,
+        max_inflight: int = 100,
     ) -> None:
         super().__init__(subscriber_queue)
         self.settings = settings
@@ -270,8 +271,9 @@ class MqttEventBus(EventBus):
         self.min_backoff = min_backoff
         self.max_backoff = max_backoff
         self.publish_timeout = publish_timeout
+        self.max_inflight = max_inflight
         self._outgoing: collections.deque[tuple[str, bytes]] = collections.deque(maxlen=outgoing_queue)
-        self._has_outgoing = asyncio.Event()
+        self._wake = asyncio.Event()
         self._connected = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -310,7 +312,7 @@ class MqttEventBus(EventBus):
             if self.dropped == 1 or self.dropped % 1000 == 0:
                 log.warning("MQTT outgoing queue full: %d event(s) dropped so far", self.dropped)
         self._outgoing.append((self.broker_topic(topic), data))
-        self._has_outgoing.set()
+        self._wake.set()
 
     async def close(self, flush_timeout: float = 2.0) -> None:
         """Try for ``flush_timeout`` seconds to send what is queued, then disconnect."""
@@ -369,7 +371,7 @@ class MqttEventBus(EventBus):
 
     def _client(self) -> aiomqtt.Client:
         s = self.settings
-        return aiomqtt.Client(
+        client = aiomqtt.Client(
             s.host,
             s.port,
             username=s.username,
@@ -379,7 +381,10 @@ class MqttEventBus(EventBus):
             tls_context=ssl.create_default_context() if s.tls else None,
             timeout=self.publish_timeout,
             logger=log.getChild("aiomqtt"),
+            max_inflight_messages=self.max_inflight,
         )
+        client.pending_calls_threshold = self.max_inflight + 1  # our window is deliberate, not a leak
+        return client
 
     async def _serve(self, client: aiomqtt.Client) -> None:
         """Send and receive until either side fails; the receiver notices a lost connection first."""
@@ -392,24 +397,40 @@ class MqttEventBus(EventBus):
             await cancel_and_wait(tasks)
 
     async def _send(self, client: aiomqtt.Client) -> None:
-        current = asyncio.current_task()
-        assert current is not None
-        while True:
-            if not self._outgoing:
-                self._has_outgoing.clear()
-                await self._has_outgoing.wait()
-                continue
-            topic, data = self._outgoing.popleft()
-            sent = False
-            try:
-                await client.publish(topic, data, qos=1, timeout=self.publish_timeout)
-                sent = True
-                self.sent += 1
-                if current.cancelling():  # asyncio.wait_for inside publish may have swallowed a cancel
-                    raise asyncio.CancelledError
-            finally:
-                if not sent:  # failed or cancelled by a lost connection: send it again after reconnecting
-                    self._outgoing.appendleft((topic, data))
+        """Keep up to ``max_inflight`` publications waiting for their PUBACK at once.
+
+        Waiting for each acknowledgement before sending the next caps a bus at about one event per
+        round trip; a window keeps order (paho writes publications in call order) and lets the
+        broker's acknowledgements overlap. Whatever is not acknowledged when the connection fails
+        goes back to the front of the queue, in order.
+        """
+        inflight: dict[asyncio.Task[None], tuple[str, bytes]] = {}  # in publish order
+        try:
+            while True:
+                for task in [t for t in inflight if t.done()]:
+                    task.result()  # a failed publication ends this connection; `finally` requeues it
+                    del inflight[task]
+                    self.sent += 1
+                if self._outgoing and len(inflight) < self.max_inflight:
+                    topic, data = self._outgoing.popleft()
+                    task = asyncio.create_task(client.publish(topic, data, qos=1, timeout=self.publish_timeout))
+                    task.add_done_callback(lambda _: self._wake.set())
+                    inflight[task] = (topic, data)
+                    continue
+                self._wake.clear()
+                await self._wake.wait()
+        finally:
+            await cancel_and_wait(list(inflight))
+            unsent = []
+            for task, item in inflight.items():
+                if not task.cancelled() and task.exception() is None:
+                    self.sent += 1
+                else:
+                    unsent.append(item)
+            for item in reversed(unsent):
+                if len(self._outgoing) == self._outgoing.maxlen:
+                    self.dropped += 1  # appendleft on a full deque drops the newest event
+                self._outgoing.appendleft(item)
 
     async def _receive(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:
