@@ -21,7 +21,7 @@ from partida.server.events import (
     parse_mqtt_url,
     topic_matches,
 )
-from tests.services import Mosquitto, start_mosquitto
+from tests.services import Mosquitto, free_port, start_mosquitto
 
 
 async def take(subscription: Subscription, count: int, timeout: float = 10.0) -> list[Event]:
@@ -272,10 +272,13 @@ async def test_a_payload_that_is_not_json_fails_in_the_publishers_hands(mqtt_bus
 async def test_the_bus_keeps_working_through_a_broker_restart() -> None:
     with start_mosquitto() as broker:
         bus = MqttEventBus(parse_mqtt_url(broker.url), min_backoff=0.05, max_backoff=0.5)
+        other = MqttEventBus(parse_mqtt_url(broker.url), min_backoff=0.05, max_backoff=0.5)
         bus.start()
+        other.start()
         local = bus.subscribe("partida/#")
+        remote = other.subscribe("partida/#")
         try:
-            assert await bus.wait_connected(10)
+            assert await bus.wait_connected(10) and await other.wait_connected(10)
             await bus.publish("partida/rooms/ABCD/action", {"seq": 1})
 
             broker.stop()
@@ -284,7 +287,7 @@ async def test_the_bus_keeps_working_through_a_broker_restart() -> None:
             assert [e.payload["seq"] for e in await take(local, 11)] == list(range(1, 12))
 
             broker.start()
-            assert await bus.wait_connected(20)
+            assert await bus.wait_connected(20) and await other.wait_connected(20)
             async with aiomqtt.Client("127.0.0.1", broker.port) as listener:
                 await listener.subscribe("partida/#", qos=1)
                 await bus.publish("partida/rooms/ABCD/action", {"seq": 12})
@@ -303,5 +306,28 @@ async def test_the_bus_keeps_working_through_a_broker_restart() -> None:
                 assert seqs == list(range(seqs[0], 13))
             await asyncio.wait_for(_until(lambda: bus.sent == 12), 10)
             assert bus.backlog() == 0 and bus.dropped == 0
+
+            # The other node subscribed again before 12 was published: it receives 12 and 13.
+            await bus.publish("partida/rooms/ABCD/action", {"seq": 13})
+            seqs = []
+            while not seqs or seqs[-1] != 13:
+                seqs += [e.payload["seq"] for e in await take(remote, 1)]
+            assert seqs[-2:] == [12, 13]
         finally:
             await bus.close()
+            await other.close()
+
+
+async def test_without_a_broker_the_bus_delivers_locally_and_keeps_only_the_newest_events() -> None:
+    unreachable = MqttSettings(host="127.0.0.1", port=free_port())  # nothing listens there
+    bus = MqttEventBus(unreachable, outgoing_queue=5, min_backoff=0.05)
+    bus.start()
+    local = bus.subscribe("partida/#")
+    try:
+        for seq in range(8):
+            await bus.publish("partida/rooms/ABCD/action", {"seq": seq})
+        assert [e.payload["seq"] for e in await take(local, 8)] == list(range(8))
+        assert not await bus.wait_connected(0.3)
+        assert bus.backlog() == 5 and bus.dropped == 3
+    finally:
+        await bus.close()
