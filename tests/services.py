@@ -13,6 +13,7 @@ Other test files use the session fixtures ``mosquitto`` and ``postgres`` (load t
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import glob
@@ -210,6 +211,7 @@ def start_mosquitto() -> Mosquitto:
         broker = Mosquitto(binary, free_port(), Path(tempfile.mkdtemp(prefix="partida-mosquitto-")))
         try:
             broker.start()
+            atexit.register(broker.close)  # a crashed test session must not leave a broker behind
             return broker
         except RuntimeError as error:
             broker.close()
@@ -272,19 +274,28 @@ def start_postgres() -> Postgres:
     loopback port, and create database ``partida`` with its own password-protected user."""
     initdb = Path(ensure_debian_package("postgresql", "initdb"))
     bin_dir = Path(os.path.realpath(initdb)).parent
-    directory = Path(tempfile.mkdtemp(prefix="partida-postgres-"))
-    server = Postgres(bin_dir, free_port(), directory, "partida", secrets.token_hex(12))
-    try:
-        if os.geteuid() == 0:
-            shutil.chown(directory, "postgres", "postgres")
-        directory.chmod(0o700)
-        _initdb(server)
-        _start_cluster(server)
-        _create_database(server)
-    except BaseException:
-        server.close()
-        raise
-    return server
+    last_error: RuntimeError | None = None
+    for _ in range(3):  # the free port may be taken between choosing it and binding it
+        directory = Path(tempfile.mkdtemp(prefix="partida-postgres-"))
+        server = Postgres(bin_dir, free_port(), directory, "partida", secrets.token_hex(12))
+        try:
+            if os.geteuid() == 0:
+                shutil.chown(directory, "postgres", "postgres")
+            directory.chmod(0o700)
+            _initdb(server)
+            _start_cluster(server)
+            _create_database(server)
+        except RuntimeError as error:
+            server.close()
+            last_error = error
+            continue
+        except BaseException:
+            server.close()
+            raise
+        atexit.register(server.close)  # a crashed test session must not leave a server behind
+        return server
+    assert last_error is not None
+    raise last_error
 
 
 def _initdb(server: Postgres) -> None:
