@@ -65,7 +65,9 @@ class Client:
         timeout: float = 10.0,
     ) -> Client:
         try:
-            websocket = await asyncio.wait_for(connect(url, max_size=1 << 22, open_timeout=timeout), timeout)
+            websocket = await asyncio.wait_for(
+                connect(url, max_size=1 << 22, open_timeout=timeout, compression=None), timeout
+            )
         except (TimeoutError, OSError) as exc:
             raise ConnectionLost(f"cannot reach {url}: {exc or 'timed out'}") from None
         client = cls(websocket, encoding)

@@ -95,6 +95,7 @@ class Server:
             self.config.host,
             self.config.port,
             max_size=max(self.config.max_message_bytes * 16, 1 << 20),
+            compression=None,  # messages are small MessagePack maps: deflate costs CPU and memory for little
             ping_interval=20,
             ping_timeout=20,
         )

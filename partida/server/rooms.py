@@ -22,10 +22,9 @@ from partida.games.base import Action, Game, IllegalAction, State
 from partida.protocol import ErrorCode, ProtocolError, server_message
 
 if TYPE_CHECKING:
-    from partida.storage.store import StoredGame
-
     from partida.server.app import Server
     from partida.server.session import Session
+    from partida.storage.store import StoredGame
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -194,7 +193,6 @@ class Room:
             raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken by {self.seats[seat].name}")  # type: ignore[union-attr]
         self.seats[seat] = Seat(identity.name, identity.kind, identity.account_id, identity.agent, session)
         session.rooms.add(self)
-        await self.server.store.set_seat(self.game_id, seat, identity.account_id, identity.name)
         await self._after_seating()
         return seat
 
@@ -235,8 +233,7 @@ class Room:
         self.spectators.discard(session)
         for seat in self.seats_of(session):
             if self.status == "waiting":
-                self.seats[seat] = None
-                await self.server.store.set_seat(self.game_id, seat, None, "")
+                self.seats[seat] = None  # seats are stored when the game starts
             else:
                 self.seats[seat].session = None  # type: ignore[union-attr]  # held for its return
         session.rooms.discard(self)
@@ -262,7 +259,8 @@ class Room:
             raise ProtocolError(ErrorCode.SEATS_EMPTY, "every seat must be taken before the start")
         self.state = self.game.new_state(self.options, self.seed, self.num_seats)
         self.status = "playing"
-        await self.server.store.start_game(self.game_id)
+        seats = [(i, s.account_id, s.name) for i, s in enumerate(self.seats) if s is not None]
+        await self.server.store.start_game(self.game_id, seats)
         await self.server.publish(
             f"rooms/{self.code}/game_started",
             {

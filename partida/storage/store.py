@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from partida.storage import accounts
 from partida.storage.batching import BatchWriter
@@ -180,22 +181,35 @@ class Store:
     async def set_seat(self, game_id: int, seat: int, account_id: int | None, name: str) -> None:
         """Who sits in `seat` now; `account_id=None` with an empty name frees it."""
         async with self.db.write() as conn:
+            await self._write_seat(conn, game_id, seat, account_id, name)
+
+    @staticmethod
+    async def _write_seat(conn: AsyncConnection, game_id: int, seat: int, account_id: int | None, name: str) -> None:
+        changed = await conn.execute(
+            update(SeatRecord)
+            .where(SeatRecord.game_id == game_id, SeatRecord.seat == seat)
+            .values(account_id=account_id, name=name)
+        )
+        if changed.rowcount == 0:
+            try:
+                await conn.execute(
+                    insert(SeatRecord).values(game_id=game_id, seat=seat, account_id=account_id, name=name)
+                )
+            except IntegrityError as exc:
+                raise _missing_game(game_id, exc) from None
+
+    async def start_game(self, game_id: int, seats: list[tuple[int, int | None, str]] | None = None) -> None:
+        """Mark the game 'playing' (it is then resumed after a restart). `seats` (seat, account id,
+        name) are recorded in the same transaction: the server writes seats once, at the start,
+        rather than paying a durable commit for every join and leave of a waiting room."""
+        async with self.db.write() as conn:
+            for seat, account_id, name in seats or []:
+                await self._write_seat(conn, game_id, seat, account_id, name)
             changed = await conn.execute(
-                update(SeatRecord)
-                .where(SeatRecord.game_id == game_id, SeatRecord.seat == seat)
-                .values(account_id=account_id, name=name)
+                update(GameRecord).where(GameRecord.id == game_id).values(status="playing", started_at=utcnow())
             )
             if changed.rowcount == 0:
-                try:
-                    await conn.execute(
-                        insert(SeatRecord).values(game_id=game_id, seat=seat, account_id=account_id, name=name)
-                    )
-                except IntegrityError as exc:
-                    raise _missing_game(game_id, exc) from None
-
-    async def start_game(self, game_id: int) -> None:
-        """Mark the game 'playing' (it is then resumed after a restart)."""
-        await self._update_game(game_id, status="playing", started_at=utcnow())
+                raise NoSuchGame(f"there is no game {game_id}.")
 
     async def append_action(self, game_id: int, index: int, seat: int, action: Any) -> None:
         """Append one action to the game's log, committed when this returns. `index` is the move
