@@ -297,13 +297,7 @@ class Server:
         room.start_task()
         await self.publish(
             "lobby/room_created",
-            {
-                "type": "room_created",
-                "room": room.code,
-                "game_id": room.game_id,
-                "game": game.name,
-                "public": room.public,
-            },
+            {"type": "room_created", **room.event_base(), "public": room.public},
         )
         seat = None
         token = None

@@ -265,7 +265,7 @@ class Room:
             f"rooms/{self.code}/game_started",
             {
                 "type": "game_started",
-                **self._event_base(),
+                **self.event_base(),
                 "seats": self.summary()["seats"],
                 "seed_hash": self.seed_hash,
             },
@@ -314,7 +314,7 @@ class Room:
         self._push_all()
         await self.server.publish(
             f"rooms/{self.code}/action",
-            {"type": "action", **self._event_base(), "seq": self.seq, "seat": seat, **self._public_action(action)},
+            {"type": "action", **self.event_base(), "seq": self.seq, "seat": seat, **self._public_action(action)},
         )
         if over:
             await self._announce_finish()
@@ -351,7 +351,7 @@ class Room:
             session.send(ended)
         await self.server.publish(
             f"rooms/{self.code}/game_over",
-            {"type": "game_over", **self._event_base(), "result": result, "seed": self.seed, "moves": self.seq},
+            {"type": "game_over", **self.event_base(), "result": result, "seed": self.seed, "moves": self.seq},
         )
         self._broadcast_room()
 
@@ -360,7 +360,7 @@ class Room:
         if await self._record_finish_if_over():
             await self._announce_finish()
 
-    def _event_base(self) -> dict[str, Any]:
+    def event_base(self) -> dict[str, Any]:
         return {"room": self.code, "game_id": self.game_id, "game": self.game.name, "time": time.time()}
 
     # Pushing views. Every seat gets its own view; spectators get the public one.
