@@ -31,6 +31,12 @@ SPECS: dict[str, AgentSpec] = {
 
 
 def make_agent(name: str, **params: Any) -> Agent:
+    """`name` may carry parameters: `duel-lookahead[evaluation=reference]`."""
+    if name.endswith("]") and "[" in name:
+        name, _, extra = name[:-1].partition("[")
+        for pair in extra.split(";"):
+            key, _, value = pair.partition("=")
+            params[key.strip()] = value.strip()
     if name not in SPECS:
         raise SystemExit(f"unknown agent {name!r} (known: {', '.join(sorted(SPECS))})")
     spec = SPECS[name]

@@ -27,7 +27,15 @@ from typing import Any
 
 from partida.bots.base import Agent, AgentSpec, Turn
 from partida.bots.duel_mulligan import MulliganPolicy
-from partida.bots.duel_plan import best_orders, block_sets, line_value, main_lines, ranked_attacks, strong_eval
+from partida.bots.duel_plan import (
+    best_orders,
+    block_sets,
+    line_value,
+    main_lines,
+    ranked_attacks,
+    reference_eval,
+    strong_eval,
+)
 from partida.bots.duel_search import Planner, single_answer
 from partida.games.duel.state import DuelState
 from partida.games.prompts import freeze
@@ -48,6 +56,7 @@ RANK_ATTACKS = 24
 RANK_BLOCKS = 60
 ROLLOUT_BLOCKS = 30
 MAX_SAMPLES = 30
+EVALUATIONS = {"strong": strong_eval, "reference": reference_eval}
 HORIZON = 3  # turns played out after the decision's turn begins (3: own, opponent's, own)
 MAX_ROLLOUT_STEPS = 200
 
@@ -70,13 +79,16 @@ class Candidate:
 class LookaheadAgent(Agent):
     name = "duel-lookahead"
 
-    def __init__(self, seconds: float = 1.0, seed: int | None = None) -> None:
+    def __init__(self, seconds: float = 1.0, seed: int | None = None, evaluation: str = "strong") -> None:
+        if evaluation not in EVALUATIONS:
+            raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)}, not {evaluation!r}")
+        self.evaluate = EVALUATIONS[evaluation]
         self.seconds = float(seconds)
         self.rng = random.Random(seed)
         self.policy = MulliganPolicy()
-        self.planner = Planner(strong_eval, self.rng)
+        self.planner = Planner(self.evaluate, self.rng)
         # Rollouts run the planner many times: a narrower combat search keeps them cheap.
-        self.fast = Planner(strong_eval, self.rng, ROLLOUT_ATTACKS, ROLLOUT_BLOCKS)
+        self.fast = Planner(self.evaluate, self.rng, ROLLOUT_ATTACKS, ROLLOUT_BLOCKS)
         self.plan: list[Any] | None = None  # None: no plan; []: the plan passes now
         self.planned_attack: list[str] | None = None
 
@@ -106,13 +118,13 @@ class LookaheadAgent(Agent):
             seat = state.deciding_seat()
             assert seat is not None
             state.apply_fast(self.fast.decide(state, PHASE_PROMPT[state.phase], seat))
-        return strong_eval(state, me)
+        return self.evaluate(state, me)
 
     def run_candidate(self, state: DuelState, cand: Candidate, me: int) -> float:
         for action in cand.actions:
             state.apply_fast(action)
             if state.is_over():
-                return strong_eval(state, me)
+                return self.evaluate(state, me)
         state.apply_fast("pass")
         if state.phase == "attackers" and cand.attack is not None:
             state.apply_fast(cand.attack)
@@ -123,7 +135,7 @@ class LookaheadAgent(Agent):
     def candidates(self, state: DuelState) -> list[Candidate]:
         lines = main_lines(state)
         if state.phase == "main1":
-            scored = sorted(lines, key=lambda ln: -line_value(ln, strong_eval, self.rng))[:TOP_LINES]
+            scored = sorted(lines, key=lambda ln: -line_value(ln, self.evaluate, self.rng))[:TOP_LINES]
             cands = []
             for line in scored:
                 after = line.state.clone()
@@ -134,24 +146,24 @@ class LookaheadAgent(Agent):
                 if after.phase != "attackers":
                     cands.append(Candidate(line.actions, None))
                     continue
-                for _, attack in ranked_attacks(after, strong_eval, self.rng, TOP_ATTACKS, RANK_ATTACKS, RANK_BLOCKS):
+                for _, attack in ranked_attacks(after, self.evaluate, self.rng, TOP_ATTACKS, RANK_ATTACKS, RANK_BLOCKS):
                     cands.append(Candidate(line.actions, [p.id for p in attack]))
             return cands
         me = state.active
-        scored = sorted(lines, key=lambda ln: -strong_eval(ln.state, me))[:TOP_LINES]
+        scored = sorted(lines, key=lambda ln: -self.evaluate(ln.state, me))[:TOP_LINES]
         return [Candidate(line.actions, None) for line in scored]
 
     def attack_candidates(self, state: DuelState) -> list[Candidate]:
         return [
             Candidate([], [p.id for p in a])
-            for _, a in ranked_attacks(state, strong_eval, self.rng, TOP_ATTACKS + 2, RANK_ATTACKS, RANK_BLOCKS)
+            for _, a in ranked_attacks(state, self.evaluate, self.rng, TOP_ATTACKS + 2, RANK_ATTACKS, RANK_BLOCKS)
         ]
 
     def block_candidates(self, state: DuelState) -> list[Candidate]:
         attackers = [p for p in (state.permanent(a) for a in state.attackers) if p is not None]
         scored = []
         for blocks in block_sets(state, attackers, self.rng):
-            value, ordered = best_orders(state, attackers, blocks, state.active, strong_eval)
+            value, ordered = best_orders(state, attackers, blocks, state.active, self.evaluate)
             scored.append((value, [[b.id, aid] for aid, bs in ordered.items() for b in bs]))
         scored.sort(key=lambda t: t[0])  # the attacker's value: lowest first
         return [Candidate([], None, answer) for _, answer in scored[:TOP_BLOCKS]]
@@ -250,6 +262,6 @@ AGENTS = [
         LookaheadAgent,
         "Duel: two-turn lookahead over determinizations (own turn candidates, opponent's reply rolled out)",
         games=frozenset({"duel"}),
-        params={"seconds": 1.0, "seed": None},
+        params={"seconds": 1.0, "seed": None, "evaluation": "strong"},
     )
 ]
