@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from partida.storage.database import Database, default_url
-from partida.storage.store import Store
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -41,6 +39,8 @@ from partida.protocol import messages as m
 from partida.server.events import EventBus, open_bus
 from partida.server.rooms import Room
 from partida.server.session import Identity, Session
+from partida.storage.database import Database, default_url
+from partida.storage.store import Store
 
 log = logging.getLogger(__name__)
 
