@@ -216,24 +216,25 @@ def main() -> None:
     parser.add_argument("--ffo", default="40,41,42,43,44", help="FFO numbers to solve (default: 40-44)")
     parser.add_argument("--midgame", type=int, default=10, help="40-empty positions for the depth-8 timing")
     parser.add_argument("--skip-matches", action="store_true", help="leave out the matches")
+    parser.add_argument("--matches-only", action="store_true", help="only the matches")
+    parser.add_argument("--opponents", default="reference,mcts", help="match opponents (default: %(default)s)")
     args = parser.parse_args()
 
     report: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "processor": platform.machine(), "cores": 2},
         "arguments": vars(args),
     }
-    positions = [(f"early-{i}", realistic_position(50, i)) for i in range(args.positions)]
-    positions += [(f"middle-{i}", realistic_position(36, 50 + i)) for i in range(args.positions)]
-    report["positions"] = {label: state.position_text() for label, state in positions}
-    report["depths"] = depth_comparison([int(d) for d in args.depths.split(",")], positions)
-    report["after_f5"] = opening_speed()
-    report["midgame_40_empties"] = midgame_speed(args.midgame)
-    report["ffo"] = ffo_suite([int(n) for n in args.ffo.split(",") if n])
+    if not args.matches_only:
+        positions = [(f"early-{i}", realistic_position(50, i)) for i in range(args.positions)]
+        positions += [(f"middle-{i}", realistic_position(36, 50 + i)) for i in range(args.positions)]
+        report["positions"] = {label: state.position_text() for label, state in positions}
+        report["depths"] = depth_comparison([int(d) for d in args.depths.split(",")], positions)
+        report["after_f5"] = opening_speed()
+        report["midgame_40_empties"] = midgame_speed(args.midgame)
+        report["ffo"] = ffo_suite([int(n) for n in args.ffo.split(",") if n])
     if not args.skip_matches and args.games > 0:
-        report["matches"] = [
-            match("reference", args.games, args.seconds, 4),
-            match("mcts", args.games, args.seconds, 4),
-        ]
+        opponents = [name.strip() for name in args.opponents.split(",") if name.strip()]
+        report["matches"] = [match(name, args.games, args.seconds, 4) for name in opponents]
     print(json.dumps(report, indent=1))
 
 

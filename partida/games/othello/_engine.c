@@ -244,8 +244,8 @@ static int evaluate(u64 P, u64 O) {
     score += W_POTENTIAL * (popcount(neighbours(O) & empty) - popcount(neighbours(P) & empty));
     score += W_STABLE * (popcount(edge_stable(P)) - popcount(edge_stable(O)));
     if (n_empty < 20) score += (n_empty & 1) ? W_PARITY / 3 : -W_PARITY / 3;
-    /* the disc count matters more as the end approaches */
-    if (n_empty < 24) score += (24 - n_empty) * (popcount(P) - popcount(O)) * 2;
+    /* the disc count itself only matters near the end, and then only a little */
+    if (n_empty < 20) score += (20 - n_empty) * (popcount(P) - popcount(O)) / 2;
     if (score > 60 * DISC) score = 60 * DISC;
     if (score < -60 * DISC) score = -60 * DISC;
     return score;
@@ -306,7 +306,7 @@ static int solve_shallow(u64 P, u64 O, int alpha, int beta, int empties, int pas
 }
 
 #define SHALLOW_EMPTIES 7
-#define EXACT_TIMED 16   /* under a time budget, solve exactly from this many empties */
+#define EXACT_TIMED 18   /* under a time budget, solve exactly from this many empties */
 #define EXACT_UNTIMED 24 /* without one, from this many */
 
 typedef struct { int sq; u64 flips; int key; } MoveItem;
