@@ -18,6 +18,7 @@ WIN = 1000.0
 MAX_ATTACK_SETS = 48
 MAX_BLOCK_SETS = 160
 MAX_MAIN_NODES = 400
+MAX_ORDER_PERMUTED = 3
 
 
 def terminal_value(state: DuelState, me: int) -> float | None:
@@ -232,7 +233,12 @@ def best_orders(
     for aid, bs in blocks.items():
         if len(bs) < 2:
             continue
-        for perm in itertools.permutations(bs):
+        if len(bs) <= MAX_ORDER_PERMUTED:
+            orders: Any = itertools.permutations(bs)
+        else:  # big gang blocks: weakest first (kill the most) or strongest first
+            weakest = sorted(bs, key=lambda p: p.toughness - p.damage)
+            orders = [weakest, weakest[::-1]]
+        for perm in orders:
             trial = dict(current)
             trial[aid] = list(perm)
             v = combat_value(state, attackers, trial, me, evaluate)
