@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,13 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.services import free_port
+
 PARTIDA = [sys.executable, "-m", "partida"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(*args: str, input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
