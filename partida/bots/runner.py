@@ -97,15 +97,22 @@ class BotRunner:
                 agents[seat].new_game(game, seat)
             return agents[seat]
 
+        rejected = [0]  # answers refused in a row: an agent that keeps erring falls back to random
+
+        def on_error(exc: ServerError) -> None:
+            rejected[0] += 1
+            log.warning("%s in %s: %s", self.agent, room, exc)
+
         async def decide(update: dict[str, Any], prompt: Prompt) -> Any:
+            if rejected[0] >= 2:
+                rejected[0] = 0
+                return prompt.random_answer(self.rng)
             agent = agent_for(update["seat"])
             turn = Turn(game, update["seat"], prompt, update["view"])
             return await asyncio.to_thread(agent.act, turn)
 
         try:
-            final = await client.play(
-                room, decide, on_error=lambda exc: log.warning("%s in %s: %s", self.agent, room, exc)
-            )
+            final = await client.play(room, decide, on_error=on_error)
             log.info("%s: game in room %s over: %s", self.agent, room, final.get("result"))
         except ConnectionLost:
             pass
