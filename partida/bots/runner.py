@@ -97,15 +97,16 @@ class BotRunner:
                 agents[seat].new_game(game, seat)
             return agents[seat]
 
-        rejected = [0]  # answers refused in a row: an agent that keeps erring falls back to random
+        rejected = [0, -1]  # answers refused for the decision at seq [1]: past two, answer at random
 
         def on_error(exc: ServerError) -> None:
             rejected[0] += 1
             log.warning("%s in %s: %s", self.agent, room, exc)
 
         async def decide(update: dict[str, Any], prompt: Prompt) -> Any:
+            if rejected[1] != update["seq"]:
+                rejected[:] = [0, update["seq"]]
             if rejected[0] >= 2:
-                rejected[0] = 0
                 return prompt.random_answer(self.rng)
             agent = agent_for(update["seat"])
             turn = Turn(game, update["seat"], prompt, update["view"])
