@@ -69,6 +69,17 @@ async def test_two_clients_play_othello_to_the_end(connect, server) -> None:
     assert sum(final["result"]["scores"][:2]) <= 64
 
 
+async def test_replay_prints_the_othello_transcript(connect, server) -> None:
+    from partida.cli.records import replay_stored
+
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    final, _ = await play_two(alice, bob, "othello")
+    replayed = replay_stored(await server.store.load_game(final["game_id"]))
+    squares = [m["action"] for m in replayed["moves"]]
+    assert replayed["transcript"] == "".join(squares)
+    assert replayed["result"] == final["result"]
+
+
 async def test_bot_against_bot_through_the_server(connect, server, bots) -> None:
     await bots("random", "alphabeta", seconds=0.05)
     watcher = await connect(name="watcher")

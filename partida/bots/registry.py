@@ -28,10 +28,6 @@ def all_agents() -> dict[str, AgentSpec]:
     return specs
 
 
-def agents_for(game: Game) -> list[AgentSpec]:
-    return [spec for spec in all_agents().values() if spec.supports(game)]
-
-
 def make_agent(name: str, game: Game | None = None, **params: Any) -> Agent:
     """Build an agent. Parameters the agent does not take are dropped, so a caller may pass a
     common set (seed, seconds) to any agent."""

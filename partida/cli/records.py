@@ -125,9 +125,9 @@ def replay_stored(stored: Any) -> dict[str, Any]:
         "stored_result": stored.result,
         "picture": game.render(state.view(None)),
     }
-    transcript = getattr(game, "transcript", None)
-    if callable(transcript):
-        data["transcript"] = transcript([a for _, a in stored.actions])
+    record = game.record(state)
+    if record is not None:
+        data["transcript"] = record
     return data
 
 

@@ -252,6 +252,11 @@ class Game(ABC):
         """How an action is written for people (a square like `f5`, a card name)."""
         return str(action)
 
+    def record(self, state: State) -> str | None:
+        """The game's standard notation for the moves so far (an Othello transcript), if it has
+        one; `partida replay` prints it."""
+        return None
+
     def parse_action(self, view: View, prompt: Prompt, text: str) -> Action:
         """Read an action typed by a person; raises `IllegalAction` with a hint when it cannot."""
         return prompt.parse(text)

@@ -167,6 +167,10 @@ class Othello(Game):
         lines.append(f"X (black) {black}  O (white) {white}  - {status}")
         return "\n".join(lines)
 
+    def record(self, state: State) -> str | None:
+        assert isinstance(state, OthelloState)
+        return transcript_of(state.moves)
+
     def format_action(self, view: View, action: Any) -> str:
         return str(action)
 
