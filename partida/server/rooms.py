@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from partida.games.base import Action, Game, IllegalAction, State
+from partida.games.base import Action, Decision, Game, IllegalAction, State
 from partida.protocol import ErrorCode, ProtocolError, server_message
 
 if TYPE_CHECKING:
@@ -369,10 +369,10 @@ class Room:
         sessions = {s.session for s in self.seats if s is not None and s.session is not None}
         return sessions | self.spectators
 
-    def _update(self, seat: int | None) -> dict[str, Any]:
+    def _update(self, seat: int | None, pending: list[Decision] | None = None) -> dict[str, Any]:
         assert self.state is not None
         over = self.state.is_over()
-        pending = self.state.pending()
+        pending = self.state.pending() if pending is None else pending
         decision = next((d for d in pending if d.seat == seat), None) if seat is not None else None
         message = server_message(
             "update",
@@ -392,16 +392,18 @@ class Room:
             message["seed"] = self.seed
         return message
 
-    def _push_seat(self, seat: int) -> None:
+    def _push_seat(self, seat: int, pending: list[Decision] | None = None) -> None:
         occupant = self.seats[seat]
         if occupant is not None and occupant.session is not None:
-            occupant.session.send(self._update(seat))
+            occupant.session.send(self._update(seat, pending))
 
     def _push_all(self) -> None:
+        assert self.state is not None
+        pending = self.state.pending()  # once per action, not once per seat
         for seat in range(self.num_seats):
-            self._push_seat(seat)
+            self._push_seat(seat, pending)
         if self.spectators:
-            public = self._update(None)
+            public = self._update(None, pending)
             for session in self.spectators:
                 session.send(public)
 
