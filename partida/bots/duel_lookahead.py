@@ -1,22 +1,23 @@
-"""A stronger Duel agent: two-turn lookahead over determinizations.
+"""A stronger Duel agent: multi-turn lookahead over determinizations.
 
 The one-turn search is myopic: it cannot see the opponent's reply (the crack-back after an
 all-out attack, a burn spell at a low life total, a flyer it left no blocker for). This agent
 keeps the one-turn search as a candidate generator and adds what it misses:
 
 1. Candidates. From its own turn it takes the best few main-phase lines, each with its best few
-   attack choices (main-phase BFS and the pruned combat minimax of `duel_plan`, scored by a richer
-   evaluation with keyword values and a nonlinear life term).
+   attack choices (main-phase BFS and the pruned combat minimax of `duel_plan`), ranked by its
+   evaluation: by default the one fitted to game outcomes (`duel_eval`), the log-odds of winning.
 2. Determinization. It samples the opponent's hand and both libraries from the unseen cards
    (`Game.determinize`), several times within the time budget.
-3. Rollout. Each candidate is played out in each sample: the rest of its own turn and the whole
-   of the opponent's next turn are played by the one-turn planner for both sides, and the position
-   at the start of its next turn is scored. The candidate with the best mean wins.
+3. Rollout. Each candidate is played out in each sample: the rest of its own turn, the
+   opponent's whole reply and its own next turn are played by the one-turn planner for both
+   sides, and the position at the start of the turn after is scored. The candidate with the best
+   mean wins.
 
 Plans are kept for the rest of the turn (the later actions of the chosen line, the chosen attack)
-and dropped when the game diverges from them. Blocks, damage orders and discards use the one-turn
-planner with the richer evaluation. The budget is per decision (default 1 second); a decision
-with one legal answer costs nothing.
+and dropped when the game diverges from them. Blocks are searched the same way; damage orders and
+discards use the one-turn planner. The budget is per decision (default 1 second); a decision with
+one legal answer costs nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import time
 from typing import Any
 
 from partida.bots.base import Agent, AgentSpec, Turn
+from partida.bots.duel_eval import evaluation as named_evaluation
 from partida.bots.duel_mulligan import MulliganPolicy
 from partida.bots.duel_plan import (
     best_orders,
@@ -33,8 +35,6 @@ from partida.bots.duel_plan import (
     line_value,
     main_lines,
     ranked_attacks,
-    reference_eval,
-    strong_eval,
 )
 from partida.bots.duel_search import Planner, single_answer
 from partida.games.duel.state import DuelState
@@ -56,7 +56,6 @@ RANK_ATTACKS = 24
 RANK_BLOCKS = 60
 ROLLOUT_BLOCKS = 30
 MAX_SAMPLES = 30
-EVALUATIONS = {"strong": strong_eval, "reference": reference_eval}
 HORIZON = 3  # turns played out after the decision's turn begins (3: own, opponent's, own)
 MAX_ROLLOUT_STEPS = 200
 
@@ -79,10 +78,8 @@ class Candidate:
 class LookaheadAgent(Agent):
     name = "duel-lookahead"
 
-    def __init__(self, seconds: float = 1.0, seed: int | None = None, evaluation: str = "strong") -> None:
-        if evaluation not in EVALUATIONS:
-            raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)}, not {evaluation!r}")
-        self.evaluate = EVALUATIONS[evaluation]
+    def __init__(self, seconds: float = 1.0, seed: int | None = None, evaluation: str = "fitted") -> None:
+        self.evaluate = named_evaluation(evaluation)
         self.seconds = float(seconds)
         self.rng = random.Random(seed)
         self.policy = MulliganPolicy()
@@ -260,8 +257,9 @@ AGENTS = [
     AgentSpec(
         "duel-lookahead",
         LookaheadAgent,
-        "Duel: two-turn lookahead over determinizations (own turn candidates, opponent's reply rolled out)",
+        "Duel: lookahead over determinizations (own candidates, the opponent's reply and the next turn "
+        "rolled out; evaluation fitted to game outcomes)",
         games=frozenset({"duel"}),
-        params={"seconds": 1.0, "seed": None, "evaluation": "strong"},
+        params={"seconds": 1.0, "seed": None, "evaluation": "fitted"},
     )
 ]

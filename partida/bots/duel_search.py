@@ -9,6 +9,7 @@ import random
 from typing import Any
 
 from partida.bots.base import Agent, AgentSpec, Turn
+from partida.bots.duel_eval import evaluation as named_evaluation
 from partida.bots.duel_mulligan import MulliganPolicy
 from partida.bots.duel_plan import (
     MAX_ATTACK_SETS,
@@ -20,7 +21,6 @@ from partida.bots.duel_plan import (
     discard_choice,
     line_value,
     main_lines,
-    reference_eval,
 )
 from partida.games.duel.state import DuelState
 
@@ -105,10 +105,10 @@ class SearchAgent(Agent):
 
     name = "duel-search"
 
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | None = None, evaluation: str = "reference") -> None:
         self.rng = random.Random(seed)
         self.policy = MulliganPolicy()
-        self.planner = Planner(reference_eval, self.rng)
+        self.planner = Planner(named_evaluation(evaluation), self.rng)
 
     def act(self, turn: Turn) -> Any:
         name = turn.prompt.name
@@ -127,6 +127,6 @@ AGENTS = [
         SearchAgent,
         "Duel: the spec's one-turn lookahead (main-phase BFS, combat minimax, R(s))",
         games=frozenset({"duel"}),
-        params={"seed": None},
+        params={"seed": None, "evaluation": "reference"},
     )
 ]

@@ -1,5 +1,6 @@
 """`partida duel ...`: Duel-specific tools. `mulligan-table` prints the mulligan agent's value
-iteration: the keep value of every (hand size, lands) state and the value of mulliganing."""
+iteration: the keep value of every (hand size, lands) state and the value of mulliganing; `fit-eval`
+fits the `fitted` Duel evaluation to self-play outcomes."""
 
 from __future__ import annotations
 
@@ -25,7 +26,45 @@ def register(sub: argparse._SubParsersAction) -> None:
     side.add_argument("--on-the-draw", dest="on_the_play", action="store_false", help="the player goes second")
     add_json_flag(t)
     t.set_defaults(func=mulligan_table)
+    f = duel_sub.add_parser(
+        "fit-eval",
+        help="fit the duel-lookahead evaluation to self-play game outcomes",
+        description="Play self-play games between one-turn planners, record both seats' features at the start "
+        "of every turn, fit a logistic regression of the results and write the weights (JSON) that the "
+        "`fitted` evaluation reads. Prints the held-out log loss next to a coin flip's.",
+    )
+    f.add_argument("--games", type=int, default=3000, help="self-play games (default: %(default)s)")
+    f.add_argument("--seed", type=int, default=0, help="seed of the games (default: %(default)s)")
+    f.add_argument("--out", default=None, help="where to write the weights (default: the installed duel_weights.json)")
+    add_json_flag(f)
+    f.set_defaults(func=fit_eval)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def fit_eval(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from rich.progress import Progress
+
+    from partida.bots.duel_eval import WEIGHTS_FILE
+    from partida.bots.duel_fit import fit
+
+    if args.games < 10:
+        raise CliError("--games must be at least 10 (a fit on fewer games is noise)")
+    with Progress(transient=True) as bar:
+        task = bar.add_task("self-play games", total=args.games)
+        data = fit(args.games, args.seed, progress=lambda n: bar.update(task, completed=n))
+    out = Path(args.out) if args.out else WEIGHTS_FILE
+    out.write_text(json.dumps(data, indent=2) + "\n")
+    if args.json:
+        print_json(data)
+        return 0
+    print(f"{data['self_play']['positions']} positions from {args.games} games; weights written to {out}")
+    print(f"held-out log loss {data['held_out_log_loss']} (coin flip {data['coin_flip_log_loss']})")
+    for name, weight in data["weights"].items():
+        print(f"  {name:<22} {weight:+.4f}")
+    return 0
 
 
 def mulligan_table(args: argparse.Namespace) -> int:
