@@ -101,3 +101,14 @@ def test_scry_keeps_a_land_on_top_of_a_land_light_hand() -> None:
     top_is_land = player.library[0].is_land
     answer = MulliganAgent(seed=1).act(turn_for(state, first))
     assert answer == ("top" if top_is_land == (lands_in_hand < 3) else "bottom")
+
+
+def test_lookahead_takes_its_search_sizes_as_parameters() -> None:
+    from partida.bots.registry import make_agent
+
+    agent = make_agent("duel-lookahead", samples="5", lines="2", attacks="1", horizon="2", seconds="0.05")
+    assert (agent.samples, agent.lines, agent.attacks, agent.horizon) == (5, 2, 1, 2)
+    played = play_local(DUEL, [agent, RandomAgent(3)], seed=3)
+    assert played.state.is_over()
+    with pytest.raises(ValueError, match="at least 1"):
+        LookaheadAgent(samples=0)

@@ -1,10 +1,9 @@
 """Fitting the Duel evaluation (`duel_eval`) to game outcomes.
 
-Self-play games between one-turn planners (the spec's R(s), the hand-set `strong_eval` and the
-current fitted evaluation, drawn per seat, with some random moves so the positions vary; so each
-refit also learns from games played with the previous weights) are played on the full state, both deck assignments
-alike. At the start of every turn both seats' features are recorded; when the game ends each record
-is labelled with that seat's result (1 win, 0.5 draw, 0 loss). A logistic regression with a small
+Self-play games between one-turn planners (the spec's R(s) or the hand-set `strong_eval`, drawn
+per seat, with some random moves so the positions vary) are played on the full state, both deck
+assignments alike. At the start of every turn both seats' features are recorded; when the game
+ends each record is labelled with that seat's result (1 win, 0.5 draw, 0 loss). A logistic regression with a small
 L2 penalty, solved by Newton's method, gives the weights.
 """
 
@@ -17,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from partida.bots.base import Turn
-from partida.bots.duel_eval import FEATURES, features, fitted_eval
+from partida.bots.duel_eval import FEATURES, features
 from partida.bots.duel_mulligan import MulliganPolicy
 from partida.bots.duel_plan import reference_eval, strong_eval
 from partida.bots.duel_search import Planner
@@ -45,7 +44,7 @@ def self_play(
         deck0 = "white" if i % 2 == 0 else "red"
         options = {"deck0": deck0, "deck1": "red" if deck0 == "white" else "white"}
         state: DuelState = game.create(options, seed=rng.getrandbits(32), seats=2)  # type: ignore[assignment]
-        planners = [Planner(rng.choice((reference_eval, strong_eval, fitted_eval)), rng) for _ in range(2)]
+        planners = [Planner(rng.choice((reference_eval, strong_eval)), rng) for _ in range(2)]
         mulligan = MulliganPolicy()
         recorded: list[tuple[int, int]] = []  # (row index, seat)
         last_turn = 0

@@ -78,7 +78,19 @@ class Candidate:
 class LookaheadAgent(Agent):
     name = "duel-lookahead"
 
-    def __init__(self, seconds: float = 1.0, seed: int | None = None, evaluation: str = "fitted") -> None:
+    def __init__(
+        self,
+        seconds: float = 1.0,
+        seed: int | None = None,
+        evaluation: str = "fitted",
+        samples: int = MAX_SAMPLES,
+        lines: int = TOP_LINES,
+        attacks: int = TOP_ATTACKS,
+        horizon: int = HORIZON,
+    ) -> None:
+        self.samples, self.lines, self.attacks, self.horizon = int(samples), int(lines), int(attacks), int(horizon)
+        if min(self.samples, self.lines, self.attacks, self.horizon) < 1:
+            raise ValueError("samples, lines, attacks and horizon must be at least 1")
         self.evaluate = named_evaluation(evaluation)
         self.seconds = float(seconds)
         self.rng = random.Random(seed)
@@ -125,14 +137,14 @@ class LookaheadAgent(Agent):
         state.apply_fast("pass")
         if state.phase == "attackers" and cand.attack is not None:
             state.apply_fast(cand.attack)
-        return self.rollout(state, me, turns=HORIZON)
+        return self.rollout(state, me, turns=self.horizon)
 
     # ----- candidates -----
 
     def candidates(self, state: DuelState) -> list[Candidate]:
         lines = main_lines(state)
         if state.phase == "main1":
-            scored = sorted(lines, key=lambda ln: -line_value(ln, self.evaluate, self.rng))[:TOP_LINES]
+            scored = sorted(lines, key=lambda ln: -line_value(ln, self.evaluate, self.rng))[:self.lines]
             cands = []
             for line in scored:
                 after = line.state.clone()
@@ -143,17 +155,17 @@ class LookaheadAgent(Agent):
                 if after.phase != "attackers":
                     cands.append(Candidate(line.actions, None))
                     continue
-                for _, attack in ranked_attacks(after, self.evaluate, self.rng, TOP_ATTACKS, RANK_ATTACKS, RANK_BLOCKS):
-                    cands.append(Candidate(line.actions, [p.id for p in attack]))
+                ranked = ranked_attacks(after, self.evaluate, self.rng, self.attacks, RANK_ATTACKS, RANK_BLOCKS)
+                cands.extend(Candidate(line.actions, [p.id for p in attack]) for _, attack in ranked)
             return cands
         me = state.active
-        scored = sorted(lines, key=lambda ln: -self.evaluate(ln.state, me))[:TOP_LINES]
+        scored = sorted(lines, key=lambda ln: -self.evaluate(ln.state, me))[:self.lines]
         return [Candidate(line.actions, None) for line in scored]
 
     def attack_candidates(self, state: DuelState) -> list[Candidate]:
         return [
             Candidate([], [p.id for p in a])
-            for _, a in ranked_attacks(state, self.evaluate, self.rng, TOP_ATTACKS + 2, RANK_ATTACKS, RANK_BLOCKS)
+            for _, a in ranked_attacks(state, self.evaluate, self.rng, self.attacks + 2, RANK_ATTACKS, RANK_BLOCKS)
         ]
 
     def block_candidates(self, state: DuelState) -> list[Candidate]:
@@ -168,7 +180,7 @@ class LookaheadAgent(Agent):
     def search(self, turn: Turn, cands: list[Candidate], mode: str) -> Candidate:
         """Spread the budget over determinizations; every candidate is rolled out in each."""
         deadline = time.perf_counter() + self.seconds
-        for _ in range(MAX_SAMPLES):
+        for _ in range(self.samples):
             if time.perf_counter() > deadline:
                 break
             world = turn.state(self.rng)
@@ -178,10 +190,10 @@ class LookaheadAgent(Agent):
                 trial = world.clone()
                 if mode == "attack":
                     trial.apply_fast(cand.attack or [])
-                    value = self.rollout(trial, turn.seat, turns=HORIZON)
+                    value = self.rollout(trial, turn.seat, turns=self.horizon)
                 elif mode == "block":
                     trial.apply_fast(cand.answer)
-                    value = self.rollout(trial, turn.seat, turns=HORIZON)
+                    value = self.rollout(trial, turn.seat, turns=self.horizon)
                 else:
                     value = self.run_candidate(trial, cand, turn.seat)
                 cand.total += value
@@ -260,6 +272,14 @@ AGENTS = [
         "Duel: lookahead over determinizations (own candidates, the opponent's reply and the next turn "
         "rolled out; evaluation fitted to game outcomes)",
         games=frozenset({"duel"}),
-        params={"seconds": 1.0, "seed": None, "evaluation": "fitted"},
+        params={
+            "seconds": 1.0,
+            "seed": None,
+            "evaluation": "fitted",
+            "samples": MAX_SAMPLES,
+            "lines": TOP_LINES,
+            "attacks": TOP_ATTACKS,
+            "horizon": HORIZON,
+        },
     )
 ]
