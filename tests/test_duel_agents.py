@@ -112,3 +112,27 @@ def test_lookahead_takes_its_search_sizes_as_parameters() -> None:
     assert played.state.is_over()
     with pytest.raises(ValueError, match="at least 1"):
         LookaheadAgent(samples=0)
+
+
+def test_terminal_lists_attacks_and_blocks_by_card_name() -> None:
+    import io
+
+    from rich.console import Console
+
+    from partida.client.terminal import TerminalPlayer
+
+    state = blank()
+    bears = put(state, "Grizzly Bears", 0)
+    courser = put(state, "Centaur Courser", 0)
+    corpse = put(state, "Walking Corpse", 1)
+    state.apply(0, "pass")
+    out = io.StringIO()
+    player = TerminalPlayer(None, DUEL, Console(file=out, width=120))  # type: ignore[arg-type]
+    answers = player.answers_table(state.pending()[0].prompt, state.view(0))
+    text = out.getvalue()
+    assert len(answers) == 4 and "Grizzly Bears, Centaur Courser" in text
+    assert bears not in text and courser not in text
+    state.apply(0, [bears, courser])
+    out.truncate(0)
+    player.answers_table(state.pending()[0].prompt, state.view(1))
+    assert "Walking Corpse blocks Centaur Courser" in out.getvalue() and corpse not in out.getvalue()

@@ -43,7 +43,7 @@ class TerminalPlayer:
     def _name(self, seat: int) -> str:
         return self.names[seat] if seat < len(self.names) else f"seat {seat}"
 
-    def answers_table(self, prompt: Prompt) -> list[Any]:
+    def answers_table(self, prompt: Prompt, view: dict[str, Any]) -> list[Any]:
         answers = prompt.answers(SHOWN_ANSWERS) or []
         if not answers:
             self.console.print(f"[yellow]{prompt.text or prompt.name}[/yellow] (answer as JSON; see the prompt's data)")
@@ -51,7 +51,8 @@ class TerminalPlayer:
             return []
         table = Table(show_header=False, box=None, padding=(0, 1))
         for i, answer in enumerate(answers, 1):
-            label = prompt.label(answer) if isinstance(prompt, ChooseOne) else str(answer)
+            # subsets and assignments are written by the game (card names, not opaque ids)
+            label = prompt.label(answer) if isinstance(prompt, ChooseOne) else self.game.format_action(view, answer)
             table.add_row(f"#{i}", label)
         self.console.print(f"[bold yellow]{prompt.text or prompt.name}[/bold yellow]")
         self.console.print(table)
@@ -68,7 +69,7 @@ class TerminalPlayer:
         return self.game.parse_action(update["view"], prompt, text)
 
     async def decide(self, update: dict[str, Any], prompt: Prompt) -> Any:
-        answers = self.answers_table(prompt)
+        answers = self.answers_table(prompt, update["view"])
         while True:
             text = await asyncio.to_thread(input, "your move> ")
             try:
