@@ -5,8 +5,13 @@ Wilson interval, wins/losses/draws overall and per deck of the first agent, mean
 turns, and mean seconds per decision of each agent. Half the games give the first agent the white
 deck, half the red; who starts is the game's own seeded coin.
 
+Deals matter in Duel (the white deck wins three games in four between random players, and a given
+set of seeds can favour one seat): with `--mirror` every deal is played a second time with the
+agents swapped (same game seeds, same seat and deck per deal), and a `mirrored` record gives the
+first agent's result over both sides of every deal, where the luck of the deal cancels.
+
     .venv/bin/python bench/duel_matches.py --games 200 --pairings random:random,duel-search:random
-    nice -n 10 .venv/bin/python bench/duel_matches.py --games 40 --seconds 1 --pairings duel-lookahead:duel-search
+    nice -n 10 .venv/bin/python bench/duel_matches.py --games 200 --mirror --pairings duel-lookahead:duel-search
 """
 
 from __future__ import annotations
@@ -106,6 +111,26 @@ def run_pairing(a: str, b: str, games: int, seconds: float, seed: int, progress:
     }
 
 
+def mirrored(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """The first agent's record over a pairing and its mirror (the same deals, agents swapped)."""
+    wins = first["wins"] + second["losses"]
+    losses = first["losses"] + second["wins"]
+    draws = first["draws"] + second["draws"]
+    games = first["games"] + second["games"]
+    score = wins + 0.5 * draws
+    low, high = wilson(score, games)
+    return {
+        "agent": first["agent"],
+        "opponent": first["opponent"],
+        "games": games,
+        "wins": wins,
+        "losses": losses,
+        "draws": draws,
+        "win_rate": round(score / games, 4) if games else None,
+        "ci95": [round(low, 4), round(high, 4)],
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=200, help="games per pairing, half with each deck (default 200)")
@@ -113,13 +138,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairings", default=DEFAULT_PAIRINGS, help="comma-separated AGENT:OPPONENT pairs")
     parser.add_argument("--seed", type=int, default=1, help="base seed (games and agents)")
     parser.add_argument("--progress", action="store_true", help="print a line per game to stderr")
+    parser.add_argument(
+        "--mirror", action="store_true", help="also play every deal with the agents swapped and report both sides"
+    )
     args = parser.parse_args(argv)
     results = []
     for pair in args.pairings.split(","):
         a, sep, b = pair.strip().partition(":")
         if not sep:
             parser.error(f"a pairing is AGENT:OPPONENT, not {pair!r}")
-        results.append(run_pairing(a, b, args.games, args.seconds, args.seed, args.progress))
+        result = run_pairing(a, b, args.games, args.seconds, args.seed, args.progress)
+        if args.mirror:
+            result["mirror"] = run_pairing(b, a, args.games, args.seconds, args.seed, args.progress)
+            result["mirrored"] = mirrored(result, result["mirror"])
+        results.append(result)
     print(json.dumps({"game": "duel", "pairings": results}, indent=2))
     return 0
 
