@@ -86,3 +86,28 @@ def test_an_unknown_evaluation_is_refused_by_name() -> None:
     assert evaluation("fitted") is fitted_eval
     with pytest.raises(ValueError, match="reference, strong, fitted"):
         SearchAgent(evaluation="greedy")
+
+
+def test_agents_take_a_weights_file(tmp_path: Path) -> None:
+    from partida.bots.registry import make_agent
+
+    data = json.loads(WEIGHTS_FILE.read_text())
+    data["weights"] = {name: 0.0 for name in FEATURES} | {"life_me": 1.0}
+    mine = tmp_path / "life_only.json"
+    mine.write_text(json.dumps(data))
+    agent = make_agent("duel-search", evaluation="fitted", weights=str(mine))
+    state = blank()
+    state.players[0].life = 17
+    assert agent.planner.evaluate(state, 0) == 17.0
+    assert make_agent("duel-lookahead", weights=str(mine)).evaluate(state, 0) == 17.0
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(ValueError, match="cannot read Duel evaluation weights"):
+        SearchAgent(evaluation="fitted", weights=str(tmp_path / "bad.json"))
+    with pytest.raises(ValueError, match="evaluation=fitted only"):
+        SearchAgent(evaluation="strong", weights=str(mine))
+
+
+def test_fit_eval_command_says_when_it_cannot_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "missing-folder" / "w.json"
+    assert cli_main(["duel", "fit-eval", "--games", "10", "--out", str(out)]) == 2
+    assert "cannot write the weights" in capsys.readouterr().err

@@ -151,28 +151,50 @@ def features(state: DuelState, me: int) -> list[float]:
 
 @cache
 def load_weights(path: Path = WEIGHTS_FILE) -> tuple[float, ...]:
-    data = json.loads(path.read_text())
-    weights = data["weights"]
+    """The weights of a file written by `partida duel fit-eval`, in the order of FEATURES."""
+    try:
+        data = json.loads(Path(path).read_text())
+        weights = data["weights"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"cannot read Duel evaluation weights from {path}: {exc}") from None
     missing = [name for name in FEATURES if name not in weights]
     if missing:
         raise ValueError(f"{path}: no weight for {', '.join(missing)} (refit with `partida duel fit-eval`)")
     return tuple(float(weights[name]) for name in FEATURES)
 
 
-def fitted_eval(state: DuelState, me: int) -> float:
-    """Log-odds that `me` wins, by the fitted weights; a finished game is +-1000."""
-    done = terminal_value(state, me)
-    if done is not None:
-        return done
-    weights = load_weights()
-    return sum(w * x for w, x in zip(weights, features(state, me), strict=True))
+def fitted_evaluator(path: Path = WEIGHTS_FILE) -> Evaluator:
+    """The fitted evaluation with the weights of `path` (read once, here, so a bad file is an
+    error when the agent is made, not in the middle of a game)."""
+    weights = load_weights(Path(path))
 
+    def evaluate(state: DuelState, me: int) -> float:
+        """Log-odds that `me` wins; a finished game is +-1000."""
+        done = terminal_value(state, me)
+        if done is not None:
+            return done
+        return sum(w * x for w, x in zip(weights, features(state, me), strict=True))
+
+    return evaluate
+
+
+def fitted_eval(state: DuelState, me: int) -> float:
+    """The fitted evaluation with the shipped weights."""
+    return _shipped(state, me)
+
+
+_shipped = fitted_evaluator()
 
 EVALUATIONS: dict[str, Evaluator] = {"reference": reference_eval, "strong": strong_eval, "fitted": fitted_eval}
 
 
-def evaluation(name: str) -> Evaluator:
-    """An evaluation by name (an agent parameter), with an error that lists the choices."""
+def evaluation(name: str, weights: str | Path | None = None) -> Evaluator:
+    """An evaluation by name (an agent parameter), with an error that lists the choices; `weights`
+    is a weights file for the fitted evaluation (default: the shipped one)."""
     if name not in EVALUATIONS:
         raise ValueError(f"evaluation must be one of {', '.join(EVALUATIONS)}, not {name!r}")
+    if weights is not None:
+        if name != "fitted":
+            raise ValueError("a weights file goes with evaluation=fitted only")
+        return fitted_evaluator(Path(weights))
     return EVALUATIONS[name]

@@ -87,11 +87,12 @@ class LookaheadAgent(Agent):
         lines: int = TOP_LINES,
         attacks: int = TOP_ATTACKS,
         horizon: int = HORIZON,
+        weights: str | None = None,
     ) -> None:
         self.samples, self.lines, self.attacks, self.horizon = int(samples), int(lines), int(attacks), int(horizon)
         if min(self.samples, self.lines, self.attacks, self.horizon) < 1:
             raise ValueError("samples, lines, attacks and horizon must be at least 1")
-        self.evaluate = named_evaluation(evaluation)
+        self.evaluate = named_evaluation(evaluation, weights)
         self.seconds = float(seconds)
         self.rng = random.Random(seed)
         self.policy = MulliganPolicy()
@@ -280,6 +281,7 @@ AGENTS = [
             "lines": TOP_LINES,
             "attacks": TOP_ATTACKS,
             "horizon": HORIZON,
+            "weights": None,
         },
     )
 ]

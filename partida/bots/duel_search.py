@@ -105,10 +105,10 @@ class SearchAgent(Agent):
 
     name = "duel-search"
 
-    def __init__(self, seed: int | None = None, evaluation: str = "reference") -> None:
+    def __init__(self, seed: int | None = None, evaluation: str = "reference", weights: str | None = None) -> None:
         self.rng = random.Random(seed)
         self.policy = MulliganPolicy()
-        self.planner = Planner(named_evaluation(evaluation), self.rng)
+        self.planner = Planner(named_evaluation(evaluation, weights), self.rng)
 
     def act(self, turn: Turn) -> Any:
         name = turn.prompt.name
@@ -127,6 +127,6 @@ AGENTS = [
         SearchAgent,
         "Duel: the spec's one-turn lookahead (main-phase BFS, combat minimax, R(s))",
         games=frozenset({"duel"}),
-        params={"seed": None, "evaluation": "reference"},
+        params={"seed": None, "evaluation": "reference", "weights": None},
     )
 ]

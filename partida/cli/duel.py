@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="fit the duel-lookahead evaluation to self-play game outcomes",
         description="Play self-play games between one-turn planners, record both seats' features at the start "
         "of every turn, fit a logistic regression of the results and write the weights (JSON) that the "
-        "`fitted` evaluation reads. Prints the held-out log loss next to a coin flip's.",
+        "`fitted` evaluation reads (an agent takes another file as its `weights` parameter, e.g. "
+        "duel-lookahead:weights=my.json). Prints the held-out log loss next to a coin flip's.",
     )
     f.add_argument("--games", type=int, default=3000, help="self-play games (default: %(default)s)")
     f.add_argument("--seed", type=int, default=0, help="seed of the games (default: %(default)s)")
@@ -56,7 +57,10 @@ def fit_eval(args: argparse.Namespace) -> int:
         task = bar.add_task("self-play games", total=args.games)
         data = fit(args.games, args.seed, progress=lambda n: bar.update(task, completed=n))
     out = Path(args.out) if args.out else WEIGHTS_FILE
-    out.write_text(json.dumps(data, indent=2) + "\n")
+    try:
+        out.write_text(json.dumps(data, indent=2) + "\n")
+    except OSError as exc:
+        raise CliError(f"cannot write the weights to {out}: {exc.strerror or exc} (choose a file with --out)") from None
     if args.json:
         print_json(data)
         return 0
