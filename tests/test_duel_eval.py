@@ -39,6 +39,20 @@ def test_features_see_the_position_from_each_side() -> None:
     assert mine["lethal_on_board_opp"] == 0
 
 
+def test_the_active_player_moves_next_until_its_first_main_phase_ends() -> None:
+    state = blank()
+    put(state, "Grizzly Bears", 0)
+    land = give(state, "Plains", 0)
+    to_move = FEATURES.index("to_move")
+    state.apply(0, {"play": land})
+    assert state.phase == "main1"  # a land played does not hand the next move to the opponent
+    assert features(state, 0)[to_move] == 1.0 and features(state, 1)[to_move] == 0.0
+    state.apply(0, "pass")
+    state.apply(0, [])  # no attack: on to the second main phase, after which the opponent moves
+    assert state.phase == "main2"
+    assert features(state, 0)[to_move] == 0.0 and features(state, 1)[to_move] == 1.0
+
+
 def test_the_fitted_evaluation_prefers_more_creatures_life_and_a_win() -> None:
     state = blank()
     before = fitted_eval(state, 0)

@@ -61,11 +61,10 @@ USEFUL_LANDS = 6
 
 
 def next_to_move(state: DuelState) -> int:
-    """Who acts next when the position is judged: at the start of a turn the active player; the
-    searches judge positions later in a turn, after which the opponent takes the next turn."""
-    if state.phase == "main1" and not state.players[state.active].land_played and not state.attackers:
-        return state.active
-    return 1 - state.active
+    """Who takes the next turn's decisions when the position is judged: in a first main phase (the
+    start of a turn, where self-play records and rollouts stop) the active player; the searches
+    judge positions later in a turn (combat, second main phase), after which the opponent moves."""
+    return state.active if state.phase == "main1" else 1 - state.active
 
 
 _burn_cache: dict[int, tuple[dict[str, int], float]] = {}
