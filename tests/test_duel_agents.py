@@ -136,3 +136,41 @@ def test_terminal_lists_attacks_and_blocks_by_card_name() -> None:
     out.truncate(0)
     player.answers_table(state.pending()[0].prompt, state.view(1))
     assert "Walking Corpse blocks Centaur Courser" in out.getvalue() and corpse not in out.getvalue()
+
+
+def big_board():
+    """Many lines and attacks for the side to move: a dozen candidates for the lookahead."""
+    state = blank()
+    for _ in range(5):
+        put(state, "Plains", 0)
+    for name in ("Grizzly Bears", "Centaur Courser", "Serra Angel"):
+        put(state, name, 0)
+    for name in ("Walking Corpse", "Pensive Minotaur"):
+        put(state, name, 1)
+    for name in ("Fencing Ace", "Guardian of Pilgrims", "Griffin Sentinel", "Plains"):
+        give(state, name, 0)
+    return state
+
+
+def test_lookahead_drops_the_weaker_half_of_its_candidates_when_the_budget_is_short() -> None:
+    import itertools
+
+    agent = LookaheadAgent(seed=1, seconds=1.0)
+    ticks = itertools.count()
+    agent.clock = lambda: next(ticks) * 0.01  # every look at the clock costs 10 ms of the budget
+    turn = turn_for(big_board(), 0)
+    cands = agent.candidates(turn.state(agent.rng))
+    assert len(cands) >= 8
+    agent.search(turn, cands, mode="main")
+    samples = sorted(c.samples for c in cands)
+    assert samples[0] == 2  # the weaker half went after two worlds
+    assert samples[-1] > 4 and samples.count(samples[-1]) <= 3  # the few best got the rest
+
+
+def test_lookahead_keeps_every_candidate_when_the_budget_allows() -> None:
+    agent = LookaheadAgent(seed=1, seconds=1.0, samples=3)
+    agent.clock = lambda: 0.0  # time stands still: the budget is never short
+    turn = turn_for(big_board(), 0)
+    cands = agent.candidates(turn.state(agent.rng))
+    agent.search(turn, cands, mode="main")
+    assert len(cands) >= 8 and {c.samples for c in cands} == {3}

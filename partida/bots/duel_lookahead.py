@@ -56,6 +56,7 @@ RANK_ATTACKS = 24
 RANK_BLOCKS = 60
 ROLLOUT_BLOCKS = 30
 MAX_SAMPLES = 30
+FIRST_CUT = 2  # worlds every candidate gets before the weaker half may be dropped
 HORIZON = 3  # turns played out after the decision's turn begins (3: own, opponent's, own)
 MAX_ROLLOUT_STEPS = 200
 
@@ -99,6 +100,7 @@ class LookaheadAgent(Agent):
         self.planner = Planner(self.evaluate, self.rng)
         # Rollouts run the planner many times: a narrower combat search keeps them cheap.
         self.fast = Planner(self.evaluate, self.rng, ROLLOUT_ATTACKS, ROLLOUT_BLOCKS)
+        self.clock = time.perf_counter  # the budget's clock (a test may drive it by hand)
         self.plan: list[Any] | None = None  # None: no plan; []: the plan passes now
         self.planned_attack: list[str] | None = None
 
@@ -145,7 +147,7 @@ class LookaheadAgent(Agent):
     def candidates(self, state: DuelState) -> list[Candidate]:
         lines = main_lines(state)
         if state.phase == "main1":
-            scored = sorted(lines, key=lambda ln: -line_value(ln, self.evaluate, self.rng))[:self.lines]
+            scored = sorted(lines, key=lambda ln: -line_value(ln, self.evaluate, self.rng))[: self.lines]
             cands = []
             for line in scored:
                 after = line.state.clone()
@@ -160,7 +162,7 @@ class LookaheadAgent(Agent):
                 cands.extend(Candidate(line.actions, [p.id for p in attack]) for _, attack in ranked)
             return cands
         me = state.active
-        scored = sorted(lines, key=lambda ln: -self.evaluate(ln.state, me))[:self.lines]
+        scored = sorted(lines, key=lambda ln: -self.evaluate(ln.state, me))[: self.lines]
         return [Candidate(line.actions, None) for line in scored]
 
     def attack_candidates(self, state: DuelState) -> list[Candidate]:
@@ -179,14 +181,22 @@ class LookaheadAgent(Agent):
         return [Candidate([], None, answer) for _, answer in scored[:TOP_BLOCKS]]
 
     def search(self, turn: Turn, cands: list[Candidate], mode: str) -> Candidate:
-        """Spread the budget over determinizations; every candidate is rolled out in each."""
-        deadline = time.perf_counter() + self.seconds
-        for _ in range(self.samples):
-            if time.perf_counter() > deadline:
+        """Spread the budget over determinizations: every live candidate is rolled out in each
+        sampled world (the same worlds for all, so they are compared on the same luck).
+
+        When the budget cannot give every candidate its `samples` worlds, the weaker half is
+        dropped after 2, 4, 8 ... worlds (sequential halving), so a decision with a dozen
+        candidates spends its second on the few that matter instead of a few worlds each."""
+        start = self.clock()
+        deadline = start + self.seconds
+        alive = list(cands)
+        next_cut = FIRST_CUT
+        for done in range(self.samples):
+            if self.clock() > deadline:
                 break
             world = turn.state(self.rng)
-            for cand in cands:
-                if time.perf_counter() > deadline:
+            for cand in alive:
+                if self.clock() > deadline:
                     break
                 trial = world.clone()
                 if mode == "attack":
@@ -199,7 +209,15 @@ class LookaheadAgent(Agent):
                     value = self.run_candidate(trial, cand, turn.seat)
                 cand.total += value
                 cand.samples += 1
-        tried = [c for c in cands if c.samples]
+            worlds = done + 1
+            if worlds == next_cut and len(alive) > 2 and alive[-1].samples == worlds:
+                now = self.clock()
+                per_world = (now - start) / worlds
+                if now + per_world * (self.samples - worlds) > deadline:  # the budget is short
+                    alive.sort(key=lambda c: -c.mean)
+                    alive = alive[: max(2, (len(alive) + 1) // 2)]
+                next_cut *= 2
+        tried = [c for c in alive if c.samples]
         if len(tried) < 2:
             return cands[0]  # out of time before any comparison: trust the one-turn ranking
         fewest = min(c.samples for c in tried)

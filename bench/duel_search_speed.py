@@ -1,0 +1,120 @@
+"""Duel search speed: how much work the search agents get done per second. Prints one JSON object.
+
+The lookahead agent's strength at a fixed time budget is bounded by how many determinized worlds
+it can roll out, and a rollout is mostly combat minimax: block sets judged by the combat simulator
+and the evaluation. This measures, on positions recorded from seeded games between one-turn
+search agents (the same positions every run):
+- fitted evaluations per second;
+- combat simulations per second (every attack of each position against no block and every single
+  block);
+- lookahead rollouts per second (three turns played by the one-turn planner, from the start of a
+  turn), the unit the lookahead spends its budget in.
+
+    .venv/bin/python bench/duel_search_speed.py --games 6 --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import time
+from typing import Any
+
+from partida.bots.duel_eval import fitted_eval
+from partida.bots.duel_lookahead import LookaheadAgent
+from partida.bots.duel_plan import attack_sets, block_sets, simulate_combat
+from partida.bots.duel_search import SearchAgent
+from partida.bots.local import play_local
+from partida.games.duel import GAMES
+from partida.games.duel.state import DuelState
+
+
+def recorded_positions(games: int) -> list[DuelState]:
+    """Every position of `games` seeded games between one-turn search agents."""
+    positions: list[DuelState] = []
+
+    def record(state: Any, seat: int, action: Any) -> None:
+        if not state.is_over():
+            positions.append(state.clone())
+
+    for i in range(games):
+        decks = {"deck0": "white", "deck1": "red"} if i % 2 == 0 else {"deck0": "red", "deck1": "white"}
+        agents = [SearchAgent(seed=2 * i), SearchAgent(seed=2 * i + 1)]
+        play_local(GAMES[0], agents, options=decks, seed=1000 + i, on_action=record)
+    return positions
+
+
+def rate(count: int, seconds: float) -> float:
+    return round(count / seconds, 1) if seconds > 0 else float("inf")
+
+
+def best_of(repeat: int, work: Any) -> tuple[int, float]:
+    """The fastest of `repeat` runs of `work` (which returns how many units it did)."""
+    best = float("inf")
+    count = 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        count = work()
+        best = min(best, time.perf_counter() - start)
+    return count, best
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=6, help="games whose positions are measured (default 6)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each measurement; the fastest counts")
+    args = parser.parse_args(argv)
+    positions = recorded_positions(args.games)
+
+    def evaluations() -> int:
+        for state in positions:
+            fitted_eval(state, 0)
+            fitted_eval(state, 1)
+        return 2 * len(positions)
+
+    combats_of = []
+    for state in positions:
+        if state.phase != "attackers":
+            continue
+        for attack in attack_sets(state):
+            if attack:
+                combats_of.extend((state, attack, blocks) for blocks in block_sets(state, attack, random.Random(0), 30))
+
+    def combats() -> int:
+        for state, attack, blocks in combats_of:
+            simulate_combat(state, attack, blocks)
+        return len(combats_of)
+
+    starts = [s for s in positions if s.phase == "main1" and not s.players[s.active].land_played][:40]
+
+    def rollouts() -> int:
+        agent = LookaheadAgent(seed=0)
+        for state in starts:
+            agent.rollout(state.clone(), state.active, turns=agent.horizon)
+        return len(starts)
+
+    n_eval, s_eval = best_of(args.repeat, evaluations)
+    n_combat, s_combat = best_of(args.repeat, combats)
+    n_roll, s_roll = best_of(args.repeat, rollouts)
+    print(
+        json.dumps(
+            {
+                "benchmark": "duel_search_speed",
+                "python": platform.python_version(),
+                "positions": len(positions),
+                "evaluations_per_second": rate(n_eval, s_eval),
+                "combats_per_second": rate(n_combat, s_combat),
+                "combats_measured": n_combat,
+                "rollouts_per_second": rate(n_roll, s_roll),
+                "rollouts_measured": n_roll,
+            },
+            indent=2,
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
