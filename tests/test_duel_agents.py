@@ -138,6 +138,22 @@ def test_terminal_lists_attacks_and_blocks_by_card_name() -> None:
     assert "Walking Corpse blocks Centaur Courser" in out.getvalue() and corpse not in out.getvalue()
 
 
+def test_terminal_answers_a_forced_pass_without_asking() -> None:
+    import asyncio
+    import io
+
+    from rich.console import Console
+
+    from partida.client.terminal import TerminalPlayer
+
+    state = blank()  # no lands and an empty hand: passing is the only main-phase answer
+    out = io.StringIO()
+    player = TerminalPlayer(None, DUEL, Console(file=out, width=120))  # type: ignore[arg-type]
+    # were it to ask, input() would fail on pytest's closed standard input
+    assert asyncio.run(player.decide({"view": state.view(0)}, state.pending()[0].prompt)) == "pass"
+    assert "the only choice, pass" in out.getvalue()
+
+
 def big_board():
     """Many lines and attacks for the side to move: a dozen candidates for the lookahead."""
     state = blank()

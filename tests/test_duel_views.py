@@ -127,5 +127,7 @@ def test_render_shows_life_hand_and_battlefield() -> None:
     text = DUEL.render(state.view(seat))
     assert f"You ({state.deck_names[seat]}): {state.players[seat].life} life" in text
     assert "Your hand:" in text
+    assert text.splitlines()[0].endswith(" - your turn")
+    assert DUEL.render(state.view(1 - seat)).splitlines()[0].endswith(" - opponent's turn")
     spectator = DUEL.render(state.view(None))
     assert "Your hand" not in spectator and "Player 1" in spectator

@@ -69,6 +69,15 @@ class TerminalPlayer:
         return self.game.parse_action(update["view"], prompt, text)
 
     async def decide(self, update: dict[str, Any], prompt: Prompt) -> Any:
+        forced = prompt.answers(limit=1)
+        if forced is not None and len(forced) == 1:  # nothing to choose: do not make a person type it
+            label = (
+                prompt.label(forced[0])
+                if isinstance(prompt, ChooseOne)
+                else self.game.format_action(update["view"], forced[0])
+            )
+            self.console.print(f"[dim]{prompt.text or prompt.name}: the only choice, {label}[/dim]")
+            return forced[0]
         answers = self.answers_table(prompt, update["view"])
         while True:
             text = await asyncio.to_thread(input, "your move> ")

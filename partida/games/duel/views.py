@@ -98,10 +98,34 @@ def _perm_text(perm: dict[str, Any], cards: Any) -> str:
     return f"{perm['name']} {power}/{toughness}{extra}"
 
 
+PHASE_NAMES = {
+    "mulligan": "mulligans",
+    "scry": "scry",
+    "main1": "first main phase",
+    "attackers": "declare attackers",
+    "blockers": "declare blockers",
+    "order": "damage order",
+    "main2": "second main phase",
+    "discard": "end of turn",
+    "over": "game over",
+}
+
+
+def whose(seat: int | None, player: int, you: str, opponent: str) -> str:
+    """`player` named from the reader's side: you or the opponent, or by number for spectators."""
+    if seat is None:
+        return f"player {player + 1}"
+    return you if player == seat else opponent
+
+
 def render_view(view: View, cards: Any) -> str:
     """A plain-text picture: life totals, hand, battlefield, graveyards, counts and combat."""
     seat = view["seat"]
-    lines = [f"Turn {view['turn']}, {view['phase']} - player {view['active'] + 1} is active"]
+    phase = view["phase"]
+    header = f"Turn {view['turn']}, {PHASE_NAMES.get(phase, phase)}"
+    if phase not in ("mulligan", "scry", "over"):
+        header += " - " + whose(seat, view["active"], "your turn", "opponent's turn")
+    lines = [header]
     order = [1 - seat, seat] if seat is not None else [0, 1]
     ids = {p["id"]: p["name"] for p in view["battlefield"]}
     for s in order:
@@ -133,5 +157,6 @@ def render_view(view: View, cards: Any) -> str:
             lines.append(f"  {ids.get(b, b)} blocks {ids.get(a, a)}")
     if view["phase"] == "over":
         winner = view.get("winner")
-        lines.append("Game over: " + ("draw" if winner is None else f"player {winner + 1} wins"))
+        outcome = "a draw" if winner is None else whose(seat, winner, "you win", "your opponent wins")
+        lines.append(f"Game over: {outcome}")
     return "\n".join(lines)
