@@ -154,6 +154,25 @@ def test_terminal_answers_a_forced_pass_without_asking() -> None:
     assert "the only choice, pass" in out.getvalue()
 
 
+def test_terminal_shows_keywords_and_the_hand_with_card_text() -> None:
+    import io
+
+    from rich.console import Console
+
+    from partida.client.terminal import TerminalPlayer
+
+    state = blank()
+    put(state, "Serra Angel", 0, sick=True)
+    give(state, "Lava Axe", 0)
+    out = io.StringIO()
+    player = TerminalPlayer(None, DUEL, Console(file=out, width=160))  # type: ignore[arg-type]
+    player.show({"view": state.view(0), "room": "R", "seq": 1})
+    text = out.getvalue()
+    assert "Serra Angel 4/4 [flying, vigilance; summoning sick]" in text  # brackets are not markup
+    assert "Lava Axe 4R - sorcery - 5 damage to target player" in text
+    assert "Game over" not in text and "your turn" in text
+
+
 def big_board():
     """Many lines and attacks for the side to move: a dozen candidates for the lookahead."""
     state = blank()

@@ -260,3 +260,16 @@ def test_bad_decks_are_rejected(decklist: dict[str, int], message: str) -> None:
 def test_custom_decks_need_the_room_to_allow_them() -> None:
     with pytest.raises(BadOptions, match="does not allow custom decks"):
         DUEL.create({"decklist0": {"Plains": 60}}, seed=1)
+
+
+def test_the_public_sentence_names_the_spell_and_its_target() -> None:
+    state = blank()
+    bears = put(state, "Grizzly Bears", 1)
+    for _ in range(2):
+        put(state, "Mountain", 0)
+    hammer = give(state, "Volcanic Hammer", 0)
+    assert state.last_event() is None
+    state.apply(0, {"cast": hammer, "target": bears})
+    assert state.last_event() == "casts Volcanic Hammer at Grizzly Bears"
+    state.apply(0, "pass")
+    assert state.last_event() == "passes"

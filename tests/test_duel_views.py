@@ -85,6 +85,33 @@ def test_no_view_reveals_a_hidden_card() -> None:
                 json.dumps(view)  # plain data
 
 
+def test_the_public_sentence_about_an_answer_names_only_public_cards() -> None:
+    names = sorted(POOL.cards, key=len, reverse=True)  # longest first: "Fire Elemental" before "Fire"
+    events = 0
+    for seed in range(20):
+        for state, rng in random_steps(200 + seed):
+            decision = state.pending()[0]
+            if state.phase == "scry":  # top or bottom is the scrying player's secret
+                told = set()
+                for answer in ("top", "bottom"):
+                    trial = state.clone()
+                    trial.apply(decision.seat, answer)
+                    told.add(trial.last_event())
+                assert len(told) == 1
+            after = state.clone()
+            after.apply(decision.seat, decision.prompt.random_answer(random.Random(rng.random())))
+            text = after.last_event()
+            assert text
+            events += 1
+            public = after.view(None)
+            shown = {p["name"] for p in public["battlefield"]} | {n for p in public["players"] for n in p["graveyard"]}
+            for name in names:
+                if name in text:
+                    assert name in shown, f"{text!r} names {name}, which nobody else can see"
+                    text = text.replace(name, "")
+    assert events > 1000
+
+
 def test_spectators_see_the_common_part() -> None:
     state = DUEL.create(seed=3)
     view = state.view(None)

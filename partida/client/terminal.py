@@ -11,8 +11,10 @@ import asyncio
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from partida.client.connection import Client, ServerError
 from partida.games.base import Game, IllegalAction
@@ -30,12 +32,16 @@ class TerminalPlayer:
 
     def show(self, update: dict[str, Any]) -> None:
         view = update["view"]
-        title = f"{self.game.title} - room {update['room']} - move {update['seq']}"
-        self.console.print(Panel(self.game.render(view), title=title, expand=False))
         last = update.get("last")
-        if last and last.get("action") is not None:
-            who = self._name(last["seat"])
-            self.console.print(f"[dim]{who} played {self.game.format_action(view, last['action'])}[/dim]")
+        if last:  # what just happened, then the board it led to
+            who = escape(self._name(last["seat"]))
+            if last.get("action") is not None:
+                self.console.print(f"[dim]{who} played {escape(self.game.format_action(view, last['action']))}[/dim]")
+            elif last.get("text"):  # hidden-information games tell what everyone may know
+                self.console.print(f"[dim]{who} {escape(last['text'])}[/dim]")
+        title = f"{self.game.title} - room {update['room']} - move {update['seq']}"
+        # games draw plain text: brackets in it ('[flying; tapped]') are not rich markup
+        self.console.print(Panel(Text(self.game.render(view)), title=title, expand=False))
 
     def on_room(self, room: dict[str, Any]) -> None:
         self.names = [s.get("name") or f"seat {s['seat']}" for s in room["seats"]]
@@ -46,15 +52,17 @@ class TerminalPlayer:
     def answers_table(self, prompt: Prompt, view: dict[str, Any]) -> list[Any]:
         answers = prompt.answers(SHOWN_ANSWERS) or []
         if not answers:
-            self.console.print(f"[yellow]{prompt.text or prompt.name}[/yellow] (answer as JSON; see the prompt's data)")
+            self.console.print(
+                f"[yellow]{escape(prompt.text or prompt.name)}[/yellow] (answer as JSON; see the prompt's data)"
+            )
             self.console.print(prompt.to_data())
             return []
         table = Table(show_header=False, box=None, padding=(0, 1))
         for i, answer in enumerate(answers, 1):
             # subsets and assignments are written by the game (card names, not opaque ids)
             label = prompt.label(answer) if isinstance(prompt, ChooseOne) else self.game.format_action(view, answer)
-            table.add_row(f"#{i}", label)
-        self.console.print(f"[bold yellow]{prompt.text or prompt.name}[/bold yellow]")
+            table.add_row(f"#{i}", Text(label))
+        self.console.print(f"[bold yellow]{escape(prompt.text or prompt.name)}[/bold yellow]")
         self.console.print(table)
         return answers
 
@@ -76,7 +84,7 @@ class TerminalPlayer:
                 if isinstance(prompt, ChooseOne)
                 else self.game.format_action(update["view"], forced[0])
             )
-            self.console.print(f"[dim]{prompt.text or prompt.name}: the only choice, {label}[/dim]")
+            self.console.print(f"[dim]{escape(prompt.text or prompt.name)}: the only choice, {escape(label)}[/dim]")
             return forced[0]
         answers = self.answers_table(prompt, update["view"])
         while True:
@@ -85,7 +93,7 @@ class TerminalPlayer:
                 action = self.read_answer(text, update, prompt, answers)
                 return prompt.validate(action)
             except IllegalAction as exc:
-                self.console.print(f"[red]{exc.message}[/red]")
+                self.console.print(f"[red]{escape(exc.message)}[/red]")
 
     def on_update(self, update: dict[str, Any]) -> None:
         self.show(update)
@@ -93,10 +101,10 @@ class TerminalPlayer:
             return
         if update.get("decision") is None and update.get("to_act"):
             waiting = ", ".join(self._name(s) for s in update["to_act"])
-            self.console.print(f"[dim]waiting for {waiting}...[/dim]")
+            self.console.print(f"[dim]waiting for {escape(waiting)}...[/dim]")
 
     def on_error(self, exc: ServerError) -> None:
-        self.console.print(f"[red]{exc.message}[/red]")
+        self.console.print(f"[red]{escape(exc.message)}[/red]")
 
     def show_result(self, final: dict[str, Any], my_seats: list[int]) -> None:
         result = final.get("result") or {}
@@ -106,9 +114,9 @@ class TerminalPlayer:
         elif winners and winners[0] in my_seats:
             headline = "You win!"
         elif winners:
-            headline = f"{self._name(winners[0])} wins."
+            headline = f"{escape(self._name(winners[0]))} wins."
         else:
             headline = "Game over."
-        self.console.print(f"[bold]{headline}[/bold] scores: {result.get('scores')}")
+        self.console.print(f"[bold]{headline}[/bold] scores: {escape(str(result.get('scores')))}")
         if "seed" in final:
             self.console.print(f"[dim]seed {final['seed']} (replay with: partida replay {final['game_id']})[/dim]")

@@ -154,6 +154,12 @@ class State(ABC):
     @abstractmethod
     def clone(self) -> State: ...
 
+    def last_event(self) -> str | None:
+        """A sentence about the last answer that every seat and spectator may read ("casts Lava
+        Axe at their opponent"), for games whose actions are not shown as they are (hidden
+        information). None: nothing to tell, or the action itself is public."""
+        return None
+
     def scores(self) -> list[float]:
         """Running score per seat (the lab samples it per round). Default: 0 for everyone."""
         return [0.0] * self.num_seats

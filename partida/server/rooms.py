@@ -309,7 +309,11 @@ class Room:
             self._rebuild()
             raise ProtocolError(ErrorCode.STORAGE, "the action could not be stored; try again") from None
         self.actions.append((seat, action))
-        self.last = {"seat": seat, "action": action if self.game.perfect_information else None}
+        self.last = {
+            "seat": seat,
+            "action": action if self.game.perfect_information else None,
+            "text": self.state.last_event(),
+        }
         over = await self._record_finish_if_over()
         self._push_all()
         await self.server.publish(

@@ -96,18 +96,20 @@ class Card:
 
 
 def describe_effect(effect: Effect, on_enter: bool) -> str:
+    """The effect in the words of the card pool's rules text (`when it enters, tap target ...`)."""
     lead = "when it enters, " if on_enter else ""
-    target = {None: "", "each creature you control": " on each creature you control"}.get(
-        effect.target, f" to/on target {effect.target}"
+    target = {None: "", "any": "any target", "each creature you control": "each creature you control"}.get(
+        effect.target, f"target {effect.target}"
     )
     if effect.do == "damage":
-        return f"{lead}{effect.amount} damage{target}"
+        return f"{lead}{effect.amount} damage to {target}"
     if effect.do == "counters":
-        return f"{lead}+1/+1 counter x{effect.amount}{target}"
+        counters = "a +1/+1 counter" if effect.amount == 1 else f"{effect.amount} +1/+1 counters"
+        return f"{lead}put {counters} on {target}"
     if effect.do == "gain_life":
-        per = f" per {effect.per}" if effect.per else ""
-        return f"{lead}gain {effect.amount} life{per}"
-    return f"{lead}{effect.do}{target}"
+        per = f" for each {effect.per}" if effect.per else ""
+        return f"{lead}you gain {effect.amount} life{per}"
+    return f"{lead}{effect.do} {target}"
 
 
 def _card_from_data(name: str, data: Mapping[str, Any]) -> Card:

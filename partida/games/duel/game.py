@@ -92,6 +92,7 @@ class Duel(Game):
         state.orders = {k: list(v) for k, v in combat["orders"].items()}
         state.order_queue = list(combat["order_queue"])
         state.history = []
+        state.event = None
         state.battlefield = []
         for x in view["battlefield"]:
             perm = Permanent(x["id"], pool.card(x["name"]), x["owner"], x["sick"])

@@ -124,6 +124,7 @@ class DuelState(State):
         self.orders: dict[str, list[str]] = {}
         self.order_queue: list[str] = []
         self.history: list[list[float]] = []
+        self.event: str | None = None  # the public sentence about the last answer (`last_event`)
         for seat in (0, 1):
             player = self.players[seat]
             player.library = [pool.card(name) for name, n in decks[seat].items() for _ in range(n)]
@@ -424,17 +425,60 @@ class DuelState(State):
         decision = self.require_decision(seat)
         phase = self.phase
         if phase in ("mulligan", "scry"):
-            self._answer_choice(decision.prompt.validate(action))
+            checked = decision.prompt.validate(action)
         elif phase in ("main1", "main2"):
-            self._main(self._check_main(action))
+            checked = self._check_main(action)
         elif phase == "attackers":
-            self._declare_attackers(self._check_attackers(action))
+            checked = self._check_attackers(action)
         elif phase == "blockers":
-            self._declare_blockers(self._check_blockers(action))
+            checked = self._check_blockers(action)
         elif phase == "order":
-            self._set_order(decision.prompt.validate(action))
-        elif phase == "discard":
-            self._discard(self._check_discard(action))
+            checked = decision.prompt.validate(action)
+        else:
+            checked = self._check_discard(action)
+        event = self._public_event(seat, checked)  # before the cards move: it names them
+        self.apply_fast(checked)
+        self.event = event
+
+    def last_event(self) -> str | None:
+        return self.event
+
+    def _public_event(self, seat: int, action: Any) -> str:
+        """What everyone at the table learns from a checked answer: what was cast and at what,
+        attacks and blocks, discards (they go to the graveyard face up), mulligans; of a scry
+        only that it happened."""
+        names = {p.id: p.card.name for p in self.battlefield}
+        phase = self.phase
+        if phase == "mulligan":
+            n = len(self.players[seat].hand)
+            return f"keeps {n} cards" if action == "keep" or n == 0 else f"mulligans to {n - 1}"
+        if phase == "scry":
+            return "looks at the top card of their library"
+        if phase in ("main1", "main2"):
+            if action == "pass":
+                return "passes"
+            card = self.hand_card(seat, action.get("play", action.get("cast")))
+            name = card.name if card is not None else "a card"
+            if "play" in action:
+                return f"plays {name}"
+            target = action.get("target")
+            if target is None:
+                return f"casts {name}"
+            if isinstance(target, int):
+                return f"casts {name} at {'themselves' if target == seat else 'their opponent'}"
+            return f"casts {name} at {names.get(target, 'a creature')}"
+        if phase == "attackers":
+            return "attacks with " + ", ".join(names[a] for a in action) if action else "does not attack"
+        if phase == "blockers":
+            return (
+                "blocks: " + "; ".join(f"{names[b]} blocks {names[a]}" for b, a in action)
+                if action
+                else "does not block"
+            )
+        if phase == "order":
+            return "orders damage: " + ", ".join(names.get(b, "a creature") for b in action)
+        discarded = [c.name for cid, c in self.players[seat].hand if cid in set(action)]
+        return "discards " + ", ".join(discarded)
 
     def apply_fast(self, action: Any) -> None:
         """Apply an answer known to be legal (search agents generate them from the rules)."""

@@ -146,7 +146,8 @@ def render_view(view: View, cards: Any) -> str:
         if p["graveyard"]:
             lines.append(f"  graveyard: {', '.join(p['graveyard'])}")
     if seat is not None:
-        lines.append("Your hand: " + (", ".join(f"{c['name']} <{c['id']}>" for c in view["hand"]) or "(empty)"))
+        lines.append("Your hand:" + ("" if view["hand"] else " (empty)"))
+        lines.extend(f"  {cards[c['name']].text()}  <{c['id']}>" for c in view["hand"])
         known = view.get("library_known") or {}
         if known:
             lines.append("You know: " + ", ".join(f"{k} of library is {v}" for k, v in known.items()))
