@@ -132,6 +132,8 @@ def test_terminal_lists_attacks_and_blocks_by_card_name() -> None:
     text = out.getvalue()
     assert len(answers) == 4 and "Grizzly Bears, Centaur Courser" in text
     assert bears not in text and courser not in text
+    # a bare number is the listed answer of that number, as it is for a single choice
+    assert player.read_answer("2", {"view": state.view(0)}, state.pending()[0].prompt, answers) == answers[1]
     state.apply(0, [bears, courser])
     out.truncate(0)
     player.answers_table(state.pending()[0].prompt, state.view(1))

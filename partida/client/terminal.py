@@ -70,6 +70,9 @@ class TerminalPlayer:
         text = text.strip()
         if text.startswith("#") and text[1:].isdigit() and 1 <= int(text[1:]) <= len(answers):
             return answers[int(text[1:]) - 1]
+        if not isinstance(prompt, ChooseOne) and text.isdigit() and 1 <= int(text) <= len(answers):
+            # a listed subset, assignment or order: the number on its line, as for one choice
+            return answers[int(text) - 1]
         if isinstance(prompt, ChooseOne) and prompt.labels:
             for option, label in zip(prompt.options, prompt.labels, strict=False):
                 if label.lower() == text.lower():
