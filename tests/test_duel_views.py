@@ -112,6 +112,15 @@ def test_the_public_sentence_about_an_answer_names_only_public_cards() -> None:
     assert events > 1000
 
 
+def test_the_board_says_who_won_to_each_reader() -> None:
+    state = played_for(5, steps=10_000)
+    winner = state.winner()
+    assert state.is_over() and winner is not None
+    assert DUEL.render(state.view(winner)).endswith("Game over: you win")
+    assert DUEL.render(state.view(1 - winner)).endswith("Game over: your opponent wins")
+    assert DUEL.render(state.view(None)).endswith(f"Game over: player {winner + 1} wins")
+
+
 def test_spectators_see_the_common_part() -> None:
     state = DUEL.create(seed=3)
     view = state.view(None)

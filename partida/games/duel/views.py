@@ -158,6 +158,11 @@ def render_view(view: View, cards: Any) -> str:
             lines.append(f"  {ids.get(b, b)} blocks {ids.get(a, a)}")
     if view["phase"] == "over":
         winner = view.get("winner")
-        outcome = "a draw" if winner is None else whose(seat, winner, "you win", "your opponent wins")
+        if winner is None:
+            outcome = "a draw"
+        elif seat is None:
+            outcome = f"player {winner + 1} wins"
+        else:
+            outcome = "you win" if winner == seat else "your opponent wins"
         lines.append(f"Game over: {outcome}")
     return "\n".join(lines)
