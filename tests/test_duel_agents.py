@@ -175,6 +175,39 @@ def test_terminal_shows_keywords_and_the_hand_with_card_text() -> None:
     assert "Game over" not in text and "your turn" in text
 
 
+def test_terminal_takes_big_attacks_and_blocks_piece_by_piece() -> None:
+    import io
+
+    from rich.console import Console
+
+    from partida.client.terminal import TerminalPlayer
+    from partida.games.base import IllegalAction
+
+    state = blank()
+    bears = [put(state, "Grizzly Bears", 0) for _ in range(6)]  # 64 attacks: too many to list
+    walls = [put(state, "Siege Mastodon", 1) for _ in range(4)]  # 7^4 block assignments
+    out = io.StringIO()
+    player = TerminalPlayer(None, DUEL, Console(file=out, width=120))  # type: ignore[arg-type]
+    state.apply(0, "pass")
+    prompt = state.pending()[0].prompt
+    assert player.answers_table(prompt, state.view(0)) == []
+    assert "6  Grizzly Bears" in out.getvalue() and "e.g. 1 3" in out.getvalue()
+    attack = prompt.validate(player.read_answer("1 3 4", {"view": state.view(0)}, prompt, []))
+    assert attack == [bears[0], bears[2], bears[3]]
+    with pytest.raises(IllegalAction, match="from 1 to 6"):
+        player.read_answer("7", {"view": state.view(0)}, prompt, [])
+    state.apply(0, attack)
+    prompt = state.pending()[0].prompt
+    out.truncate(0)
+    assert player.answers_table(prompt, state.view(1)) == []
+    assert "Siege Mastodon  (to a, b, c)" in out.getvalue() and "e.g. 1a 2b" in out.getvalue()
+    blocks = player.read_answer("1a 2a 4c", {"view": state.view(1)}, prompt, [])
+    assert prompt.validate(blocks) == [[walls[0], bears[0]], [walls[1], bears[0]], [walls[3], bears[3]]]
+    assert player.read_answer("none", {"view": state.view(1)}, prompt, []) == []
+    with pytest.raises(IllegalAction, match="letters from a to c"):
+        player.read_answer("1d", {"view": state.view(1)}, prompt, [])
+
+
 def big_board():
     """Many lines and attacks for the side to move: a dozen candidates for the lookahead."""
     state = blank()

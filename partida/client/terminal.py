@@ -18,9 +18,45 @@ from rich.text import Text
 
 from partida.client.connection import Client, ServerError
 from partida.games.base import Game, IllegalAction
-from partida.games.prompts import ChooseOne, Prompt
+from partida.games.prompts import Assign, ChooseOne, ChooseSubset, Order, Prompt
 
 SHOWN_ANSWERS = 40
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def assign_targets(prompt: Assign) -> list[Any]:
+    """Every target of an assignment once, in the order they first appear (they get letters)."""
+    seen: list[Any] = []
+    for allowed in prompt.targets:
+        seen.extend(t for t in allowed if t not in seen)
+    return seen
+
+
+def read_pieces(prompt: Prompt, text: str) -> Any | None:
+    """An answer typed as its numbered pieces (`1 3`, `2 1 3`, `1a 2b`), or None when the text is
+    not in that form. The prompt checks the answer afterwards; numbers out of range are errors."""
+    words = text.replace(",", " ").lower().split()
+    if words == ["none"]:
+        return []
+
+    def pick(items: list[Any], number: str) -> Any:
+        if not 1 <= int(number) <= len(items):
+            raise IllegalAction(f"choose numbers from 1 to {len(items)}", code="bad_action")
+        return items[int(number) - 1]
+
+    if isinstance(prompt, ChooseSubset | Order) and words and all(w.isdigit() for w in words):
+        items = prompt.candidates if isinstance(prompt, ChooseSubset) else prompt.items
+        return [pick(items, w) for w in words]
+    if isinstance(prompt, Assign) and words and all(w[:-1].isdigit() and w[-1].isalpha() for w in words):
+        targets = assign_targets(prompt)
+        pairs = []
+        for w in words:
+            index = LETTERS.find(w[-1])
+            if not 0 <= index < len(targets):
+                raise IllegalAction(f"choose letters from a to {LETTERS[len(targets) - 1]}", code="bad_action")
+            pairs.append([pick(prompt.sources, w[:-1]), targets[index]])
+        return pairs
+    return None
 
 
 class TerminalPlayer:
@@ -50,21 +86,49 @@ class TerminalPlayer:
         return self.names[seat] if seat < len(self.names) else f"seat {seat}"
 
     def answers_table(self, prompt: Prompt, view: dict[str, Any]) -> list[Any]:
-        answers = prompt.answers(SHOWN_ANSWERS) or []
+        """List the whole answers when they are few (one choice: always); else list the pieces an
+        answer is made of (candidates, items, sources and targets) and return no answers."""
+        answers = (list(prompt.options) if isinstance(prompt, ChooseOne) else prompt.answers(SHOWN_ANSWERS)) or []
+        self.console.print(f"[bold yellow]{escape(prompt.text or prompt.name)}[/bold yellow]")
         if not answers:
-            self.console.print(
-                f"[yellow]{escape(prompt.text or prompt.name)}[/yellow] (answer as JSON; see the prompt's data)"
-            )
-            self.console.print(prompt.to_data())
+            self.pieces_table(prompt, view)
             return []
         table = Table(show_header=False, box=None, padding=(0, 1))
         for i, answer in enumerate(answers, 1):
             # subsets and assignments are written by the game (card names, not opaque ids)
             label = prompt.label(answer) if isinstance(prompt, ChooseOne) else self.game.format_action(view, answer)
             table.add_row(f"#{i}", Text(label))
-        self.console.print(f"[bold yellow]{escape(prompt.text or prompt.name)}[/bold yellow]")
         self.console.print(table)
         return answers
+
+    def _piece(self, view: dict[str, Any], item: Any) -> str:
+        return self.game.format_action(view, [item])  # a game writes a list of its ids by name
+
+    def pieces_table(self, prompt: Prompt, view: dict[str, Any]) -> None:
+        """Too many answers to list (a big attack, blocks on a full board): number the pieces."""
+        table = Table(show_header=False, box=None, padding=(0, 1))
+        if isinstance(prompt, ChooseSubset):
+            labels = prompt.labels or [self._piece(view, c) for c in prompt.candidates]
+            for i, label in enumerate(labels, 1):
+                table.add_row(f"{i}", Text(label))
+            hint = f"type the numbers of your choices, e.g. 1 3 ({prompt.min} to {prompt.upper} of them; none for none)"
+        elif isinstance(prompt, Order):
+            for i, item in enumerate(prompt.items, 1):
+                table.add_row(f"{i}", Text(self._piece(view, item)))
+            hint = "type the numbers in the order you want, e.g. " + " ".join(map(str, range(len(prompt.items), 0, -1)))
+        elif isinstance(prompt, Assign):
+            targets = assign_targets(prompt)
+            for i, (source, allowed) in enumerate(zip(prompt.sources, prompt.targets, strict=True), 1):
+                letters = ", ".join(LETTERS[targets.index(t)] for t in allowed)
+                table.add_row(f"{i}", Text(f"{self._piece(view, source)}  (to {letters or 'nothing'})"))
+            for letter, target in zip(LETTERS, targets, strict=False):
+                table.add_row(letter, Text(self._piece(view, target)))
+            hint = "type number-letter pairs, e.g. 1a 2b (1 goes to a, 2 to b); none to assign nothing"
+        else:
+            self.console.print(prompt.to_data())
+            hint = "answer as JSON"
+        self.console.print(table)
+        self.console.print(f"[dim]{hint}[/dim]")
 
     def read_answer(self, text: str, update: dict[str, Any], prompt: Prompt, answers: list[Any]) -> Any:
         text = text.strip()
@@ -77,6 +141,10 @@ class TerminalPlayer:
             for option, label in zip(prompt.options, prompt.labels, strict=False):
                 if label.lower() == text.lower():
                     return option
+        if not answers and not isinstance(prompt, ChooseOne):
+            pieced = read_pieces(prompt, text)
+            if pieced is not None:
+                return pieced
         return self.game.parse_action(update["view"], prompt, text)
 
     async def decide(self, update: dict[str, Any], prompt: Prompt) -> Any:

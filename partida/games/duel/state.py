@@ -371,7 +371,7 @@ class DuelState(State):
             attacking = ", ".join(f"{p.label()} <{p.id}>" for p in map(self.permanent, self.attackers) if p)
             return Assign(
                 name="blockers",
-                text=f"assign blockers ([blocker, attacker] pairs) to the attackers: {attacking}",
+                text=f"choose your blockers (answer: [blocker, attacker] pairs); attacking: {attacking}",
                 sources=sources,
                 targets=targets,
             )
