@@ -28,7 +28,9 @@ def assign_targets(prompt: Assign) -> list[Any]:
     """Every target of an assignment once, in the order they first appear (they get letters)."""
     seen: list[Any] = []
     for allowed in prompt.targets:
-        seen.extend(t for t in allowed if t not in seen)
+        for target in allowed:
+            if target not in seen:
+                seen.append(target)
     return seen
 
 
@@ -95,11 +97,14 @@ class TerminalPlayer:
             return []
         table = Table(show_header=False, box=None, padding=(0, 1))
         for i, answer in enumerate(answers, 1):
-            # subsets and assignments are written by the game (card names, not opaque ids)
-            label = prompt.label(answer) if isinstance(prompt, ChooseOne) else self.game.format_action(view, answer)
-            table.add_row(f"#{i}", Text(label))
+            table.add_row(f"#{i}", Text(self.answer_label(prompt, view, answer)))
         self.console.print(table)
         return answers
+
+    def answer_label(self, prompt: Prompt, view: dict[str, Any], answer: Any) -> str:
+        """An answer in words: an option's label, or a subset or assignment written by the game
+        (card names, not opaque ids)."""
+        return prompt.label(answer) if isinstance(prompt, ChooseOne) else self.game.format_action(view, answer)
 
     def _piece(self, view: dict[str, Any], item: Any) -> str:
         return self.game.format_action(view, [item])  # a game writes a list of its ids by name
@@ -150,11 +155,7 @@ class TerminalPlayer:
     async def decide(self, update: dict[str, Any], prompt: Prompt) -> Any:
         forced = prompt.answers(limit=1)
         if forced is not None and len(forced) == 1:  # nothing to choose: do not make a person type it
-            label = (
-                prompt.label(forced[0])
-                if isinstance(prompt, ChooseOne)
-                else self.game.format_action(update["view"], forced[0])
-            )
+            label = self.answer_label(prompt, update["view"], forced[0])
             self.console.print(f"[dim]{escape(prompt.text or prompt.name)}: the only choice, {escape(label)}[/dim]")
             return forced[0]
         answers = self.answers_table(prompt, update["view"])

@@ -477,7 +477,8 @@ class DuelState(State):
             )
         if phase == "order":
             return "orders damage: " + ", ".join(names.get(b, "a creature") for b in action)
-        discarded = [c.name for cid, c in self.players[seat].hand if cid in set(action)]
+        chosen = set(action)
+        discarded = [c.name for cid, c in self.players[seat].hand if cid in chosen]
         return "discards " + ", ".join(discarded)
 
     def apply_fast(self, action: Any) -> None:
