@@ -23,7 +23,9 @@ from partida.storage.store import BadName, DuplicateAction, NameTaken, NoSuchGam
 from tests.services import Postgres, start_postgres
 
 BACKENDS = ["sqlite", "postgresql"]
-DATA_TABLES = "accounts, games, seats, actions, lab_runs, lab_matches"
+DATA_TABLES = (
+    "accounts, games, seats, actions, lab_runs, lab_matches, ladders, ladder_members, ladder_games, ladder_ratings"
+)
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +96,7 @@ def store(db: Database) -> Store:
 
 
 TABLES = {"accounts", "games", "seats", "actions", "lab_runs", "lab_matches", "alembic_version"}
+TABLES |= {"ladders", "ladder_members", "ladder_games", "ladder_ratings"}
 
 
 async def new_game(store: Store, game: str = "tictactoe", seats: int = 2, **kwargs: Any) -> int:

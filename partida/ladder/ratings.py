@@ -72,3 +72,11 @@ def outcome_uncertainty(ratings: Sequence[Rating]) -> float:
     probabilities = win_probabilities(ratings)
     entropy = -sum(p * math.log(p) for p in probabilities if p > 0)
     return entropy / math.log(len(probabilities))
+
+
+def outcome(ranks: Sequence[int], seat: int) -> tuple[int, int, int]:
+    """(win, draw, loss) for the standings, each 0 or 1: a win is first place alone, a draw first
+    place shared, anything else a loss."""
+    if ranks[seat] != 1:
+        return (0, 0, 1)
+    return (1, 0, 0) if list(ranks).count(1) == 1 else (0, 1, 0)

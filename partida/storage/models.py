@@ -173,3 +173,75 @@ class LabMatch(Base):
     result: Mapped[dict[str, Any]] = mapped_column(JSON)
     rounds: Mapped[list[Any]] = mapped_column(JSON)
     metrics: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class Ladder(Base):
+    """A bot ladder: the game, options, seats and clock every one of its games is played with.
+    `rated_games` counts the games rated so far; the next one gets this number plus one as its
+    place in the rating order, and updating it locks the ladder's row, so two servers rating
+    games of one ladder at once take turns."""
+
+    __tablename__ = "ladders"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(32), unique=True)
+    game: Mapped[str] = mapped_column(String(64))
+    options: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seats: Mapped[int] = mapped_column(Integer)
+    clock: Mapped[dict[str, Any]] = mapped_column(JSON)
+    concurrency: Mapped[int] = mapped_column(Integer)
+    pairing: Mapped[str] = mapped_column(String(16), default="rating")
+    rated_games: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class LadderMember(Base):
+    """A bot account's place in a ladder: its current rating and record. Derived data: `partida
+    ladder rerate` rebuilds every number here from the stored results."""
+
+    __tablename__ = "ladder_members"
+    __table_args__ = (UniqueConstraint("ladder_id", "account_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"))
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    draws: Mapped[int] = mapped_column(Integer, default=0)
+    losses: Mapped[int] = mapped_column(Integer, default=0)
+    joined_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class LadderGame(Base):
+    """A game played for a ladder. `rated_seq` is its place in the ladder's rating order (1, 2,
+    ...), set in the transaction that stores its result; it stays NULL for a game not rated
+    (aborted, or still in play)."""
+
+    __tablename__ = "ladder_games"
+    __table_args__ = (UniqueConstraint("ladder_id", "rated_seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"))
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), unique=True)
+    rated_seq: Mapped[int | None] = mapped_column(Integer, default=None)
+
+
+class RatingRecord(Base):
+    """One seat's rating change in one rated ladder game: the history `ladder plot` draws."""
+
+    __tablename__ = "ladder_ratings"
+    __table_args__ = (UniqueConstraint("game_id", "seat"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"), index=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    rank: Mapped[int] = mapped_column(Integer)
+    mu_before: Mapped[float] = mapped_column(Float)
+    sigma_before: Mapped[float] = mapped_column(Float)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)

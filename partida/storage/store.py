@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from partida.storage import accounts
 from partida.storage.batching import BatchWriter
 from partida.storage.database import Database, StorageError, describe_error
+from partida.storage.ladders import LadderStore, RatingChange, rate_finished_game
 from partida.storage.models import Account, ActionRecord, GameRecord, SeatRecord, utcnow
 
 GAME_STATUSES = ("waiting", "playing", "finished", "aborted")
@@ -75,6 +76,7 @@ class Store:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._actions = BatchWriter(db, insert(ActionRecord))
+        self.ladders = LadderStore(db)
         db.on_close(self._actions.close)
 
     # Accounts.
@@ -226,17 +228,23 @@ class Store:
         except SQLAlchemyError as exc:
             raise StorageError(f"could not store action {index} of game {game_id}: {describe_error(exc)}.") from exc
 
-    async def finish_game(self, game_id: int, result: dict[str, Any] | None, status: str = "finished") -> None:
-        """Record the end of a game: 'finished' with its result, or 'aborted'."""
+    async def finish_game(
+        self, game_id: int, result: dict[str, Any] | None, status: str = "finished"
+    ) -> list[RatingChange]:
+        """Record the end of a game: 'finished' with its result, or 'aborted'. A finished ladder
+        game is rated in the same transaction; its seats' rating changes are returned (an empty
+        list for any other game)."""
         if status not in END_STATUSES:
             raise StorageError(f"a game ends as one of {', '.join(END_STATUSES)}, not {status!r}.")
-        await self._update_game(game_id, status=status, result=result, finished_at=utcnow())
-
-    async def _update_game(self, game_id: int, **values: Any) -> None:
         async with self.db.write() as conn:
-            changed = await conn.execute(update(GameRecord).where(GameRecord.id == game_id).values(**values))
+            changed = await conn.execute(
+                update(GameRecord)
+                .where(GameRecord.id == game_id)
+                .values(status=status, result=result, finished_at=utcnow())
+            )
             if changed.rowcount == 0:
                 raise NoSuchGame(f"there is no game {game_id}.")
+            return await rate_finished_game(conn, game_id, result, status)
 
     async def load_game(self, game_id: int) -> StoredGame | None:
         """The game with its seats and its whole log, or None."""
