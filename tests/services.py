@@ -394,3 +394,24 @@ def postgres() -> Iterator[Postgres]:
         yield server
     finally:
         server.close()
+
+
+# Chromium (for the browser client's tests).
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def ensure_chromium() -> str:
+    """Debian's Chromium, installed when missing. Playwright drives it through
+    ``executable_path``: Playwright's own browser download needs a host the test machine cannot
+    reach, and Debian's build is the one users of this machine have."""
+    return ensure_debian_package("chromium", "chromium")

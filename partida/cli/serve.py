@@ -81,6 +81,7 @@ async def _serve(server, pool: list[str]) -> None:  # type: ignore[no-untyped-de
         loop.add_signal_handler(sig, stop.set)
     supervisors = [asyncio.create_task(_supervise_bot(server, agent, stop)) for agent in pool]
     print(f"Partida is serving on {server.url} (database: {server.db.url_for_people}).", flush=True)
+    print(f"Play in a browser: {server.http_url}", flush=True)
     if pool:
         print(f"Bot pool: {', '.join(pool)}.", flush=True)
     print("Play: partida play tictactoe --vs alphabeta   Stop: Ctrl-C", flush=True)

@@ -39,6 +39,7 @@ from partida.protocol import messages as m
 from partida.server.events import EventBus, open_bus
 from partida.server.rooms import Room
 from partida.server.session import Identity, Session
+from partida.server.web import process_request
 from partida.storage.database import Database, default_url
 from partida.storage.store import Store
 
@@ -98,6 +99,7 @@ class Server:
             compression=None,  # messages are small MessagePack maps: deflate costs CPU and memory for little
             ping_interval=20,
             ping_timeout=20,
+            process_request=process_request,  # plain HTTP GETs get the browser client (server/web.py)
         )
         if self.config.port == 0:
             self.config.port = next(iter(self._ws.sockets)).getsockname()[1]
@@ -107,6 +109,11 @@ class Server:
     @property
     def url(self) -> str:
         return f"ws://{self.config.host}:{self.config.port}"
+
+    @property
+    def http_url(self) -> str:
+        """Where a browser opens the web client (same port as the websocket)."""
+        return f"http://{self.config.host}:{self.config.port}/"
 
     async def stop(self) -> None:
         if self._ws is not None:

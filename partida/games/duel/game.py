@@ -36,6 +36,23 @@ class Duel(Game):
     def __init__(self, pool: CardPool | None = None) -> None:
         self.pool = pool or default_pool()
 
+    def describe(self) -> dict[str, Any]:
+        """The lobby entry, with the card pool: clients show card text and stats from it (it is
+        the same for everyone, so it travels once here rather than in every view)."""
+        data = super().describe()
+        data["cards"] = {
+            name: {
+                "type": card.type,
+                "cost": card.cost,
+                "power": card.power,
+                "toughness": card.toughness,
+                "keywords": sorted(card.keywords),
+                "text": card.text(),
+            }
+            for name, card in self.pool.cards.items()
+        }
+        return data
+
     def decks_for(self, options: Mapping[str, Any]) -> tuple[list[dict[str, int]], list[str]]:
         """The two deck lists the options ask for, checked; BadOptions with a sentence otherwise."""
         decks, names = [], []

@@ -1,0 +1,93 @@
+"""The browser client's files, served over plain HTTP on the websocket port.
+
+`partida serve` must be all a player's friend needs: the page, its scripts and the websocket live
+on one origin, so the server answers ordinary GET requests itself (websockets' `process_request`
+hook) instead of needing a second web stack. Only files shipped inside `partida/web/` are served,
+looked up by exact name in a table built once at import, so no request path can reach anything
+else. A request that asks to upgrade to a websocket passes through untouched.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http
+from importlib import resources
+
+from websockets.asyncio.server import ServerConnection
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".txt": "text/plain; charset=utf-8",
+    ".json": "application/json",
+}
+# The client needs nothing from elsewhere: scripts, styles and the websocket are all same-origin.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "
+        "style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-cache",
+}
+PAGE = "index.html"
+
+
+def _shipped_files() -> dict[str, str]:
+    """URL path -> file name inside the package, for every servable file of `partida/web`."""
+    root = resources.files("partida.web")
+    files: dict[str, str] = {}
+
+    def walk(node, prefix: str) -> None:  # type: ignore[no-untyped-def]
+        for child in node.iterdir():
+            name = f"{prefix}{child.name}"
+            if child.is_dir():
+                if not child.name.startswith((".", "__")):
+                    walk(child, name + "/")
+            elif any(child.name.endswith(ext) for ext in CONTENT_TYPES):
+                files["/" + name] = name
+
+    walk(root, "")
+    return files
+
+
+FILES = _shipped_files()
+
+
+def route(path: str) -> str | None:
+    """The shipped file that answers `path`: the page for `/` and invite links `/r/CODE`."""
+    path = path.split("?", 1)[0].split("#", 1)[0]
+    if path in ("/", "/index.html") or (path.startswith("/r/") and path[3:].isalnum() and len(path) <= 16):
+        return PAGE
+    return FILES.get(path)
+
+
+def _response(status: http.HTTPStatus, body: bytes, content_type: str) -> Response:
+    headers = Headers(
+        {
+            "Date": email.utils.formatdate(usegmt=True),
+            "Content-Type": content_type,
+            "Content-Length": str(len(body)),
+            "Connection": "close",
+            **SECURITY_HEADERS,
+        }
+    )
+    return Response(status.value, status.phrase, headers, body)
+
+
+def process_request(connection: ServerConnection, request: Request) -> Response | None:
+    """Answer a plain HTTP GET with a shipped file (or 404); let websocket upgrades through."""
+    if "websocket" in request.headers.get("Upgrade", "").lower():
+        return None
+    name = route(request.path)
+    if name is None:
+        return _response(http.HTTPStatus.NOT_FOUND, b"not found\n", CONTENT_TYPES[".txt"])
+    body = resources.files("partida.web").joinpath(name).read_bytes()
+    content_type = CONTENT_TYPES[name[name.rfind(".") :]]
+    return _response(http.HTTPStatus.OK, body, content_type)

