@@ -20,6 +20,10 @@ from tests.services import CHROMIUM_ARGS, ensure_chromium
 
 playwright_api = pytest.importorskip("playwright.async_api")
 
+MOVED_ON = """seq => {
+  const board = document.querySelector('#board');
+  return !board || board.dataset.seq !== seq || document.querySelector('#result');
+}"""
 STEP = 15_000  # ms: the longest any single step (a click and the server's answer) may take
 
 
@@ -62,10 +66,7 @@ class Person:
         """Click, then wait until the board has moved on (so the next click sees a new board)."""
         before = await self.seq()
         await self.page.click(selector)
-        await self.page.wait_for_function(
-            "seq => { const b = document.querySelector('#board'); return !b || b.dataset.seq !== seq || document.querySelector('#result'); }",
-            arg=before,
-        )
+        await self.page.wait_for_function(MOVED_ON, arg=before)
 
 
 def http_get(url: str) -> tuple[int, str, bytes]:
@@ -116,7 +117,7 @@ async def test_two_people_and_a_spectator_play_tictactoe_through_an_invite_link(
     await ada.click_and_wait('[data-square="1"]')
     # Bob reloads mid-game: the seat token kept in the browser brings him back to his seat.
     await bob.page.reload()
-    await bob.page.wait_for_selector('#prompt')
+    await bob.page.wait_for_selector("#prompt")
     assert await bob.page.locator("li.me").count() == 1
     await bob.click_and_wait('[data-square="4"]')
     await ada.click_and_wait('[data-square="2"]')
@@ -134,3 +135,35 @@ async def test_two_people_and_a_spectator_play_tictactoe_through_an_invite_link(
     assert "bob plays b2" in log
     for person in (ada, bob, watcher):
         assert person.errors == [], person.errors
+
+
+async def test_a_person_plays_othello_against_a_bot_to_the_end_by_clicking(
+    server: Server, browser: Any, bots: Any
+) -> None:
+    await bots("random")
+    ada = await Person.open(browser, server.http_url, "ada", viewport={"width": 390, "height": 844})  # a phone
+    page = ada.page
+    await page.select_option("#game", "othello")
+    await page.select_option("#seat1", "bot:random")  # the lobby lists the bots connected for the game
+    await page.click("#create-room")
+    await page.wait_for_selector("#board")
+    assert await page.locator('[data-count="black"]').inner_text() == "ada (you): 2"
+    moves = 0
+    while True:
+        await page.wait_for_selector(".sq.playable, #result")
+        if await page.locator("#result").count():
+            break
+        assert await page.locator(".sq.legal").count() == 0  # our own legal moves are the playable ones
+        await ada.click_and_wait(".sq.playable >> nth=0")
+        moves += 1
+    assert moves >= 2
+    view = server.rooms[await page.locator("#room-code").inner_text()].state.view(None)  # type: ignore[union-attr]
+    black, white = view["counts"]
+    assert await page.locator('[data-count="black"]').inner_text() == f"ada (you): {black}"
+    assert await page.locator('[data-count="white"]').inner_text() == f"test-random: {white}"
+    headline = await page.locator("#result .headline").inner_text()
+    expected = "ada (you) wins" if black > white else "test-random wins" if white > black else "Draw"
+    assert expected in headline
+    assert await page.locator(".sq.last").count() == 1
+    assert "ada (you) plays" in await page.locator("#log").inner_text()
+    assert ada.errors == [], ada.errors

@@ -267,7 +267,7 @@ class Server:
         games = []
         for game in self.registry.games():
             info = game.describe()
-            info["bots"] = sorted({s.agent for s in self.bot_sessions() if self._bot_plays(s, game.name)})  # type: ignore[misc]
+            info["bots"] = sorted({s.identity.agent for s in self.bot_sessions() if self._bot_plays(s, game.name)})  # type: ignore[union-attr,misc]
             games.append(info)
         session.send(server_message("games", req.id, games=games))
 

@@ -67,9 +67,9 @@ export const othello = {
     const info = h(
       "div.counts",
       {},
-      h("span", { dataset: { count: "black" } }, h("span.disc.black.small"), ` ${ctx.seatName(0)}: ${black}`),
-      h("span", { dataset: { count: "white" } }, h("span.disc.white.small"), ` ${ctx.seatName(1)}: ${white}`),
-      view.over ? null : h("span.muted", {}, ` ${OTHELLO_COLORS[view.to_move]} to move`),
+      h("span", { dataset: { count: "black" } }, h("span.disc.black.small"), `${ctx.seatName(0)}: ${black}`),
+      h("span", { dataset: { count: "white" } }, h("span.disc.white.small"), `${ctx.seatName(1)}: ${white}`),
+      view.over ? null : h("span.muted", {}, `${OTHELLO_COLORS[view.to_move]} to move`),
     );
     const notes = [];
     const pass = othello.passNote(ctx.update);
