@@ -7,6 +7,7 @@ the format of the client's first frame.
 from __future__ import annotations
 
 import json
+import math
 from enum import StrEnum
 from typing import Any
 
@@ -15,6 +16,11 @@ import msgpack
 from partida.protocol.errors import ErrorCode, ProtocolError
 
 MAX_MESSAGE_BYTES = 64 * 1024
+# No request needs more nesting than this; a deeper frame is refused before anything walks it
+# recursively (the rules, the storage's JSON encoder, the log).
+MAX_DEPTH = 32
+# MessagePack's integer range: a wider integer could be decoded from JSON but never sent back.
+MIN_INT, MAX_INT = -(2**63), 2**64 - 1
 
 
 class Encoding(StrEnum):
@@ -37,19 +43,68 @@ def decode(frame: bytes | str, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]
     size = len(frame.encode() if isinstance(frame, str) else frame)
     if size > limit:
         raise ProtocolError(ErrorCode.FRAME_TOO_LARGE, f"frames are limited to {limit} bytes, got {size}", close=True)
+    kind = "JSON" if isinstance(frame, str) else "MessagePack"
     try:
         if isinstance(frame, str):
-            message = json.loads(frame)
+            message = json.loads(frame, parse_constant=_refuse_constant)
         else:
             message = msgpack.unpackb(frame, raw=False, strict_map_key=False)
     except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, TypeError) as exc:
-        kind = "JSON" if isinstance(frame, str) else "MessagePack"
         raise ProtocolError(ErrorCode.BAD_FRAME, f"the frame is not valid {kind}: {exc}") from None
+    except RecursionError:
+        raise ProtocolError(ErrorCode.BAD_FRAME, f"the frame nests deeper than {MAX_DEPTH} levels") from None
+    problem = _unencodable(message, MAX_DEPTH)
+    if problem is not None:
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if not isinstance(request_id, int | str) or isinstance(request_id, bool) or _unencodable(request_id, 1):
+            request_id = None
+        raise ProtocolError(ErrorCode.BAD_FRAME, f"the {kind} frame {problem}", request_id=request_id)
     if not isinstance(message, dict):
         raise ProtocolError(ErrorCode.BAD_MESSAGE, 'a message must be a map with a "type" field')
     if not isinstance(message.get("type"), str):
         raise ProtocolError(ErrorCode.BAD_MESSAGE, 'a message must have a string "type" field')
     return message
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number in this protocol")
+
+
+def _unencodable(value: Any, depth: int) -> str | None:
+    """Why `value` could not be stored or sent back in both formats, or None. Whatever enters
+    is checked here, at the edge, so that nothing unencodable reaches a room, the database or
+    another client's writer: lone surrogates (JSON allows them, UTF-8 does not), NUL
+    (PostgreSQL text cannot hold it), integers outside MessagePack's range, and deep nesting."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "holds a NUL character"
+        if not value.isascii():
+            try:
+                value.encode()
+            except UnicodeEncodeError:
+                return "holds a lone surrogate, which UTF-8 cannot encode"
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else "holds a number that is not finite"
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return None if MIN_INT <= value <= MAX_INT else "holds an integer outside the 64-bit range"
+    if depth <= 0:
+        return f"nests deeper than {MAX_DEPTH} levels"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            problem = _unencodable(key, depth - 1) or _unencodable(item, depth - 1)
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(value, list):
+        for item in value:
+            problem = _unencodable(item, depth - 1)
+            if problem is not None:
+                return problem
+        return None
+    return None  # bytes and extension types from MessagePack: refused later by the field checks
 
 
 def _json_default(value: Any) -> Any:

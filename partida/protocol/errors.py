@@ -47,10 +47,14 @@ class ErrorCode(StrEnum):
 
 class ProtocolError(Exception):
     """An error to report to the peer as an `error` message. `close` says whether the server
-    closes the connection after sending it (only where carrying on makes no sense)."""
+    closes the connection after sending it (only where carrying on makes no sense). `request_id`
+    is the id of the refused request when it could be read although the rest could not."""
 
-    def __init__(self, code: ErrorCode | str, message: str, close: bool = False) -> None:
+    def __init__(
+        self, code: ErrorCode | str, message: str, close: bool = False, request_id: int | str | None = None
+    ) -> None:
         super().__init__(message)
         self.code = str(code)
         self.message = message
         self.close = close
+        self.request_id = request_id

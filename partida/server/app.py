@@ -38,7 +38,7 @@ from partida.protocol import (
 from partida.protocol import messages as m
 from partida.server.events import EventBus, open_bus
 from partida.server.rooms import Room
-from partida.server.session import Identity, Session
+from partida.server.session import OUTBOX_BYTES, Identity, Session
 from partida.server.web import process_request
 from partida.storage.database import Database, default_url
 from partida.storage.store import Store
@@ -57,6 +57,7 @@ class ServerConfig:
     game_files: list[Path] = field(default_factory=list)
     game_dirs: list[Path] = field(default_factory=list)
     max_message_bytes: int = MAX_MESSAGE_BYTES
+    outbox_bytes: int = OUTBOX_BYTES
 
 
 class Server:
@@ -162,7 +163,7 @@ class Server:
     # Connections.
 
     async def connection(self, websocket: ServerConnection) -> None:
-        session = Session(websocket)
+        session = Session(websocket, address=_address(websocket), outbox_limit=self.config.outbox_bytes)
         self.sessions.add(session)
         writer = asyncio.get_running_loop().create_task(session.writer())
         first = True
@@ -195,7 +196,7 @@ class Server:
                 raise ProtocolError(ErrorCode.HELLO_REQUIRED, "the first message must be a hello")
             await self.handlers[request.type](session, request)
         except ProtocolError as exc:
-            session.send(error_message(exc.code, exc.message, request_id))
+            session.send(error_message(exc.code, exc.message, request_id if request_id is not None else exc.request_id))
             if exc.close:
                 close_code = 1009 if exc.code == ErrorCode.FRAME_TOO_LARGE else 1008
                 session.close_soon(close_code, exc.code)
@@ -383,3 +384,8 @@ class Server:
         seq = await room.call(lambda: room.act(session, req.action, req.seq, req.seat))
         if req.id is not None:
             session.send(server_message("acted", req.id, room=room.code, seq=seq))
+
+
+def _address(websocket: ServerConnection) -> str:
+    peer = websocket.remote_address
+    return str(peer[0]) if isinstance(peer, tuple) and peer else str(peer or "")

@@ -42,9 +42,17 @@ def seed_hash(seed: int) -> str:
     return hashlib.sha256(f"partida-seed:{seed}".encode()).hexdigest()
 
 
-def seat_token(seed: int, game_id: int, seat: int) -> str:
-    """A secret that reclaims a seat. Derived from the game's secret seed, so it survives a
-    server restart without being stored, and it stops mattering when the seed is revealed."""
+def new_seat_token() -> str:
+    """A secret that reclaims a seat, drawn afresh each time someone takes the seat: it belongs to
+    that holder alone, so a token kept from an earlier seating (say, by a creator who sat in every
+    seat before a friend took one) stops working. Stored with the seat when the game starts, so it
+    survives a restart."""
+    return secrets.token_urlsafe(18)
+
+
+def legacy_seat_token(seed: int, game_id: int, seat: int) -> str:
+    """How tokens were derived before they were drawn per seating; still honoured for a game
+    stored without a token (started by an older Partida)."""
     key = seed.to_bytes(8, "big", signed=True)
     return hmac.new(key, f"seat:{game_id}:{seat}".encode(), hashlib.sha256).hexdigest()[:32]
 
@@ -56,6 +64,7 @@ class Seat:
     account_id: int | None = None
     agent: str | None = None
     session: Session | None = None
+    token: str = ""
 
     def to_data(self, index: int) -> dict[str, Any]:
         return {
@@ -176,7 +185,9 @@ class Room:
         if token is not None:
             if seat is None or self.game_id == 0:
                 raise ProtocolError(ErrorCode.AUTH_FAILED, "a seat token needs the seat number")
-            if not hmac.compare_digest(token, seat_token(self.seed, self.game_id, seat)) or self.seats[seat] is None:
+            occupant = self.seats[seat]
+            expected = (occupant.token or legacy_seat_token(self.seed, self.game_id, seat)) if occupant else ""
+            if occupant is None or not hmac.compare_digest(token.encode(), expected.encode()):
                 raise ProtocolError(ErrorCode.AUTH_FAILED, "that token does not hold this seat")
             return self._attach(seat, session)
         held = self._held_by(session)
@@ -191,7 +202,9 @@ class Room:
             seat = free[0]
         elif self.seats[seat] is not None:
             raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken by {self.seats[seat].name}")  # type: ignore[union-attr]
-        self.seats[seat] = Seat(identity.name, identity.kind, identity.account_id, identity.agent, session)
+        self.seats[seat] = Seat(
+            identity.name, identity.kind, identity.account_id, identity.agent, session, new_seat_token()
+        )
         session.rooms.add(self)
         await self._after_seating()
         return seat
@@ -227,7 +240,9 @@ class Room:
         return seat
 
     def token_for(self, seat: int) -> str:
-        return seat_token(self.seed, self.game_id, seat)
+        occupant = self.seats[seat]
+        assert occupant is not None
+        return occupant.token or legacy_seat_token(self.seed, self.game_id, seat)
 
     async def leave(self, session: Session) -> None:
         self.spectators.discard(session)
@@ -257,10 +272,18 @@ class Room:
             raise ProtocolError(ErrorCode.NOT_OWNER, "only the room's creator can start it")
         if any(s is None for s in self.seats):
             raise ProtocolError(ErrorCode.SEATS_EMPTY, "every seat must be taken before the start")
-        self.state = self.game.new_state(self.options, self.seed, self.num_seats)
-        self.status = "playing"
+        state = self.game.new_state(self.options, self.seed, self.num_seats)
         seats = [(i, s.account_id, s.name) for i, s in enumerate(self.seats) if s is not None]
-        await self.server.store.start_game(self.game_id, seats)
+        tokens = {i: s.token for i, s in enumerate(self.seats) if s is not None}
+        try:
+            await self.server.store.start_game(self.game_id, seats, tokens=tokens)
+        except Exception:
+            # The room plays only once the database says so; otherwise its moves would be lost
+            # on a restart (the game would still be stored as waiting).
+            log.exception("room %s: could not store the start; the room stays waiting", self.code)
+            raise ProtocolError(ErrorCode.STORAGE, "the start could not be stored; try again") from None
+        self.state = state
+        self.status = "playing"
         await self.server.publish(
             f"rooms/{self.code}/game_started",
             {
@@ -428,7 +451,7 @@ class Room:
         room.actions = [(seat, action) for seat, action in stored.actions]
         for seat, account_id, name in stored.seat_list:
             kind = "guest" if account_id is None else "account"
-            room.seats[seat] = Seat(name, kind, account_id)
+            room.seats[seat] = Seat(name, kind, account_id, token=stored.seat_tokens.get(seat) or "")
         room.state = game.replay(room.options, room.seed, room.num_seats, room.actions)
         room.status = "playing"
         if room.actions:

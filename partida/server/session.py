@@ -1,12 +1,16 @@
 """One connection: who it is, which format it speaks, and its outbound queue.
 
-Rooms never await a client: they put messages in the session's bounded outbox and a writer task
-sends them. A client too slow to drain its outbox is disconnected instead of slowing a room.
+Rooms never await a client: they put messages in the session's outbox and a writer task sends
+them. The outbox is bounded in bytes, not messages (one `rooms` listing can weigh a megabyte): a
+client too slow to drain it is disconnected instead of growing the server or slowing a room.
+Messages are encoded when they are queued, so the byte count is exact and a message that cannot
+be encoded closes its connection with a logged reason instead of killing the writer silently.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import logging
 from dataclasses import dataclass, field
@@ -22,7 +26,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-OUTBOX_LIMIT = 1024
+OUTBOX_BYTES = 4 * 1024 * 1024  # default bound of one connection's queued output
 _ids = itertools.count(1)
 
 
@@ -48,9 +52,13 @@ class Session:
     encoding: Encoding = Encoding.MSGPACK
     identity: Identity | None = None
     rooms: set[Room] = field(default_factory=set)
-    outbox: asyncio.Queue[dict[str, Any] | None] = field(default_factory=lambda: asyncio.Queue(OUTBOX_LIMIT))
+    address: str = ""
+    outbox_limit: int = OUTBOX_BYTES
+    outbox: collections.deque[bytes | str] = field(default_factory=collections.deque)
+    outbox_bytes: int = 0
     closed: bool = False
     close_reason: tuple[int, str] = (1000, "")
+    _ready: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def greeted(self) -> bool:
@@ -65,32 +73,45 @@ class Session:
         if self.closed:
             return
         try:
-            self.outbox.put_nowait(message)
-        except asyncio.QueueFull:
-            log.warning("%s: outbox full, closing the connection", self.name)
+            frame = encode(message, self.encoding)
+        except (TypeError, ValueError, OverflowError) as exc:  # UnicodeEncodeError is a ValueError
+            log.error("%s: a %r message cannot be encoded (%s); closing the connection", self.name, message.get("type"), exc)
+            self.close_soon(1011, "the server could not encode a message")
+            return
+        size = len(frame)
+        if self.outbox and self.outbox_bytes + size > self.outbox_limit:
+            log.warning("%s: %d bytes queued unread, closing the connection", self.name, self.outbox_bytes)
             self.close_soon(1008, "too slow: outbound queue full")
+            return
+        self.outbox.append(frame)
+        self.outbox_bytes += size
+        self._ready.set()
 
     def close_soon(self, code: int = 1000, reason: str = "") -> None:
-        """Close after the messages already queued have been sent."""
+        """Close after the messages already queued have been sent (all but the first are dropped
+        when the connection is closed for being too slow)."""
         if self.closed:
             return
         self.closed = True
         self.close_reason = (code, reason)
-        try:
-            self.outbox.put_nowait(None)
-        except asyncio.QueueFull:
-            if self.websocket is not None:
-                asyncio.get_running_loop().create_task(self.websocket.close(code, reason))
+        if code == 1008 and reason.startswith("too slow"):
+            self.outbox.clear()
+            self.outbox_bytes = 0
+        self._ready.set()
 
     async def writer(self) -> None:
         assert self.websocket is not None
         try:
             while True:
-                message = await self.outbox.get()
-                if message is None:
-                    code, reason = self.close_reason
-                    await self.websocket.close(code, reason)
-                    return
-                await self.websocket.send(encode(message, self.encoding))
+                while not self.outbox:
+                    if self.closed:
+                        code, reason = self.close_reason
+                        await self.websocket.close(code, reason)
+                        return
+                    self._ready.clear()
+                    await self._ready.wait()
+                frame = self.outbox.popleft()
+                self.outbox_bytes -= len(frame)
+                await self.websocket.send(frame)
         except ConnectionClosed:
             pass

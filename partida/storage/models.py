@@ -127,6 +127,9 @@ class SeatRecord(Base):
         ForeignKey("accounts.id", ondelete="SET NULL"), index=True, default=None
     )
     name: Mapped[str] = mapped_column(String(64), default="")
+    # The secret that reclaims this seat (drawn for each holder; NULL for games stored before
+    # tokens were). As secret as the game's seed beside it, and useless once the game is over.
+    token: Mapped[str | None] = mapped_column(String(64), default=None)
 
 
 class ActionRecord(Base):

@@ -66,6 +66,7 @@ class StoredGame:
     started_at: datetime | None
     finished_at: datetime | None
     seat_list: list[tuple[int, int | None, str]] = field(default_factory=list)
+    seat_tokens: dict[int, str | None] = field(default_factory=dict)
     actions: list[tuple[int, Any]] = field(default_factory=list)
     action_count: int = 0
 
@@ -186,27 +187,38 @@ class Store:
             await self._write_seat(conn, game_id, seat, account_id, name)
 
     @staticmethod
-    async def _write_seat(conn: AsyncConnection, game_id: int, seat: int, account_id: int | None, name: str) -> None:
+    async def _write_seat(
+        conn: AsyncConnection, game_id: int, seat: int, account_id: int | None, name: str, token: str | None = None
+    ) -> None:
         changed = await conn.execute(
             update(SeatRecord)
             .where(SeatRecord.game_id == game_id, SeatRecord.seat == seat)
-            .values(account_id=account_id, name=name)
+            .values(account_id=account_id, name=name, token=token)
         )
         if changed.rowcount == 0:
             try:
                 await conn.execute(
-                    insert(SeatRecord).values(game_id=game_id, seat=seat, account_id=account_id, name=name)
+                    insert(SeatRecord).values(
+                        game_id=game_id, seat=seat, account_id=account_id, name=name, token=token
+                    )
                 )
             except IntegrityError as exc:
                 raise _missing_game(game_id, exc) from None
 
-    async def start_game(self, game_id: int, seats: list[tuple[int, int | None, str]] | None = None) -> None:
+    async def start_game(
+        self,
+        game_id: int,
+        seats: list[tuple[int, int | None, str]] | None = None,
+        tokens: dict[int, str] | None = None,
+    ) -> None:
         """Mark the game 'playing' (it is then resumed after a restart). `seats` (seat, account id,
-        name) are recorded in the same transaction: the server writes seats once, at the start,
-        rather than paying a durable commit for every join and leave of a waiting room."""
+        name) are recorded in the same transaction, with each seat's token (`tokens`: seat -> the
+        secret its holder reclaims it with): the server writes seats once, at the start, rather
+        than paying a durable commit for every join and leave of a waiting room."""
+        tokens = tokens or {}
         async with self.db.write() as conn:
             for seat, account_id, name in seats or []:
-                await self._write_seat(conn, game_id, seat, account_id, name)
+                await self._write_seat(conn, game_id, seat, account_id, name, tokens.get(seat))
             changed = await conn.execute(
                 update(GameRecord).where(GameRecord.id == game_id).values(status="playing", started_at=utcnow())
             )
@@ -274,13 +286,15 @@ class Store:
                 return []
             ids = [r.id for r in records]
             seats: dict[int, list[tuple[int, int | None, str]]] = defaultdict(list)
+            tokens: dict[int, dict[int, str | None]] = defaultdict(dict)
             seat_rows = await session.execute(
-                select(SeatRecord.game_id, SeatRecord.seat, SeatRecord.account_id, SeatRecord.name)
+                select(SeatRecord.game_id, SeatRecord.seat, SeatRecord.account_id, SeatRecord.name, SeatRecord.token)
                 .where(SeatRecord.game_id.in_(ids))
                 .order_by(SeatRecord.game_id, SeatRecord.seat)
             )
-            for game_id, seat, account_id, name in seat_rows:
+            for game_id, seat, account_id, name, token in seat_rows:
                 seats[game_id].append((seat, account_id, name))
+                tokens[game_id][seat] = token
             logs: dict[int, list[tuple[int, Any]]] = defaultdict(list)
             counts: dict[int, int] = {}
             if with_actions:
@@ -315,6 +329,7 @@ class Store:
                 started_at=r.started_at,
                 finished_at=r.finished_at,
                 seat_list=seats.get(r.id, []),
+                seat_tokens=tokens.get(r.id, {}),
                 actions=logs.get(r.id, []),
                 action_count=counts.get(r.id, 0),
             )

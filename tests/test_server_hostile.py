@@ -1,0 +1,217 @@
+"""A hostile client against a running server: no seat can be taken, no frame can silence other
+clients, no input costs a traceback, and a slow reader cannot grow the server without bound."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import msgpack
+import pytest
+from websockets.asyncio.client import connect as ws_connect
+
+from partida.client import Client, ServerError
+from partida.server.app import Server, ServerConfig
+
+
+class Text:
+    """A bare websocket speaking JSON, to send what the SDK never would."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+
+    @classmethod
+    async def open(cls, url: str, **hello: Any) -> Text:
+        raw = cls(await ws_connect(url, max_size=None))
+        await raw.ws.send(json.dumps({"type": "hello", "version": 1, "id": 0, **hello}))
+        return raw
+
+    async def send_text(self, text: str) -> None:
+        await self.ws.send(text)
+
+    async def recv(self) -> dict[str, Any]:
+        frame = await asyncio.wait_for(self.ws.recv(), 5)
+        return json.loads(frame) if isinstance(frame, str) else msgpack.unpackb(frame)
+
+    async def reply(self, request_id: Any) -> dict[str, Any]:
+        while True:
+            message = await self.recv()
+            if message.get("id") == request_id:
+                return message
+
+
+# 1. Seat tokens belong to whoever holds the seat.
+
+
+async def test_a_token_kept_from_an_earlier_seating_does_not_take_the_seat(connect, server) -> None:
+    mallory, friend = await connect(name="mallory"), await connect(name="friend")
+    created = await mallory.create_room("tictactoe", public=False, auto_start=False)
+    code = created["room"]["code"]
+    old = (await mallory.join(code, seat=1))["token"]
+    await mallory.leave(code)
+    await mallory.join(code, seat=0)
+    friends = (await friend.join(code, seat=1))["token"]
+    assert friends != old
+    await mallory.start(code)
+    with pytest.raises(ServerError) as refused:
+        await mallory.join(code, seat=1, token=old)
+    assert refused.value.code == "auth_failed"
+    room = server.rooms[code]
+    assert room.seats[1].name == "friend" and room.seats[1].session is not None
+    # the friend's own token still reclaims the seat from another connection
+    again = await connect(name="friend")
+    assert (await again.join(code, seat=1, token=friends))["seat"] == 1
+
+
+async def test_a_seat_token_survives_a_restart(db_url: str) -> None:
+    first = Server(ServerConfig(port=0, db_url=db_url))
+    await first.start()
+    alice = await Client.connect(first.url, name="alice")
+    bob = await Client.connect(first.url, name="bob")
+    created = await alice.create_room("tictactoe", seat=0, public=False)
+    code, token = created["room"]["code"], created["token"]
+    await bob.join(code)
+    await alice.close()
+    await bob.close()
+    await first.stop()
+    second = Server(ServerConfig(port=0, db_url=db_url))
+    await second.start()
+    try:
+        mallory = await Client.connect(second.url, name="mallory")
+        with pytest.raises(ServerError):
+            await mallory.join(code, seat=1, token=token)  # alice's token is for seat 0 only
+        back = await Client.connect(second.url, name="alice")
+        assert (await back.join(code, seat=0, token=token))["seat"] == 0
+        with pytest.raises(ServerError) as bad:
+            await mallory.join(code, seat=0, token="é" * 24)
+        assert bad.value.code == "auth_failed"
+        await mallory.close()
+        await back.close()
+    finally:
+        await second.stop()
+
+
+# 2. What cannot be encoded is refused where it enters.
+
+
+async def test_a_name_that_msgpack_cannot_encode_is_refused_and_others_carry_on(server, connect) -> None:
+    watcher = await connect(name="watcher")
+    code = (await watcher.create_room("tictactoe", auto_start=False))["room"]["code"]
+    evil = await Text.open(server.url, name="x\ud800y")
+    answer = await evil.recv()
+    assert answer["type"] == "error" and answer["code"] == "bad_frame"
+    nul = await Text.open(server.url, name="a\u0000b")
+    assert (await nul.recv())["code"] == "bad_frame"
+    # a text frame with the same lone surrogate inside a request, after a good hello
+    ok = await Text.open(server.url, name="fine")
+    assert (await ok.recv())["type"] == "welcome"
+    await ok.send_text('{"type":"join","id":5,"room":"' + code + '","seat":1,"token":"\\udc00"}')
+    assert (await ok.reply(5))["code"] == "bad_frame"
+    assert len(await watcher.list_rooms()) == 1
+
+
+async def test_an_id_outside_the_msgpack_range_is_refused(server) -> None:
+    raw = await Text.open(server.url)
+    assert (await raw.recv())["type"] == "welcome"
+    await raw.send_text('{"type":"ping","id":18446744073709551616}')
+    error = await raw.recv()
+    assert error["type"] == "error" and error["code"] == "bad_frame" and "id" not in error
+    await raw.send_text('{"type":"ping","id":3}')
+    assert await raw.recv() == {"type": "pong", "id": 3}
+
+
+async def test_a_message_that_cannot_be_encoded_closes_only_its_connection(server, connect, caplog) -> None:
+    """Should anything unencodable reach a writer anyway, the connection closes with a reason in
+    the log instead of going silent."""
+    client = await connect(name="client")
+    session = next(s for s in server.sessions if s.name == "client")
+    with caplog.at_level(logging.WARNING):
+        session.send({"type": "room", "room": {"code": "x\ud800"}})
+        await asyncio.wait_for(client.closed.wait(), 5)
+    assert "cannot be encoded" in caplog.text
+    other = await connect(name="other")
+    assert await other.list_rooms() == []
+
+
+async def test_a_failed_start_leaves_the_room_waiting(server, connect) -> None:
+    """The stored status must follow the room: if the start cannot be stored, the room has not
+    started."""
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    code = (await alice.create_room("tictactoe", seat=0, auto_start=False))["room"]["code"]
+    await bob.join(code)
+    real = server.store.start_game
+
+    async def broken(*args: Any, **kwargs: Any) -> None:
+        raise OSError("disk full")
+
+    server.store.start_game = broken  # type: ignore[method-assign]
+    with pytest.raises(ServerError) as failed:
+        await alice.start(code)
+    assert failed.value.code == "storage_unavailable"
+    assert server.rooms[code].status == "waiting" and server.rooms[code].state is None
+    server.store.start_game = real  # type: ignore[method-assign]
+    await alice.start(code)
+    assert server.rooms[code].status == "playing"
+
+
+# 3. A slow reader is disconnected before its outbox grows without bound.
+
+
+async def test_a_client_that_never_reads_is_disconnected_when_its_outbox_is_full(db_url: str) -> None:
+    server = Server(ServerConfig(port=0, db_url=db_url, outbox_bytes=64 * 1024))
+    await server.start()
+    try:
+        maker = await Client.connect(server.url, name="maker")
+        for _ in range(40):
+            await maker.create_room("tictactoe", options={}, auto_start=False)
+        ws = await ws_connect(server.url, max_size=None, max_queue=1)
+        await ws.send(msgpack.packb({"type": "hello", "version": 1}))
+        session = None
+        for _ in range(100):
+            await asyncio.sleep(0.01)
+            session = next((s for s in server.sessions if s.greeted and s.name.startswith("guest")), None)
+            if session is not None:
+                break
+        assert session is not None
+        ws.transport.pause_reading()  # type: ignore[attr-defined]
+        for i in range(3000):
+            await ws.send(msgpack.packb({"type": "list_rooms", "id": i}))
+            if session.closed:
+                break
+        for _ in range(500):
+            if session.closed:
+                break
+            await asyncio.sleep(0.01)
+        assert session.closed
+        assert session.outbox_bytes <= 64 * 1024 + 16 * 1024
+        assert len(await maker.list_rooms()) == 40
+        await maker.close()
+        ws.transport.abort()  # type: ignore[attr-defined]
+    finally:
+        await server.stop()
+
+
+# 4. Deep nesting is a bad frame, never an internal error or a traceback.
+
+
+async def test_deep_nesting_is_a_bad_frame_without_a_traceback(server, connect, caplog) -> None:
+    raw = await ws_connect(server.url, max_size=None)
+    with caplog.at_level(logging.ERROR):
+        await raw.send("[" * 1000 + "]" * 1000)
+        first = json.loads(await asyncio.wait_for(raw.recv(), 5))
+        assert first["code"] == "bad_frame"
+        await raw.send('{"type":"hello","version":1,"name":' + "[" * 100 + "1" + "]" * 100 + "}")
+        assert json.loads(await asyncio.wait_for(raw.recv(), 5))["code"] == "bad_frame"
+        alice, bob = await connect(name="alice"), await connect(name="bob")
+        code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+        await bob.join(code)
+        deep: Any = 4
+        for _ in range(500):
+            deep = [deep]
+        with pytest.raises(ServerError) as refused:
+            await alice.act(code, deep)
+        assert refused.value.code == "bad_frame"
+        await alice.act(code, 4)
+    assert "Traceback" not in caplog.text and not [r for r in caplog.records if r.exc_info]
