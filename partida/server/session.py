@@ -75,7 +75,9 @@ class Session:
         try:
             frame = encode(message, self.encoding)
         except (TypeError, ValueError, OverflowError) as exc:  # UnicodeEncodeError is a ValueError
-            log.error("%s: a %r message cannot be encoded (%s); closing the connection", self.name, message.get("type"), exc)
+            log.error(
+                "%s: a %r message cannot be encoded (%s); closing the connection", self.name, message.get("type"), exc
+            )
             self.close_soon(1011, "the server could not encode a message")
             return
         size = len(frame)

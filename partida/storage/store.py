@@ -198,9 +198,7 @@ class Store:
         if changed.rowcount == 0:
             try:
                 await conn.execute(
-                    insert(SeatRecord).values(
-                        game_id=game_id, seat=seat, account_id=account_id, name=name, token=token
-                    )
+                    insert(SeatRecord).values(game_id=game_id, seat=seat, account_id=account_id, name=name, token=token)
                 )
             except IntegrityError as exc:
                 raise _missing_game(game_id, exc) from None
