@@ -8,6 +8,7 @@ at Othello; a RECYCLE card game; a Duel opening. Every page must log no console 
 
 from __future__ import annotations
 
+import asyncio
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator
@@ -91,8 +92,6 @@ async def test_http_serves_the_client_and_nothing_else(server: Server) -> None:
 
 
 async def _in_thread(fn: Any, *args: Any) -> Any:
-    import asyncio
-
     return await asyncio.to_thread(fn, *args)
 
 
@@ -167,3 +166,132 @@ async def test_a_person_plays_othello_against_a_bot_to_the_end_by_clicking(
     assert await page.locator(".sq.last").count() == 1
     assert "ada (you) plays" in await page.locator("#log").inner_text()
     assert ada.errors == [], ada.errors
+
+
+async def test_a_recycle_card_game_plays_to_the_end_in_the_generic_renderer(
+    server: Server, browser: Any, bots: Any
+) -> None:
+    await bots("random")
+    ada = await Person.open(browser, server.http_url, "ada")
+    page = ada.page
+    await page.select_option("#game", "agram")
+    for seat in (1, 2, 3):
+        await page.select_option(f"#seat{seat}", "bot:random")
+    await page.click("#create-room")
+    await page.wait_for_selector("#board .recycle")
+    # Our hand face up, the others' face down with counts: the view hides them, so does the page.
+    assert await page.locator('[data-seat-area="0"] [data-zone="HAND"] .pcard:not(.back)').count() == 6
+    assert await page.locator('[data-seat-area="1"] [data-zone="HAND"] .pcard.back').count() == 6
+    clicks = 0
+    while True:
+        await page.wait_for_selector(".pcard.playable, #result")
+        if await page.locator("#result").count():
+            break
+        card = page.locator(".pcard.playable >> nth=0")
+        chosen = await card.get_attribute("data-card")
+        await ada.click_and_wait(".pcard.playable >> nth=0")
+        assert await page.locator(f'[data-seat-area="0"] [data-zone="HAND"] [data-card="{chosen}"]').count() == 0
+        clicks += 1
+    assert clicks == 6  # one card per trick, six tricks
+    assert await page.locator("table.rounds tbody tr").count() >= 1
+    assert await page.locator('#fair[data-ok="yes"]').count() == 1
+    assert ada.errors == [], ada.errors
+
+
+DUEL_SEED = 83  # a deal where the scripted players below reach every step within a dozen decisions
+
+
+async def test_a_duel_through_mulligan_land_creature_attack_and_block(
+    server: Server, browser: Any, connect: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person (white, in the browser) against a scripted opponent (red, a protocol client that
+    plays lands and creatures, attacks with everything and never blocks)."""
+    from types import SimpleNamespace
+
+    from partida.server import rooms
+
+    monkeypatch.setattr(rooms, "secrets", SimpleNamespace(randbits=lambda bits: DUEL_SEED, choice=rooms.secrets.choice))
+    games = {g["name"]: g for g in await (await connect(name="warm-up")).list_games()}
+    cards = games["duel"]["cards"]
+    red = await connect(name="red")
+    created = await red.create_room("duel", seat=1)
+    code = created["room"]["code"]
+    opponent = asyncio.create_task(red.play(code, scripted_opponent(cards)))
+
+    ada = await Person.open(browser, f"{server.http_url}r/{code}", "ada")
+    page = ada.page
+    await page.wait_for_selector("#board .duel")
+    done: set[str] = set()
+    for _ in range(60):
+        if done >= {"keep", "land", "creature", "attack", "block"}:
+            break
+        await page.wait_for_selector("#prompt, #result")
+        assert not await page.locator("#result").count(), "the game ended before every step was seen"
+        name = await page.locator("#prompt").get_attribute("data-name")
+        if name == "mulligan":
+            await ada.click_and_wait('#prompt [data-option="0"]')  # keep
+            done.add("keep")
+        elif name == "scry":
+            await ada.click_and_wait('#prompt [data-option="0"]')
+        elif name == "main":
+            if await page.locator(".dcard.playable.land").count():
+                await ada.click_and_wait(".dcard.playable.land >> nth=0")
+                done.add("land")
+            elif await page.locator(".dcard.playable.creature").count():
+                before = await ada.seq()
+                await page.click(".dcard.playable.creature >> nth=0")
+                await page.wait_for_function(f"s => ({MOVED_ON})(s) || document.querySelector('.target')", arg=before)
+                if await page.locator(".target").count():  # a creature whose arrival has a target
+                    await ada.click_and_wait(".target >> nth=0")
+                done.add("creature")
+            else:
+                await ada.click_and_wait('#prompt button.choice:text-is("pass")')
+        elif name == "attackers":
+            if "attack" not in done and await page.locator("#prompt [data-candidate]").count():
+                for box in await page.locator("#prompt [data-candidate]").all():
+                    await box.check()
+                done.add("attack")
+            await ada.click_and_wait("#prompt [data-confirm]")
+        elif name == "blockers":
+            if await page.locator('#prompt select[data-source="0"]').count():
+                await page.select_option('#prompt select[data-source="0"]', index=1)
+                done.add("block")
+            await ada.click_and_wait("#prompt [data-confirm]")
+        else:
+            await ada.click_and_wait("#prompt [data-confirm]")
+    assert done >= {"keep", "land", "creature", "attack", "block"}, done
+    log = await page.locator("#log").inner_text()
+    for words in ("ada (you) keeps 7 cards", "ada (you) plays Plains", "ada (you) casts", "ada (you) attacks with"):
+        assert words in log, (words, log)
+    assert "ada (you) blocks: " in log, log
+    # The board: our creatures with power/toughness, the opponent's hand only as a count.
+    assert await page.locator('[data-side="0"] .perm.creature').count() >= 1
+    hand = server.rooms[code].state.view(0)["hand"]  # type: ignore[union-attr]
+    assert await page.locator("[data-hand]").count() == len(hand)
+    assert "in hand" in await page.locator('[data-player="1"]').inner_text()
+    opponent.cancel()
+    assert ada.errors == [], ada.errors
+
+
+def scripted_opponent(cards: dict[str, Any]) -> Any:
+    def decide(update: dict[str, Any], prompt: Any) -> Any:
+        view = update["view"]
+        hand = {c["id"]: c["name"] for c in view.get("hand", [])}
+        if prompt.name == "mulligan":
+            return "keep"
+        if prompt.name == "scry":
+            return "top"
+        if prompt.name == "main":
+            options = [o for o in prompt.options if o != "pass"]
+            lands = [o for o in options if "play" in o]
+            creatures = [o for o in options if "cast" in o and cards[hand[o["cast"]]]["type"] == "creature"]
+            return (lands or creatures or ["pass"])[0]
+        if prompt.name == "attackers":
+            return list(prompt.candidates)
+        if prompt.name == "blockers":
+            return []
+        if prompt.name == "discard":
+            return list(prompt.candidates[: prompt.min])
+        return list(prompt.items)
+
+    return decide

@@ -63,7 +63,7 @@ FILES = _shipped_files()
 def route(path: str) -> str | None:
     """The shipped file that answers `path`: the page for `/` and invite links `/r/CODE`."""
     path = path.split("?", 1)[0].split("#", 1)[0]
-    if path in ("/", "/index.html") or (path.startswith("/r/") and path[3:].isalnum() and len(path) <= 16):
+    if path in ("/", "/index.html") or (path.startswith("/r/") and path[3:].isalnum() and len(path) <= 40):
         return PAGE
     return FILES.get(path)
 

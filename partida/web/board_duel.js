@@ -123,8 +123,9 @@ export const duel = {
       : null;
     const turn = view.phase === "mulligan" || view.phase === "over" ? "" : ` · ${ctx.seatName(view.active)}'s turn`;
     const banner = h("p.banner", { id: "phase", dataset: { phase: view.phase } }, `Turn ${view.turn} · ${PHASES[view.phase] || view.phase}${turn}`);
+    const last = ctx.update.last && ctx.update.last.text ? h("p.last", { id: "last" }, `Last: ${ctx.seatName(ctx.update.last.seat)} ${ctx.update.last.text}`) : null;
     const hint = picking ? h("p.hint", {}, `Choose a target for ${picking.name} (highlighted), or click it again to cancel.`) : null;
-    return { element: h("div.duel", {}, banner, sides[0], h("hr"), sides[1], hint, known, hand), handles: false };
+    return { element: h("div.duel", {}, banner, last, sides[0], h("hr"), sides[1], hint, known, hand), handles: false };
   },
   nameOf(value, ctx) {
     const perm = ctx.update.view.battlefield.find((p) => p.id === value);
