@@ -3,6 +3,10 @@
 One process serves every room it is seated in (by `add_bot`, a challenge, or a restart that
 returns it to its games). Agents are synchronous and may search for a second or more, so each
 decision runs in a worker thread and the connection keeps answering pings meanwhile.
+
+When the connection is lost (say the server restarts) the runner connects again with a growing
+delay and takes its seats back: a bot account is put back by the server; a guest bot rejoins with
+the seat tokens it was given.
 """
 
 from __future__ import annotations
@@ -46,9 +50,11 @@ class BotRunner:
         self.tasks: set[asyncio.Task[None]] = set()
         self.rng = random.Random()
         self.playing: set[str] = set()  # rooms with a play loop (one loop serves all our seats there)
+        self.held: dict[str, dict[int, str]] = {}  # room -> seat -> token, to take seats back
 
-    async def run(self, reconnect: bool = True) -> None:
-        """Connect, play, and when the connection drops connect again (the server may restart)."""
+    async def run(self, reconnect: bool = True, max_delay: float = 10.0) -> None:
+        """Connect, play, and when the connection drops connect again (the server may restart),
+        waiting longer after each failed attempt, up to `max_delay` seconds."""
         delay = 0.5
         while True:
             try:
@@ -62,14 +68,44 @@ class BotRunner:
                 if exc.code in ("auth_failed", "unknown_agent", "unsupported_version"):
                     raise
                 log.warning("%s: %s", self.agent, exc)
+            finally:
+                await self._stop_playing()
             if not reconnect:
                 return
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 10.0)
+            log.info("%s: connection lost; connecting again in %.1f s", self.agent, delay)
+            await asyncio.sleep(delay * (0.75 + self.rng.random() / 2))
+            delay = min(delay * 2, max_delay)
+
+    async def _stop_playing(self) -> None:
+        """The play loops of a lost connection end with it; new ones start after reconnecting."""
+        tasks = list(self.tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.playing.clear()
+
+    async def _take_seats_back(self, client: Client) -> None:
+        """Rejoin, with their tokens, the seats held before the connection was lost (a bot account
+        is put back by the server and gets `seated` notices instead)."""
+        for room, seats in list(self.held.items()):
+            for seat, token in list(seats.items()):
+                try:
+                    joined = await client.join(room, seat=seat, token=token)
+                except ConnectionLost:
+                    raise
+                except ServerError as exc:
+                    log.info("%s: seat %d in room %s is gone (%s)", self.agent, seat, room, exc.code)
+                    seats.pop(seat, None)
+                    continue
+                client.seated.put_nowait({"type": "seated", "room": joined["room"], "seat": seat, "token": token})
+            if not seats:
+                self.held.pop(room, None)
 
     async def _serve(self, client: Client) -> None:
         closed = asyncio.create_task(client.closed.wait())
         try:
+            if self.token is None:
+                await self._take_seats_back(client)
             while True:
                 seated = asyncio.create_task(client.seated.get())
                 done, _ = await asyncio.wait({seated, closed}, return_when=asyncio.FIRST_COMPLETED)
@@ -77,6 +113,8 @@ class BotRunner:
                     seated.cancel()
                     return
                 notice = seated.result()
+                if notice.get("token"):
+                    self.held.setdefault(notice["room"]["code"], {})[notice["seat"]] = notice["token"]
                 if notice["room"]["code"] in self.playing:
                     continue
                 self.playing.add(notice["room"]["code"])
@@ -115,6 +153,7 @@ class BotRunner:
         try:
             final = await client.play(room, decide, on_error=on_error)
             log.info("%s: game in room %s over: %s", self.agent, room, final.get("result"))
+            self.held.pop(room, None)
         except ConnectionLost:
             pass
         except Exception:

@@ -32,6 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--game-file", action="append", type=Path, default=[], help="load a game description file")
     p.add_argument("--games-dir", action="append", type=Path, default=[], help="load every description in a folder")
+    p.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="change a rate or resource limit, e.g. --limit requests_per_second=100 (repeatable; "
+        "the names and defaults are in docs/server.md, Limits)",
+    )
     add_log_flag(p, "info")
     p.set_defaults(func=run)
 
@@ -41,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from partida.bots.registry import all_agents
     from partida.games.registry import GameLoadError
     from partida.server.app import Server, ServerConfig
+    from partida.server.limits import Limits
 
     pool: list[str] = []
     if not args.no_bots:
@@ -49,6 +58,10 @@ def run(args: argparse.Namespace) -> int:
         unknown = [a for a in pool if a not in known]
         if unknown:
             raise CliError(f"unknown agent {unknown[0]!r} in --bots (known: {', '.join(sorted(known))})")
+    try:
+        limits = Limits().with_settings(args.limit)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -56,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         mqtt_url=args.mqtt,
         game_files=args.game_file,
         game_dirs=args.games_dir,
+        limits=limits,
     )
     try:
         server = Server(config)

@@ -242,7 +242,8 @@ class Client:
         """Answer every decision put to this connection in `room` until the game ends; returns
         the final update (with `result` and the revealed `seed`). `decide(update, prompt)` may be
         a plain function or a coroutine. A rejected answer is reported to `on_error` (or raised
-        when there is none) and the same decision is asked again."""
+        when there is none) and the same decision is asked again. A lost connection is not a
+        refused answer: it raises `ConnectionLost`."""
         while True:
             update = await self.next_update(room)
             if on_update is not None:
@@ -259,6 +260,8 @@ class Client:
                 try:
                     await self.act(room, action, seq=update["seq"], seat=update["seat"])
                     break
+                except ConnectionLost:
+                    raise
                 except ServerError as exc:
                     if exc.code == "stale_decision":
                         break

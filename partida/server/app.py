@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,9 +28,11 @@ from partida.protocol import (
     MAX_MESSAGE_BYTES,
     PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
+    Encoding,
     ErrorCode,
     ProtocolError,
     decode,
+    encode,
     encoding_of,
     error_message,
     parse_request,
@@ -37,6 +40,7 @@ from partida.protocol import (
 )
 from partida.protocol import messages as m
 from partida.server.events import EventBus, open_bus
+from partida.server.limits import Limiter, Limits
 from partida.server.rooms import Room
 from partida.server.session import OUTBOX_BYTES, Identity, Session
 from partida.server.web import process_request
@@ -58,6 +62,7 @@ class ServerConfig:
     game_dirs: list[Path] = field(default_factory=list)
     max_message_bytes: int = MAX_MESSAGE_BYTES
     outbox_bytes: int = OUTBOX_BYTES
+    limits: Limits = field(default_factory=Limits)
 
 
 class Server:
@@ -65,6 +70,7 @@ class Server:
         self.config = config
         self.registry = registry or default_registry(config.game_files, config.game_dirs)
         self.rooms: dict[str, Room] = {}
+        self.limiter = Limiter(config.limits)
         self.sessions: set[Session] = set()
         self.db: Database | None = None
         self.store: Store = None  # type: ignore[assignment]  # set in start()
@@ -151,24 +157,50 @@ class Server:
                 log.exception("could not publish %s", topic)
 
     async def _reap_finished_rooms(self) -> None:
+        """Finished rooms leave memory after a while; rooms that never start are closed (their
+        games stored as aborted), so abandoned rooms do not pile up."""
         loop = asyncio.get_running_loop()
+        waiting_ttl = self.limiter.limits.waiting_room_ttl
         while True:
-            await asyncio.sleep(30)
+            await asyncio.sleep(min(30.0, max(waiting_ttl / 2, 0.05)) if waiting_ttl else 30.0)
             now = loop.time()
             for code, room in list(self.rooms.items()):
                 if room.finished_at is not None and now - room.finished_at > FINISHED_ROOM_TTL:
                     del self.rooms[code]
                     await room.stop_task()
+                elif waiting_ttl and room.status == "waiting" and time.time() - room.created > waiting_ttl:
+                    with contextlib.suppress(Exception):
+                        await room.call(room.close_unstarted)
+                    self.rooms.pop(code, None)
+                    await room.stop_task()
 
     # Connections.
 
     async def connection(self, websocket: ServerConnection) -> None:
-        session = Session(websocket, address=_address(websocket), outbox_limit=self.config.outbox_bytes)
+        address = _address(websocket)
+        limits = self.limiter.admit(address)
+        if limits is None:
+            await websocket.close(1008, "too many connections from your address")
+            return
+        session = Session(websocket, address=address, outbox_limit=self.config.outbox_bytes, limits=limits)
         self.sessions.add(session)
         writer = asyncio.get_running_loop().create_task(session.writer())
         first = True
         try:
-            async for frame in websocket:
+            while True:
+                try:
+                    async with asyncio.timeout(self._wait_for_frame(session)):
+                        frame = await websocket.recv()
+                except TimeoutError:
+                    if not session.greeted:
+                        log.info("%s (%s): no hello in time, closing", session.name, address)
+                        session.close_soon(1008, "no hello in time")
+                        break
+                    if not session.rooms:
+                        log.info("%s (%s): idle, closing", session.name, address)
+                        session.close_soon(1001, "idle for too long")
+                        break
+                    continue
                 if first:
                     session.encoding = encoding_of(frame)
                     first = False
@@ -178,6 +210,7 @@ class Server:
         except ConnectionClosed:
             pass
         finally:
+            self.limiter.release(limits)
             self.sessions.discard(session)
             for room in list(session.rooms):
                 with contextlib.suppress(Exception):
@@ -191,11 +224,17 @@ class Server:
         try:
             message = decode(frame, self.config.max_message_bytes)
             request_id = message.get("id") if isinstance(message.get("id"), int | str) else None
+            if session.limits is not None:
+                self.limiter.request(session.limits)
             request = parse_request(message)
             if not session.greeted and request.type != "hello":
                 raise ProtocolError(ErrorCode.HELLO_REQUIRED, "the first message must be a hello")
+            if session.limits is not None and isinstance(getattr(request, "room", None), str):
+                self.limiter.may_guess(session.limits)
             await self.handlers[request.type](session, request)
         except ProtocolError as exc:
+            if exc.code == ErrorCode.NO_SUCH_ROOM and session.limits is not None:
+                self.limiter.guessed(session.limits)
             session.send(error_message(exc.code, exc.message, request_id if request_id is not None else exc.request_id))
             if exc.close:
                 close_code = 1009 if exc.code == ErrorCode.FRAME_TOO_LARGE else 1008
@@ -203,6 +242,12 @@ class Server:
         except Exception:
             log.exception("%s: request failed", session.name)
             session.send(error_message(ErrorCode.INTERNAL, "the server failed on that request", request_id))
+
+    def _wait_for_frame(self, session: Session) -> float | None:
+        """How long to wait for the next frame: the hello deadline, then the idle timeout."""
+        limits = self.limiter.limits
+        wait = limits.idle_timeout if session.greeted else limits.hello_timeout
+        return wait or None
 
     # Handshake and lobby.
 
@@ -217,16 +262,25 @@ class Server:
                 close=True,
             )
         if req.token is not None:
+            self.limiter.check_login(session.address)
             account = await self.store.check_token(req.token)
             if account is None:
+                self.limiter.login_failed(session.address, req.name or "(bot token)")
                 raise ProtocolError(ErrorCode.AUTH_FAILED, "unknown bot token", close=True)
+            self.limiter.login_succeeded(session.address)
+            if session.limits is not None:
+                session.limits.exempt = True
             identity = Identity(account.name, "bot", account.id, req.agent, req.games)
         elif req.password is not None:
             if not req.name:
                 raise ProtocolError(ErrorCode.AUTH_FAILED, "a password needs an account name", close=True)
-            account = await self.store.check_password(req.name, req.password)
+            self.limiter.check_login(session.address)
+            async with self.limiter.hashing():
+                account = await self.store.check_password(req.name, req.password)
             if account is None:
+                self.limiter.login_failed(session.address, req.name)
                 raise ProtocolError(ErrorCode.AUTH_FAILED, "wrong account name or password", close=True)
+            self.limiter.login_succeeded(session.address)
             identity = Identity(account.name, "user", account.id)
         else:
             name = (req.name or "").strip()[:32] or f"guest-{session.id}"
@@ -295,6 +349,18 @@ class Server:
         bots = self._parse_bot_seats(req.bots or {}, seats, game.name)
         if req.seat is not None and not 0 <= req.seat < seats:
             raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
+        size = len(encode(options, Encoding.MSGPACK))
+        if size > self.limiter.limits.options_bytes:
+            raise ProtocolError(
+                ErrorCode.BAD_OPTIONS, f"the options take {size} bytes; at most {self.limiter.limits.options_bytes}"
+            )
+        if session.limits is not None:
+            waiting = sum(
+                1
+                for r in self.rooms.values()
+                if r.status == "waiting" and r.owner is not None and r.owner.address == session.address
+            )
+            self.limiter.may_create_room(session.limits, waiting)
         room = Room(self, game, options, seats, req.public, session, req.auto_start)
         while room.code in self.rooms:
             room = Room(self, game, options, seats, req.public, session, req.auto_start)
@@ -365,11 +431,15 @@ class Server:
 
     async def on_watch(self, session: Session, req: m.Watch) -> None:
         room = self.room(req.room)
+        if room not in session.rooms:
+            self.limiter.may_watch(sum(1 for r in session.rooms if session in r.spectators))
         session.send(server_message("watching", req.id, room=room.summary()))
         await room.call(lambda: room.watch(session))
 
     async def on_add_bot(self, session: Session, req: m.AddBot) -> None:
         room = self.room(req.room)
+        if room.owner is not None and session is not room.owner:
+            raise ProtocolError(ErrorCode.NOT_OWNER, "only the room's creator can add bots to it")
         bot = self.pick_bot(req.agent, room.game.name)
         seat = await room.call(lambda: room.seat_bot(bot, req.seat))
         session.send(server_message("bot_added", req.id, room=room.summary(), seat=seat, agent=req.agent))

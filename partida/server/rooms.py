@@ -32,8 +32,12 @@ T = TypeVar("T")
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are read aloud and typed
 
 
-def new_room_code() -> str:
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
+PUBLIC_CODE_LENGTH = 6  # listed anyway: short, to read aloud
+PRIVATE_CODE_LENGTH = 12  # 60 bits: the code is the only key to a private room
+
+
+def new_room_code(length: int = PUBLIC_CODE_LENGTH) -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(length))
 
 
 def seed_hash(seed: int) -> str:
@@ -102,7 +106,7 @@ class Room:
         self.public = public
         self.owner = owner
         self.auto_start = auto_start
-        self.code = code or new_room_code()
+        self.code = code or new_room_code(PUBLIC_CODE_LENGTH if public else PRIVATE_CODE_LENGTH)
         self.seed = secrets.randbits(63)
         self.seed_hash = seed_hash(self.seed)
         self.game_id: int = 0
@@ -285,7 +289,7 @@ class Room:
         self.state = state
         self.status = "playing"
         await self.server.publish(
-            f"rooms/{self.code}/game_started",
+            f"rooms/{self.event_name}/game_started",
             {
                 "type": "game_started",
                 **self.event_base(),
@@ -340,7 +344,7 @@ class Room:
         over = await self._record_finish_if_over()
         self._push_all()
         await self.server.publish(
-            f"rooms/{self.code}/action",
+            f"rooms/{self.event_name}/action",
             {"type": "action", **self.event_base(), "seq": self.seq, "seat": seat, **self._public_action(action)},
         )
         if over:
@@ -377,7 +381,7 @@ class Room:
         for session in self._audience():
             session.send(ended)
         await self.server.publish(
-            f"rooms/{self.code}/game_over",
+            f"rooms/{self.event_name}/game_over",
             {"type": "game_over", **self.event_base(), "result": result, "seed": self.seed, "moves": self.seq},
         )
         self._broadcast_room()
@@ -387,8 +391,26 @@ class Room:
         if await self._record_finish_if_over():
             await self._announce_finish()
 
+    @property
+    def event_name(self) -> str:
+        """The room's name on the events bus: its code if public; a private room's code is its
+        only key, so private rooms are published under their game id instead."""
+        return self.code if self.public else f"game-{self.game_id}"
+
+    async def close_unstarted(self) -> None:
+        """Close a room that never started (the server reaps them after a while): its game is
+        stored as aborted and whoever is inside is told."""
+        if self.status != "waiting":
+            return
+        self.status = "aborted"
+        self.finished_at = asyncio.get_running_loop().time()
+        await self.server.store.finish_game(self.game_id, None, status="aborted")
+        self._broadcast_room()
+        for session in self._audience():
+            session.rooms.discard(self)
+
     def event_base(self) -> dict[str, Any]:
-        return {"room": self.code, "game_id": self.game_id, "game": self.game.name, "time": time.time()}
+        return {"room": self.event_name, "game_id": self.game_id, "game": self.game.name, "time": time.time()}
 
     # Pushing views. Every seat gets its own view; spectators get the public one.
 

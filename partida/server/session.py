@@ -20,6 +20,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
 from partida.protocol import Encoding, encode
+from partida.server.limits import ConnectionLimits
 
 if TYPE_CHECKING:
     from partida.server.rooms import Room
@@ -54,6 +55,7 @@ class Session:
     rooms: set[Room] = field(default_factory=set)
     address: str = ""
     outbox_limit: int = OUTBOX_BYTES
+    limits: ConnectionLimits | None = None  # None for sessions the server makes itself
     outbox: collections.deque[bytes | str] = field(default_factory=collections.deque)
     outbox_bytes: int = 0
     closed: bool = False

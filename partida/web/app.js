@@ -148,7 +148,7 @@ function stopLobbyPolling() {
 async function showLobby() {
   app.room = null;
   const rooms = h("div", { id: "rooms" });
-  const joinCode = h("input", { id: "join-code", placeholder: "room code", maxlength: 6, size: 8 });
+  const joinCode = h("input", { id: "join-code", placeholder: "room code", maxlength: 12, size: 12 });
   const joinForm = h(
     "form.inline",
     {

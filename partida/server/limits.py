@@ -1,0 +1,261 @@
+"""Rate and resource limits: what one connection, or one address, may cost the server.
+
+Pure bookkeeping with no sockets: the server asks before it does the work (`admit` a connection,
+`request` a frame, `may_guess` a room code, `check_login`, `may_create_room`, `may_watch`) and
+reports what happened (`release`, `guessed`, `login_failed`, `login_succeeded`). A refusal is a
+`ProtocolError` with the code `rate_limited` and a sentence saying what to wait for.
+
+The defaults are far above what a person or a bot ever does: a bot ladder at full speed logs in
+with bot accounts, whose requests are not rate-limited at all, and a person clicks a few times a
+second. Every limit can be changed on `partida serve --limit NAME=VALUE`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from partida.protocol import ErrorCode, ProtocolError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Limits:
+    """Every limit, by the name `--limit` takes. Rates are per second."""
+
+    requests_per_second: float = 50.0  # per connection (bot accounts are not limited)
+    request_burst: float = 200.0
+    address_requests_per_second: float = 2000.0  # all connections of one address together
+    address_request_burst: float = 5000.0
+    connections_per_address: int = 256
+    hello_timeout: float = 10.0  # seconds a new connection has to say hello
+    idle_timeout: float = 600.0  # a greeted connection with no room that sends nothing is closed
+    guesses_per_second: float = 2.0  # requests naming a room that does not exist, per connection
+    guess_burst: float = 20.0
+    address_guesses_per_second: float = 10.0
+    address_guess_burst: float = 100.0
+    rooms_created_per_second: float = 50.0  # per address
+    rooms_created_burst: float = 500.0
+    waiting_rooms_per_address: int = 200  # rooms not yet started whose creator has this address
+    rooms_watched: int = 100  # per connection
+    login_failures_allowed: int = 5  # failed logins per address before the back-off starts
+    login_backoff_max: float = 300.0  # the longest wait between attempts, in seconds
+    hashing_at_once: int = 2  # password checks (argon2, 64 MiB each) running at the same time
+    hashing_queue: int = 64  # password checks waiting their turn; more are refused
+    waiting_room_ttl: float = 3600.0  # a room that never starts is closed after this many seconds
+    options_bytes: int = 4096  # the largest encoded `options` of a room
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    def with_settings(self, settings: list[str]) -> Limits:
+        """A copy with `NAME=VALUE` settings applied; raises ValueError naming a bad one."""
+        types = {f.name: f.type for f in dataclasses.fields(self)}
+        changes: dict[str, float | int] = {}
+        for setting in settings:
+            name, sep, value = setting.partition("=")
+            name = name.strip().replace("-", "_")
+            if not sep or name not in types:
+                raise ValueError(f"unknown limit {setting!r} (known: {', '.join(self.names())})")
+            try:
+                number = int(value) if types[name] in (int, "int") else float(value)
+            except ValueError:
+                raise ValueError(f"the limit {name} takes a number, not {value!r}") from None
+            if number < 0:
+                raise ValueError(f"the limit {name} cannot be negative")
+            changes[name] = number
+        return dataclasses.replace(self, **changes)
+
+
+class TokenBucket:
+    """`rate` tokens a second up to `burst`. `take` may run into debt down to -`burst`, so a
+    client that keeps going past its limit can be told apart from one that touched it."""
+
+    __slots__ = ("burst", "rate", "stamp", "tokens")
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate = rate
+        self.burst = max(burst, 1.0)
+        self.tokens = self.burst
+        self.stamp = time.monotonic()
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    def take(self, n: float = 1.0) -> bool:
+        """Spend `n` tokens if there are that many; otherwise go into debt and return False."""
+        self._refill()
+        if self.tokens >= n:
+            self.tokens -= n
+            return True
+        self.tokens = max(self.tokens - n, -self.burst)
+        return False
+
+    def has(self, n: float = 1.0) -> bool:
+        self._refill()
+        return self.tokens >= n
+
+    @property
+    def exhausted(self) -> bool:
+        """True once the debt reaches a whole burst: the client ignores `rate_limited`."""
+        return self.tokens <= -self.burst
+
+
+@dataclass
+class _Address:
+    requests: TokenBucket
+    guesses: TokenBucket
+    creations: TokenBucket
+    connections: int = 0
+    login_failures: int = 0
+    next_login: float = 0.0
+
+
+@dataclass
+class ConnectionLimits:
+    """The buckets of one connection."""
+
+    address: str
+    requests: TokenBucket
+    guesses: TokenBucket
+    exempt: bool = False  # a bot account: trusted by the operator who created it
+
+
+@dataclass
+class Limiter:
+    limits: Limits = field(default_factory=Limits)
+    _addresses: dict[str, _Address] = field(default_factory=dict)
+    _hashing: asyncio.Semaphore | None = None
+    _hashing_waiting: int = 0
+
+    def _address(self, address: str) -> _Address:
+        state = self._addresses.get(address)
+        if state is None:
+            lim = self.limits
+            state = _Address(
+                TokenBucket(lim.address_requests_per_second, lim.address_request_burst),
+                TokenBucket(lim.address_guesses_per_second, lim.address_guess_burst),
+                TokenBucket(lim.rooms_created_per_second, lim.rooms_created_burst),
+            )
+            self._addresses[address] = state
+        return state
+
+    # Connections.
+
+    def admit(self, address: str) -> ConnectionLimits | None:
+        """The buckets of a new connection, or None when its address has too many already."""
+        state = self._address(address)
+        if state.connections >= self.limits.connections_per_address:
+            log.warning("refused a connection from %s: %d connections open", address, state.connections)
+            return None
+        state.connections += 1
+        lim = self.limits
+        return ConnectionLimits(
+            address,
+            TokenBucket(lim.requests_per_second, lim.request_burst),
+            TokenBucket(lim.guesses_per_second, lim.guess_burst),
+        )
+
+    def release(self, conn: ConnectionLimits) -> None:
+        state = self._addresses.get(conn.address)
+        if state is None:
+            return
+        state.connections -= 1
+        if state.connections <= 0 and state.login_failures == 0:
+            del self._addresses[conn.address]
+
+    # Requests.
+
+    def request(self, conn: ConnectionLimits) -> None:
+        """One frame received. Raises `rate_limited` past the rate; with `close` once the
+        client has ignored a whole burst of refusals."""
+        if conn.exempt:
+            return
+        mine = conn.requests.take()
+        address = self._address(conn.address).requests
+        if mine and address.take():
+            return
+        close = conn.requests.exhausted or address.exhausted
+        raise ProtocolError(ErrorCode.RATE_LIMITED, "too many requests; slow down", close=close)
+
+    def may_guess(self, conn: ConnectionLimits) -> None:
+        """Before a request that names a room: refuse once too many named rooms did not exist,
+        so that private room codes cannot be found by trying them."""
+        if conn.guesses.has() and self._address(conn.address).guesses.has():
+            return
+        raise ProtocolError(ErrorCode.RATE_LIMITED, "too many requests for rooms that do not exist; wait a moment")
+
+    def guessed(self, conn: ConnectionLimits) -> None:
+        """A request named a room that does not exist."""
+        conn.guesses.take()
+        self._address(conn.address).guesses.take()
+
+    # Rooms.
+
+    def may_create_room(self, conn: ConnectionLimits, waiting_rooms_of_address: int) -> None:
+        if waiting_rooms_of_address >= self.limits.waiting_rooms_per_address:
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED,
+                f"{waiting_rooms_of_address} rooms created from your address are waiting to start; "
+                "start or leave some first",
+            )
+        if not self._address(conn.address).creations.take():
+            raise ProtocolError(ErrorCode.RATE_LIMITED, "too many rooms created; wait a moment")
+
+    def may_watch(self, watching: int) -> None:
+        if watching >= self.limits.rooms_watched:
+            raise ProtocolError(ErrorCode.RATE_LIMITED, f"you are watching {watching} rooms already; leave some first")
+
+    # Logins.
+
+    def check_login(self, address: str) -> None:
+        """Before a password is checked: refuse during the back-off after repeated failures."""
+        state = self._addresses.get(address)
+        if state is None:
+            return
+        wait = state.next_login - time.monotonic()
+        if wait > 0:
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED, f"too many failed logins; try again in {wait:.0f} s", close=True
+            )
+
+    def login_failed(self, address: str, name: str) -> None:
+        state = self._address(address)
+        state.login_failures += 1
+        over = state.login_failures - self.limits.login_failures_allowed
+        if over > 0:  # 1 s after the first failure past the allowance, then 2, 4, 8... up to the max
+            state.next_login = time.monotonic() + min(2.0 ** (over - 1), self.limits.login_backoff_max)
+        log.warning("failed login for %r from %s (%d in a row)", name, address, state.login_failures)
+
+    def login_succeeded(self, address: str) -> None:
+        state = self._addresses.get(address)
+        if state is not None:
+            state.login_failures = 0
+            state.next_login = 0.0
+
+    @asynccontextmanager
+    async def hashing(self) -> AsyncIterator[None]:
+        """A turn to hash a password: a bounded number at once (each takes 64 MiB and a core for
+        a while), a bounded number waiting; beyond that, `rate_limited`."""
+        if self._hashing is None:
+            self._hashing = asyncio.Semaphore(max(self.limits.hashing_at_once, 1))
+        if self._hashing_waiting >= self.limits.hashing_queue:
+            raise ProtocolError(ErrorCode.RATE_LIMITED, "the server is busy checking passwords; try again", close=True)
+        self._hashing_waiting += 1
+        try:
+            await self._hashing.acquire()
+        finally:
+            self._hashing_waiting -= 1
+        try:
+            yield
+        finally:
+            self._hashing.release()

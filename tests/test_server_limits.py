@@ -1,0 +1,233 @@
+"""Rate and resource limits against a running server: each limit refuses with `rate_limited` (or
+closes) once passed, and stays out of the way of normal play."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import msgpack
+import pytest
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import ConnectionClosed
+
+from partida.bots.runner import BotRunner
+from partida.client import Client, ServerError
+from partida.server.app import Server, ServerConfig
+from partida.server.limits import Limits
+
+
+@pytest.fixture
+async def limited(db_url: str) -> AsyncIterator[Callable[..., Any]]:
+    """Start a server with some limits changed."""
+    servers: list[Server] = []
+
+    async def start(**changes: Any) -> Server:
+        server = Server(ServerConfig(port=0, db_url=db_url, limits=Limits(**changes)))
+        await server.start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        await server.stop()
+
+
+async def pings(ws: Any, n: int) -> list[dict[str, Any]]:
+    for i in range(n):
+        await ws.send(msgpack.packb({"type": "ping", "id": i}))
+    return [msgpack.unpackb(await asyncio.wait_for(ws.recv(), 5)) for _ in range(n)]
+
+
+async def test_requests_past_the_rate_are_refused_then_the_connection_is_closed(limited) -> None:
+    server = await limited(requests_per_second=1, request_burst=5)
+    ws = await ws_connect(server.url)
+    await ws.send(msgpack.packb({"type": "hello", "version": 1}))
+    await ws.recv()
+    answers = await pings(ws, 8)
+    assert [a["type"] for a in answers[:4]] == ["pong"] * 4
+    assert [a.get("code") for a in answers[4:]] == ["rate_limited"] * 4
+    assert answers[4]["id"] == 4
+    with pytest.raises(ConnectionClosed):
+        for _ in range(20):
+            await ws.send(msgpack.packb({"type": "ping"}))
+            await asyncio.wait_for(ws.recv(), 5)
+    assert ws.close_code == 1008
+
+
+async def test_a_bot_account_is_not_rate_limited(limited) -> None:
+    server = await limited(requests_per_second=1, request_burst=5)
+    _, token = await server.store.create_bot("ladder-bot")
+    bot = await Client.connect(server.url, token=token)
+    for _ in range(30):
+        await bot.request("ping")
+    await bot.close()
+
+
+async def test_connections_per_address_are_bounded(limited) -> None:
+    server = await limited(connections_per_address=2)
+    first, second = await Client.connect(server.url), await Client.connect(server.url)
+    third = await ws_connect(server.url)
+    with pytest.raises(ConnectionClosed):
+        await asyncio.wait_for(third.recv(), 5)
+    assert third.close_code == 1008
+    await first.close()
+    await asyncio.sleep(0.05)
+    fourth = await Client.connect(server.url)
+    await fourth.request("ping")
+    await second.close()
+    await fourth.close()
+
+
+async def test_a_connection_that_never_says_hello_is_closed(limited) -> None:
+    server = await limited(hello_timeout=0.2, idle_timeout=0.3)
+    silent = await ws_connect(server.url)
+    with pytest.raises(ConnectionClosed):
+        await asyncio.wait_for(silent.recv(), 5)
+    idle = await Client.connect(server.url, name="idle")
+    player = await Client.connect(server.url, name="player")
+    await player.create_room("tictactoe", seat=0)
+    await asyncio.wait_for(idle.closed.wait(), 5)
+    await asyncio.sleep(0.4)
+    assert not player.closed.is_set()  # holding a seat, it may stay as quiet as it likes
+    await player.request("ping")
+    await player.close()
+
+
+async def test_failed_logins_back_off_and_are_logged(limited, caplog) -> None:
+    server = await limited(login_failures_allowed=2, login_backoff_max=60)
+    await server.store.create_user("ada", "correct horse")
+    with caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            with pytest.raises(ServerError) as wrong:
+                await Client.connect(server.url, name="ada", password="guess")
+            assert wrong.value.code == "auth_failed"
+    assert caplog.text.count("failed login for 'ada'") == 3
+    with pytest.raises(ServerError) as waiting:
+        await Client.connect(server.url, name="ada", password="correct horse")
+    assert waiting.value.code == "rate_limited"
+
+
+async def test_rooms_created_and_watched_are_bounded(limited) -> None:
+    server = await limited(waiting_rooms_per_address=3, rooms_watched=2)
+    maker = await Client.connect(server.url, name="maker")
+    codes = [(await maker.create_room("tictactoe", auto_start=False))["room"]["code"] for _ in range(3)]
+    with pytest.raises(ServerError) as created:
+        await maker.create_room("tictactoe")
+    assert created.value.code == "rate_limited"
+    watcher = await Client.connect(server.url, name="watcher")
+    await watcher.watch(codes[0])
+    await watcher.watch(codes[1])
+    with pytest.raises(ServerError) as watched:
+        await watcher.watch(codes[2])
+    assert watched.value.code == "rate_limited"
+    await watcher.leave(codes[0])
+    await watcher.watch(codes[2])
+    await maker.close()
+    await watcher.close()
+
+
+async def test_guessing_room_codes_is_rate_limited(limited) -> None:
+    server = await limited(guess_burst=5, guesses_per_second=0.1)
+    owner = await Client.connect(server.url, name="owner")
+    code = (await owner.create_room("tictactoe", public=False, seat=0))["room"]["code"]
+    assert len(code) >= 12
+    guesser = await Client.connect(server.url, name="guesser")
+    for _ in range(5):
+        with pytest.raises(ServerError) as miss:
+            await guesser.join("ABCDEF")
+        assert miss.value.code == "no_such_room"
+    with pytest.raises(ServerError) as limited_guess:
+        await guesser.watch(code)  # even the right code: the guesser must wait
+    assert limited_guess.value.code == "rate_limited"
+    await owner.close()
+    await guesser.close()
+
+
+async def test_private_room_codes_are_never_published(server) -> None:
+    subscription = server.bus.subscribe("partida/#")
+    alice, bob = await Client.connect(server.url, name="alice"), await Client.connect(server.url, name="bob")
+    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+    await bob.join(code)
+    await alice.act(code, 4)
+    seen: list[str] = []
+    while subscription.pending():
+        event = await subscription.__anext__()
+        seen.append(event.topic + json.dumps(event.payload))
+    assert len(seen) >= 3 and not any(code in text for text in seen)
+    await alice.close()
+    await bob.close()
+
+
+async def test_rooms_that_never_start_are_closed(limited) -> None:
+    server = await limited(waiting_room_ttl=0.2)
+    maker = await Client.connect(server.url, name="maker")
+    created = await maker.create_room("tictactoe", seat=0)
+    code = created["room"]["code"]
+    for _ in range(100):
+        if code not in server.rooms:
+            break
+        await asyncio.sleep(0.05)
+    assert code not in server.rooms
+    stored = await server.store.load_game(created["room"]["game_id"])
+    assert stored is not None and stored.status == "aborted"
+    await maker.close()
+
+
+async def test_options_are_bounded_and_only_the_owner_adds_bots(server, bots) -> None:
+    await bots("random")
+    maker = await Client.connect(server.url, name="maker")
+    with pytest.raises(ServerError) as big:
+        await maker.create_room("duel", options={"decklist": ["x" * 100] * 600})
+    assert big.value.code == "bad_options"
+    code = (await maker.create_room("tictactoe", seat=0, auto_start=False))["room"]["code"]
+    other = await Client.connect(server.url, name="other")
+    with pytest.raises(ServerError) as not_owner:
+        await other.add_bot(code, "random")
+    assert not_owner.value.code == "not_owner"
+    await maker.add_bot(code, "random")
+    await maker.close()
+    await other.close()
+
+
+async def test_a_bot_reconnects_after_a_restart_and_takes_its_seat_back(db_url: str) -> None:
+    first = Server(ServerConfig(port=0, db_url=db_url))
+    await first.start()
+    port = first.config.port
+    runner = BotRunner(first.url, "random", name="guest-bot")
+    errors: list[str] = []
+    task = asyncio.create_task(runner.run(reconnect=True, max_delay=0.2))
+    human = await Client.connect(first.url, name="human")
+    for _ in range(100):
+        if first.bot_sessions():
+            break
+        await asyncio.sleep(0.02)
+    created = await human.create_room("tictactoe", seat=0, bots={1: "random"})
+    code, token = created["room"]["code"], created["token"]
+    update = await human.next_update(code)
+    while update.get("decision") is None:
+        update = await human.next_update(code)
+    await human.act(code, update["decision"]["choices"][0] if "choices" in update["decision"] else 0)
+    await asyncio.sleep(0.2)
+    await human.close()
+    await first.stop()
+    second = Server(ServerConfig(port=port, db_url=db_url))
+    await second.start()
+    try:
+        human = await Client.connect(second.url, name="human")
+        await human.join(code, seat=0, token=token)
+        rng = random.Random(1)
+        final = await asyncio.wait_for(
+            human.play(code, lambda u, p: p.random_answer(rng), on_error=lambda e: errors.append(e.code)), 20
+        )
+        assert final["status"] == "finished" and not errors
+        assert second.rooms[code].seats[1].name == "guest-bot"
+        await human.close()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await second.stop()
