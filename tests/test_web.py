@@ -105,6 +105,13 @@ async def test_two_people_and_a_spectator_play_tictactoe_through_an_invite_link(
     code = await page.locator("#room-code").inner_text()
     assert invite.endswith(f"/r/{code}")
     await page.wait_for_selector("#waiting")
+    # Leaving before the start frees the seat; the invite link brings ada back to it.
+    await page.click("#leave")
+    await page.wait_for_selector("#create-room")
+    assert server.rooms[code].seats[0] is None
+    await page.goto(invite)
+    await page.wait_for_selector("#waiting")
+    assert await page.locator("li.me").count() == 1
 
     bob = await Person.open(browser, invite, "bob")
     await bob.page.wait_for_selector("#board")
@@ -140,8 +147,17 @@ async def test_a_person_plays_othello_against_a_bot_to_the_end_by_clicking(
     server: Server, browser: Any, bots: Any
 ) -> None:
     await bots("random")
-    ada = await Person.open(browser, server.http_url, "ada", viewport={"width": 390, "height": 844})  # a phone
+    await server.store.create_user("ada", "correct horse")
+    context = await browser.new_context(viewport={"width": 390, "height": 844})  # a phone
+    ada = Person(context, await context.new_page())
     page = ada.page
+    page.set_default_timeout(STEP)
+    await page.goto(server.http_url)
+    await page.fill("#name", "ada")
+    await page.fill("#password", "correct horse")  # an account, not a guest
+    await page.click("#enter")
+    await page.wait_for_selector("#create-room")
+    assert await page.locator("#you").inner_text() == "ada (user)"
     await page.select_option("#game", "othello")
     await page.select_option("#seat1", "bot:random")  # the lobby lists the bots connected for the game
     await page.click("#create-room")
@@ -155,6 +171,13 @@ async def test_a_person_plays_othello_against_a_bot_to_the_end_by_clicking(
         assert await page.locator(".sq.legal").count() == 0  # our own legal moves are the playable ones
         await ada.click_and_wait(".sq.playable >> nth=0")
         moves += 1
+        if moves == 3:  # the connection drops: the page comes back to its seat by itself
+            dropped = [s for s in server.sessions if s.name == "ada"]
+            for session in dropped:
+                session.websocket.transport.abort()  # type: ignore[union-attr]  # as a network failure would
+            await page.wait_for_function("() => document.querySelector('#status').dataset.kind === 'error'")
+            await page.wait_for_function("() => document.querySelector('#status').textContent === ''")
+            assert dropped and all(s not in server.sessions for s in dropped)
     assert moves >= 2
     view = server.rooms[await page.locator("#room-code").inner_text()].state.view(None)  # type: ignore[union-attr]
     black, white = view["counts"]
@@ -267,8 +290,15 @@ async def test_a_duel_through_mulligan_land_creature_attack_and_block(
     hand = server.rooms[code].state.view(0)["hand"]  # type: ignore[union-attr]
     assert await page.locator("[data-hand]").count() == len(hand)
     assert "in hand" in await page.locator('[data-player="1"]').inner_text()
+    # A spectator (the seats are full, so the link means watching) sees the table, no hand.
+    cy = await Person.open(browser, f"{server.http_url}r/{code}", "cy")
+    await cy.page.wait_for_selector("#watching")
+    await cy.page.wait_for_selector("#board .duel")
+    assert await cy.page.locator("[data-hand], #hand, #prompt").count() == 0
+    assert await cy.page.locator(".perm.creature").count() == await page.locator(".perm.creature").count()
     opponent.cancel()
-    assert ada.errors == [], ada.errors
+    for person in (ada, cy):
+        assert person.errors == [], person.errors
 
 
 class FixedSeed:

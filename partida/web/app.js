@@ -362,6 +362,18 @@ function openRoom(code, summary, seat, keepUpdate = false) {
   drawRoom();
 }
 
+// Before the start, leaving frees the seat (and its token stops working).
+async function leaveRoom(room) {
+  try {
+    await app.conn.request("leave", { room: room.code });
+  } catch (error) {
+    say(error.message, "error");
+  }
+  saveSeat(room.code, null);
+  history.pushState({}, "", "/");
+  showLobby();
+}
+
 function onPush(message) {
   const room = app.room;
   if (message.type === "update") {
@@ -485,6 +497,7 @@ function drawRoom() {
   if (!update) {
     const free = summary.seats.filter((s) => !s.name).length;
     body.push(h("p.waiting", { id: "waiting" }, free ? `Waiting for ${free} more player${free > 1 ? "s" : ""}: send them the invite link.` : "Starting…"));
+    if (room.seat !== null && room.seat !== undefined) body.push(h("button", { type: "button", id: "leave", onclick: () => leaveRoom(room) }, "Leave the room"));
   } else {
     const board = boardOf(room);
     const ctx = {
@@ -578,6 +591,17 @@ document.getElementById("home").addEventListener("click", (event) => {
   if (!app.conn) return;
   history.pushState({}, "", "/");
   showLobby();
+});
+
+document.getElementById("logout").addEventListener("click", (event) => {
+  event.preventDefault();
+  const conn = app.conn;
+  app.conn = null; // so that its closing does not start a reconnection
+  if (conn) conn.close();
+  sessionStorage.removeItem(PASSWORD_KEY);
+  document.getElementById("you").textContent = "";
+  history.pushState({}, "", "/");
+  showLogin();
 });
 
 (async function boot() {
