@@ -329,8 +329,11 @@ class Room:
             log.exception("room %s: the rules raised on an action; rebuilding from the log", self.code)
             self._rebuild()
             raise ProtocolError(ErrorCode.INTERNAL, "the server failed on that action; the game is unchanged") from None
+        # An action that ends the game is stored with the result, in one transaction.
+        over = self.state.is_over() and self.status != "finished"
+        result = self.state.result().to_data() if over else None
         try:
-            await self.server.store.append_action(self.game_id, self.seq, seat, action)
+            await self.server.store.append_action(self.game_id, self.seq, seat, action, result)
         except Exception:
             log.exception("room %s: could not store an action; it is undone", self.code)
             self._rebuild()
@@ -341,7 +344,8 @@ class Room:
             "action": action if self.game.perfect_information else None,
             "text": self.state.last_event(),
         }
-        over = await self._record_finish_if_over()
+        if over:
+            self._mark_finished()
         self._push_all()
         await self.server.publish(
             f"rooms/{self.event_name}/action",
@@ -369,10 +373,13 @@ class Room:
         assert self.state is not None
         if not self.state.is_over() or self.status == "finished":
             return False
+        await self.server.store.finish_game(self.game_id, self.state.result().to_data())
+        self._mark_finished()
+        return True
+
+    def _mark_finished(self) -> None:
         self.status = "finished"
         self.finished_at = asyncio.get_running_loop().time()
-        await self.server.store.finish_game(self.game_id, self.state.result().to_data())
-        return True
 
     async def _announce_finish(self) -> None:
         assert self.state is not None

@@ -1,54 +1,123 @@
-"""Group commit: many concurrent single-row inserts, written in few transactions.
+"""Group commit: every write of the server (game created, seats and start, actions, result) goes
+through one writer that packs the writes arriving together into one transaction.
 
-The server stores every accepted action before it answers, and a busy server has hundreds of
-rooms doing so at once. One transaction per action makes the database sync its log once per
-action (a few milliseconds each on SQLite with synchronous=FULL), which caps the whole server at a
-few hundred actions per second. Here the appends that arrive while a transaction is being written
-wait and go together in the next one: each caller still returns only after its row is committed,
-so durability is unchanged, and under load the cost of a sync is shared by the whole batch.
+The server stores each accepted action, and each game's creation, start and end, before it tells
+anyone about them. One transaction per write makes the database sync its log once per write (a
+few milliseconds on SQLite with synchronous=FULL), which caps the whole server at a few hundred
+writes per second; and separate writers queue behind each other for SQLite's single write lock.
+Here the writes that arrive while a transaction is being written wait and go together in the next
+one: each caller still returns only after its rows are committed, so durability is unchanged, and
+under load one sync is shared by the whole batch.
 
-If a batch breaks a constraint (say one row repeats an index), it was rolled back whole, and its
-rows are retried one per transaction so that only the offending caller gets the error. Any other
-failure (the database is unreachable) goes to every caller of the batch.
+A write is a short list of `Step`s (a Core statement, built once, and its parameters). In a batch
+the steps of every write are grouped by statement and each group runs as one executemany, in the
+order the statements were registered (`GroupWriter.statement`): creating a game before seating
+it, seating before starting, starting before actions, actions before results. Each room waits for
+its write before it makes the next one, so one batch never holds two writes that depend on each
+other; the fixed order only has to keep each write's own steps in order.
+
+If a batch fails on a constraint (a repeated action index, a game that does not exist), it was
+rolled back whole, and its writes are retried one per transaction so that only the offending
+caller gets the error. Any other failure (the database is unreachable) goes to every caller of the
+batch.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import Executable
 
-from partida.storage.database import Database
+from partida.storage.database import SQLITE_BUSY_TIMEOUT_MS, Database, on_sqlite_connect
 
-MAX_BATCH = 256
+MAX_BATCH = 512
 
 
-class BatchWriter:
-    """Runs `statement` (a Core INSERT) for the parameters given to `write`, batching concurrent
-    calls into one executemany per transaction."""
+class MissingRow(LookupError):
+    """An UPDATE that must change a row changed none (the row does not exist)."""
 
-    def __init__(self, db: Database, statement: Executable, max_batch: int = MAX_BATCH) -> None:
-        self.db = db
+    def __init__(self, statement: Statement) -> None:
+        super().__init__(f"no row for {statement.name}")
         self.statement = statement
+
+
+@dataclass(eq=False, frozen=True)
+class Statement:
+    """A Core statement registered with a writer: `rank` orders it within a batch; `returning`
+    says it yields one value per row (a new id); `must_change` says each UPDATE must change a
+    row. A hook has no statement but a function, called once per write with the transaction's
+    connection and the step's parameters; what it returns is the write's result."""
+
+    name: str
+    sql: Executable | None
+    rank: int
+    returning: bool = False
+    must_change: bool = False
+    hook: Callable[..., Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    statement: Statement
+    params: dict[str, Any]
+
+
+class _Write:
+    __slots__ = ("future", "steps")
+
+    def __init__(self, steps: Sequence[Step], future: asyncio.Future[Any]) -> None:
+        self.steps = steps
+        self.future = future
+
+
+class GroupWriter:
+    """Runs writes (lists of steps) in shared transactions; see the module's docstring."""
+
+    def __init__(self, db: Database, max_batch: int = MAX_BATCH) -> None:
+        self.db = db
         self.max_batch = max_batch
-        self._pending: list[tuple[dict[str, Any], asyncio.Future[None]]] = []
+        self._statements: list[Statement] = []
+        self._pending: list[_Write] = []
         self._wakeup: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
+        file = db.dialect == "sqlite" and (make_url(db.url).database or ":memory:") != ":memory:"
+        self._thread = _SqliteThread(db.url) if file else None
+        db.on_close(self.close)
 
-    async def write(self, params: dict[str, Any]) -> None:
-        """Insert one row; returns once it is committed, or raises the database's error."""
+    def statement(self, name: str, sql: Executable, *, returning: bool = False, must_change: bool = False) -> Statement:
+        """Register a statement; statements registered earlier run earlier within a batch."""
+        registered = Statement(name, sql, len(self._statements), returning, must_change)
+        self._statements.append(registered)
+        return registered
+
+    def hook(self, name: str, function: Callable[..., Any]) -> Statement:
+        """Register `function(connection, **params)`, run after the statements registered before
+        it, in the same transaction (say, rating a game whose result was just stored)."""
+        registered = Statement(name, None, len(self._statements), hook=function)
+        self._statements.append(registered)
+        return registered
+
+    async def write(self, *steps: Step) -> Any:
+        """Run `steps` in order in one transaction (shared with other writes) and return once it
+        is committed: the value the returning step gave, else None. Raises the database's error,
+        or `MissingRow`, for this write only."""
         loop = asyncio.get_running_loop()
         self._start(loop)
         assert self._wakeup is not None
-        future: asyncio.Future[None] = loop.create_future()
-        self._pending.append((params, future))
+        future: asyncio.Future[Any] = loop.create_future()
+        self._pending.append(_Write(steps, future))
         self._wakeup.set()
-        await future
+        return await future
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._closing:
@@ -57,7 +126,7 @@ class BatchWriter:
             return
         self._loop = loop
         self._wakeup = asyncio.Event()
-        self._task = loop.create_task(self._run(), name="partida-storage-batch-writer")
+        self._task = loop.create_task(self._run(), name="partida-storage-group-writer")
 
     async def _run(self) -> None:
         assert self._wakeup is not None
@@ -72,50 +141,114 @@ class BatchWriter:
                 if self._closing:
                     return
         finally:
-            for _, future in self._pending:
-                if not future.done():
-                    future.set_exception(RuntimeError("the database closed before this write was committed"))
+            for write in self._pending:
+                if not write.future.done():
+                    write.future.set_exception(RuntimeError("the database closed before this write was committed"))
             self._pending.clear()
 
-    async def _commit(self, batch: list[tuple[dict[str, Any], asyncio.Future[None]]]) -> None:
-        live = [(params, future) for params, future in batch if not future.done()]
+    async def _commit(self, batch: list[_Write]) -> None:
+        live = [write for write in batch if not write.future.done()]
         if not live:
             return
         try:
-            async with self.db.write() as conn:
-                await conn.execute(self.statement, [params for params, _ in live])
-        except IntegrityError as exc:
+            results = await self._transaction([write.steps for write in live])
+        except (IntegrityError, MissingRow) as exc:
             if len(live) == 1:
                 _fail(live, exc)
                 return
-            for item in live:
-                await self._commit([item])
+            for write in live:
+                await self._commit([write])
             return
         except Exception as exc:
-            # The database itself failed (unreachable, locked too long): retrying row by row would
-            # only multiply the wait, so every caller of the batch gets the error.
+            # The database itself failed (unreachable, locked too long): retrying write by write
+            # would only multiply the wait, so every caller of the batch gets the error.
             _fail(live, exc)
             return
-        for _, future in live:
-            if not future.done():
-                future.set_result(None)
+        for write, result in zip(live, results, strict=True):
+            if not write.future.done():
+                write.future.set_result(result)
+
+    async def _transaction(self, writes: list[Sequence[Step]]) -> list[Any]:
+        """One transaction for `writes`. On a SQLite file it runs whole in the writer's own
+        thread (one hand-over between threads per batch, rather than several per statement
+        through aiosqlite); elsewhere (PostgreSQL, whose driver is asyncio-native) on the engine."""
+        if self._thread is not None:
+            assert self.db.write_lock is not None
+            async with self.db.write_lock:
+                return await asyncio.get_running_loop().run_in_executor(self._thread.executor, self._thread.run, writes)
+        async with self.db.write() as conn:
+            return await conn.run_sync(_execute, writes)
 
     async def close(self) -> None:
         """Commit what is queued, then stop the writer task."""
         self._closing = True
         task = self._task
-        if task is None or task.done():
-            return
-        if self._loop is not asyncio.get_running_loop():
-            task.cancel()
-            return
-        assert self._wakeup is not None
-        self._wakeup.set()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        if task is not None and not task.done():
+            if self._loop is not asyncio.get_running_loop():
+                task.cancel()
+            else:
+                assert self._wakeup is not None
+                self._wakeup.set()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if self._thread is not None:
+            thread, self._thread = self._thread, None
+            await asyncio.to_thread(thread.close)
 
 
-def _fail(items: list[tuple[dict[str, Any], asyncio.Future[None]]], exc: BaseException) -> None:
-    for _, future in items:
-        if not future.done():
-            future.set_exception(exc)
+def _execute(conn: Connection, writes: list[Sequence[Step]]) -> list[Any]:
+    """Every step of `writes` in the open transaction of `conn`, one executemany per statement;
+    the value each write's returning step gave (None for the others)."""
+    groups: dict[Statement, list[tuple[int, dict[str, Any]]]] = {}
+    for position, steps in enumerate(writes):
+        for step in steps:
+            groups.setdefault(step.statement, []).append((position, step.params))
+    results: list[Any] = [None] * len(writes)
+    exact_rowcount = conn.dialect.supports_sane_multi_rowcount
+    for statement in sorted(groups, key=lambda s: s.rank):
+        group = groups[statement]
+        params = [p for _, p in group]
+        if statement.hook is not None:
+            for position, one in group:
+                value = statement.hook(conn, **one)
+                if value is not None:
+                    results[position] = value
+        elif statement.returning:
+            rows = conn.execute(statement.sql, params)
+            for (position, _), value in zip(group, rows.scalars().all(), strict=True):
+                results[position] = value
+        elif statement.must_change and (len(params) == 1 or not exact_rowcount):
+            # Without a total row count for executemany (asyncpg), each row is checked on its
+            # own; still one transaction.
+            for one in params:
+                if conn.execute(statement.sql, one).rowcount == 0:
+                    raise MissingRow(statement)
+        else:
+            changed = conn.execute(statement.sql, params)
+            if statement.must_change and changed.rowcount != len(params):
+                raise MissingRow(statement)
+    return results
+
+
+class _SqliteThread:
+    """A synchronous engine on the same SQLite file, used from one dedicated thread."""
+
+    def __init__(self, url: str) -> None:
+        sync_url = make_url(url).set(drivername="sqlite+pysqlite")
+        self.engine = create_engine(sync_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
+        event.listen(self.engine, "connect", on_sqlite_connect)
+        self.executor = ThreadPoolExecutor(1, thread_name_prefix="partida-sqlite-writer")
+
+    def run(self, writes: list[Sequence[Step]]) -> list[Any]:
+        with self.engine.begin() as conn:
+            return _execute(conn, writes)
+
+    def close(self) -> None:
+        self.executor.submit(self.engine.dispose).result()
+        self.executor.shutdown()
+
+
+def _fail(writes: list[_Write], exc: BaseException) -> None:
+    for write in writes:
+        if not write.future.done():
+            write.future.set_exception(exc)

@@ -104,7 +104,7 @@ def mask_url(url: str | URL) -> str:
         return text_url
 
 
-def _on_sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+def on_sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     """Per-connection SQLite settings. WAL lets readers run beside the one writer and makes each
     commit one append to the log; foreign keys are off in SQLite unless asked for; the busy timeout
     makes a writer wait for a lock instead of failing at once. synchronous=FULL syncs the log on
@@ -181,7 +181,7 @@ class Database:
         except (ArgumentError, ImportError, TypeError, ValueError) as exc:
             raise StorageError(f"cannot use the database URL {mask_url(url)}: {describe_error(exc)}.") from None
         if engine.dialect.name == "sqlite":
-            event.listen(engine.sync_engine, "connect", _on_sqlite_connect)
+            event.listen(engine.sync_engine, "connect", on_sqlite_connect)
         db = cls(engine, url)
         try:
             if migrate:

@@ -17,8 +17,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, insert, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.sql import Executable
 
 from partida.ladder.ratings import Rating, outcome, rate
 from partida.storage.database import Database, StorageError
@@ -165,20 +166,20 @@ class Rerate:
     differences: list[str] = field(default_factory=list)
 
 
-async def rate_finished_game(
-    conn: AsyncConnection, game_id: int, result: dict[str, Any] | None, status: str
+def rate_finished_game(
+    conn: Connection, game_id: int, result: dict[str, Any] | None, status: str
 ) -> list[RatingChange]:
-    """Rate `game_id` if it is a ladder game that finished; called by `Store.finish_game` in the
-    transaction that stores the result. Returns the seats' rating changes (empty when there is
-    nothing to rate)."""
-    ladder_id = await conn.scalar(
+    """Rate `game_id` if it is a ladder game that finished; called by `Store.finish_game` (through
+    the group writer, so on a synchronous connection) in the transaction that stores the result.
+    Returns the seats' rating changes (empty when there is nothing to rate)."""
+    ladder_id = conn.scalar(
         select(LadderGame.ladder_id).where(LadderGame.game_id == game_id, LadderGame.rated_seq.is_(None))
     )
     if ladder_id is None or status != "finished" or not result or not result.get("ranks"):
         return []
     ranks = [int(r) for r in result["ranks"]]
     seats = (
-        await conn.execute(
+        conn.execute(
             select(SeatRecord.seat, SeatRecord.account_id, SeatRecord.name)
             .where(SeatRecord.game_id == game_id)
             .order_by(SeatRecord.seat)
@@ -187,22 +188,22 @@ async def rate_finished_game(
     if len(seats) != len(ranks) or len(ranks) < 2 or any(account is None for _, account, _ in seats):
         return []  # a seat without an account (deleted since) cannot be rated
     # Lock the ladder's row: games of one ladder are rated one at a time, in `rated_games` order.
-    seq = await conn.scalar(select(Ladder.rated_games).where(Ladder.id == ladder_id).with_for_update())
+    seq = conn.scalar(select(Ladder.rated_games).where(Ladder.id == ladder_id).with_for_update())
     assert seq is not None
     seq += 1
     accounts = [int(account) for _, account, _ in seats]
     in_ladder = (LadderMember.ladder_id == ladder_id, LadderMember.account_id.in_(accounts))
-    known = set(await conn.scalars(select(LadderMember.account_id).where(*in_ladder)))
+    known = set(conn.scalars(select(LadderMember.account_id).where(*in_ladder)))
     for account in accounts:
         if account not in known:
-            await _insert_member(conn, ladder_id, account)
-    members = {row.account_id: row for row in await conn.execute(select(LadderMember).where(*in_ladder))}
+            conn.execute(_new_member(ladder_id, account))
+    members = {row.account_id: row for row in conn.execute(select(LadderMember).where(*in_ladder))}
     before = [Rating(members[a].mu, members[a].sigma) for a in accounts]
     after = rate(before, ranks)
     changes = []
     for (seat, account, name), rank, old, new in zip(seats, ranks, before, after, strict=True):
         won, drew, lost = outcome(ranks, seat)
-        await conn.execute(
+        conn.execute(
             update(LadderMember)
             .where(LadderMember.ladder_id == ladder_id, LadderMember.account_id == account)
             .values(
@@ -214,7 +215,7 @@ async def rate_finished_game(
                 losses=LadderMember.losses + lost,
             )
         )
-        await conn.execute(
+        conn.execute(
             insert(RatingRecord).values(
                 ladder_id=ladder_id,
                 game_id=game_id,
@@ -229,25 +230,23 @@ async def rate_finished_game(
             )
         )
         changes.append(RatingChange(game_id, seq, int(account), name, seat, rank, old, new))
-    await conn.execute(update(Ladder).where(Ladder.id == ladder_id).values(rated_games=seq))
-    await conn.execute(update(LadderGame).where(LadderGame.game_id == game_id).values(rated_seq=seq))
+    conn.execute(update(Ladder).where(Ladder.id == ladder_id).values(rated_games=seq))
+    conn.execute(update(LadderGame).where(LadderGame.game_id == game_id).values(rated_seq=seq))
     return changes
 
 
-async def _insert_member(conn: AsyncConnection, ladder_id: int, account_id: int) -> None:
+def _new_member(ladder_id: int, account_id: int) -> Executable:
     new = Rating()
-    await conn.execute(
-        insert(LadderMember).values(
-            ladder_id=ladder_id,
-            account_id=account_id,
-            mu=new.mu,
-            sigma=new.sigma,
-            games=0,
-            wins=0,
-            draws=0,
-            losses=0,
-            joined_at=utcnow(),
-        )
+    return insert(LadderMember).values(
+        ladder_id=ladder_id,
+        account_id=account_id,
+        mu=new.mu,
+        sigma=new.sigma,
+        games=0,
+        wins=0,
+        draws=0,
+        losses=0,
+        joined_at=utcnow(),
     )
 
 
@@ -344,7 +343,7 @@ class LadderStore:
                 )
             )
             if exists is None:
-                await _insert_member(conn, ladder_id, account_id)
+                await conn.execute(_new_member(ladder_id, account_id))
 
     async def standings(self, ladder_id: int) -> list[Standing]:
         """Members, best displayed rating first (ties: more games, then name)."""

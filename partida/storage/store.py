@@ -3,9 +3,10 @@
 Every method opens its own short session or transaction and returns plain values (`Account` rows
 detached from their session, `StoredGame` dataclasses), so callers never hold an ORM session.
 
-`append_action` is the hot path: the server stores each accepted action before it pushes the new
-views, so it is a Core INSERT, committed before the call returns, with no ORM object loaded; the
-appends of concurrent rooms are grouped into shared transactions (`batching.BatchWriter`).
+Every write a room makes (`create_game`, `set_seat`, `start_game`, `append_action`,
+`finish_game`) is on the hot path: the server stores it before it tells anyone. They are Core
+statements built once, committed before the call returns, with no ORM object loaded, and the
+writes of concurrent rooms share transactions (`batching.GroupWriter`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from partida.storage import accounts
-from partida.storage.batching import BatchWriter
+from partida.storage.batching import GroupWriter, MissingRow, Step
 from partida.storage.database import Database, StorageError, describe_error
 from partida.storage.ladders import LadderStore, RatingChange, rate_finished_game
 from partida.storage.models import Account, ActionRecord, GameRecord, SeatRecord, utcnow
@@ -66,9 +66,9 @@ class StoredGame:
     started_at: datetime | None
     finished_at: datetime | None
     seat_list: list[tuple[int, int | None, str]] = field(default_factory=list)
-    seat_tokens: dict[int, str | None] = field(default_factory=dict)
     actions: list[tuple[int, Any]] = field(default_factory=list)
     action_count: int = 0
+    seat_tokens: dict[int, str | None] = field(default_factory=dict)
 
 
 class Store:
@@ -76,9 +76,34 @@ class Store:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._actions = BatchWriter(db, insert(ActionRecord))
         self.ladders = LadderStore(db)
-        db.on_close(self._actions.close)
+        # Registered in the order they must run within a shared transaction (see `batching`).
+        self._writer = writer = GroupWriter(db)
+        self._create = writer.statement(
+            "create game", insert(GameRecord).returning(GameRecord.id, sort_by_parameter_order=True), returning=True
+        )
+        self._clear_seat = writer.statement(
+            "clear seat",
+            delete(SeatRecord).where(SeatRecord.game_id == bindparam("b_game"), SeatRecord.seat == bindparam("b_seat")),
+        )
+        self._seat = writer.statement("seat", insert(SeatRecord))
+        self._start = writer.statement(
+            "start game",
+            update(GameRecord)
+            .where(GameRecord.id == bindparam("b_game"))
+            .values(status="playing", started_at=bindparam("b_at")),
+            must_change=True,
+        )
+        self._action = writer.statement("action", insert(ActionRecord))
+        self._finish = writer.statement(
+            "finish game",
+            update(GameRecord)
+            .where(GameRecord.id == bindparam("b_game"))
+            .values(status=bindparam("b_status"), result=bindparam("b_result"), finished_at=bindparam("b_at")),
+            must_change=True,
+        )
+        # A finished ladder game is rated in the transaction that stores its result.
+        self._rate = writer.hook("rate ladder game", rate_finished_game)
 
     # Accounts.
 
@@ -163,45 +188,36 @@ class Store:
         public: bool,
     ) -> int:
         """Record a new game in status 'waiting' and return its id."""
-        async with self.db.write() as conn:
-            result = await conn.execute(
-                insert(GameRecord)
-                .values(
-                    game=game,
-                    options=options,
-                    seed=seed,
-                    seed_hash=seed_hash,
-                    seats=seats,
-                    room_code=room_code,
-                    public=public,
-                    status="waiting",
-                    created_at=utcnow(),
-                )
-                .returning(GameRecord.id)
-            )
-            return int(result.scalar_one())
+        values = {
+            "game": game,
+            "options": options,
+            "seed": seed,
+            "seed_hash": seed_hash,
+            "seats": seats,
+            "room_code": room_code,
+            "public": public,
+            "status": "waiting",
+            "created_at": utcnow(),
+            "result": None,
+            "started_at": None,
+            "finished_at": None,
+        }
+        try:
+            return int(await self._writer.write(Step(self._create, values)))
+        except SQLAlchemyError as exc:
+            raise StorageError(f"could not store a new {game} game: {describe_error(exc)}.") from exc
 
     async def set_seat(self, game_id: int, seat: int, account_id: int | None, name: str) -> None:
         """Who sits in `seat` now; `account_id=None` with an empty name frees it."""
-        async with self.db.write() as conn:
-            await self._write_seat(conn, game_id, seat, account_id, name)
+        await self._write(game_id, *self._seat_steps(game_id, [(seat, account_id, name)], {}))
 
-    @staticmethod
-    async def _write_seat(
-        conn: AsyncConnection, game_id: int, seat: int, account_id: int | None, name: str, token: str | None = None
-    ) -> None:
-        changed = await conn.execute(
-            update(SeatRecord)
-            .where(SeatRecord.game_id == game_id, SeatRecord.seat == seat)
-            .values(account_id=account_id, name=name, token=token)
-        )
-        if changed.rowcount == 0:
-            try:
-                await conn.execute(
-                    insert(SeatRecord).values(game_id=game_id, seat=seat, account_id=account_id, name=name, token=token)
-                )
-            except IntegrityError as exc:
-                raise _missing_game(game_id, exc) from None
+    def _seat_steps(self, game_id: int, seats: list[tuple[int, int | None, str]], tokens: dict[int, str]) -> list[Step]:
+        steps = []
+        for seat, account_id, name in seats:
+            row = {"game_id": game_id, "seat": seat, "account_id": account_id, "name": name, "token": tokens.get(seat)}
+            steps.append(Step(self._clear_seat, {"b_game": game_id, "b_seat": seat}))
+            steps.append(Step(self._seat, row))
+        return steps
 
     async def start_game(
         self,
@@ -213,30 +229,49 @@ class Store:
         name) are recorded in the same transaction, with each seat's token (`tokens`: seat -> the
         secret its holder reclaims it with): the server writes seats once, at the start, rather
         than paying a durable commit for every join and leave of a waiting room."""
-        tokens = tokens or {}
-        async with self.db.write() as conn:
-            for seat, account_id, name in seats or []:
-                await self._write_seat(conn, game_id, seat, account_id, name, tokens.get(seat))
-            changed = await conn.execute(
-                update(GameRecord).where(GameRecord.id == game_id).values(status="playing", started_at=utcnow())
-            )
-            if changed.rowcount == 0:
-                raise NoSuchGame(f"there is no game {game_id}.")
+        steps = self._seat_steps(game_id, seats or [], tokens or {})
+        steps.append(Step(self._start, {"b_game": game_id, "b_at": utcnow()}))
+        await self._write(game_id, *steps)
 
-    async def append_action(self, game_id: int, index: int, seat: int, action: Any) -> None:
+    async def append_action(
+        self, game_id: int, index: int, seat: int, action: Any, result: dict[str, Any] | None = None
+    ) -> list[RatingChange]:
         """Append one action to the game's log, committed when this returns. `index` is the move
         number from 0; storing an index twice raises `DuplicateAction` and changes nothing.
-        Concurrent appends from many rooms share transactions (see `batching`)."""
+        With `result`, the action ended the game: the game is recorded finished with that result
+        in the same transaction (and rated if it is a ladder game: the rating changes are
+        returned). Concurrent writes from many rooms share transactions (see `batching`)."""
+        row = {"game_id": game_id, "index": index, "seat": seat, "action": action, "created_at": utcnow()}
+        steps = [Step(self._action, row)]
+        if result is not None:
+            steps += self._finish_steps(game_id, result, "finished")
         try:
-            await self._actions.write(
-                {"game_id": game_id, "index": index, "seat": seat, "action": action, "created_at": utcnow()}
-            )
+            return await self._writer.write(*steps) or []
         except IntegrityError as exc:
             if _is_unique_violation(exc):
                 raise DuplicateAction(f"game {game_id} already has an action number {index}.") from None
             raise _missing_game(game_id, exc) from None
+        except MissingRow:
+            raise NoSuchGame(f"there is no game {game_id}.") from None
         except SQLAlchemyError as exc:
             raise StorageError(f"could not store action {index} of game {game_id}: {describe_error(exc)}.") from exc
+
+    def _finish_steps(self, game_id: int, result: dict[str, Any] | None, status: str) -> list[Step]:
+        return [
+            Step(self._finish, {"b_game": game_id, "b_status": status, "b_result": result, "b_at": utcnow()}),
+            Step(self._rate, {"game_id": game_id, "result": result, "status": status}),
+        ]
+
+    async def _write(self, game_id: int, *steps: Step) -> Any:
+        """One write of a game through the group writer, its errors in words."""
+        try:
+            return await self._writer.write(*steps)
+        except IntegrityError as exc:
+            raise _missing_game(game_id, exc) from None
+        except MissingRow:
+            raise NoSuchGame(f"there is no game {game_id}.") from None
+        except SQLAlchemyError as exc:
+            raise StorageError(f"could not store game {game_id}: {describe_error(exc)}.") from exc
 
     async def finish_game(
         self, game_id: int, result: dict[str, Any] | None, status: str = "finished"
@@ -246,15 +281,7 @@ class Store:
         list for any other game)."""
         if status not in END_STATUSES:
             raise StorageError(f"a game ends as one of {', '.join(END_STATUSES)}, not {status!r}.")
-        async with self.db.write() as conn:
-            changed = await conn.execute(
-                update(GameRecord)
-                .where(GameRecord.id == game_id)
-                .values(status=status, result=result, finished_at=utcnow())
-            )
-            if changed.rowcount == 0:
-                raise NoSuchGame(f"there is no game {game_id}.")
-            return await rate_finished_game(conn, game_id, result, status)
+        return await self._write(game_id, *self._finish_steps(game_id, result, status)) or []
 
     async def load_game(self, game_id: int) -> StoredGame | None:
         """The game with its seats and its whole log, or None."""
@@ -327,9 +354,9 @@ class Store:
                 started_at=r.started_at,
                 finished_at=r.finished_at,
                 seat_list=seats.get(r.id, []),
-                seat_tokens=tokens.get(r.id, {}),
                 actions=logs.get(r.id, []),
                 action_count=counts.get(r.id, 0),
+                seat_tokens=tokens.get(r.id, {}),
             )
             for r in records
         ]
