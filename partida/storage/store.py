@@ -235,18 +235,18 @@ class Store:
 
     async def append_action(
         self, game_id: int, index: int, seat: int, action: Any, result: dict[str, Any] | None = None
-    ) -> list[RatingChange]:
+    ) -> None:
         """Append one action to the game's log, committed when this returns. `index` is the move
         number from 0; storing an index twice raises `DuplicateAction` and changes nothing.
         With `result`, the action ended the game: the game is recorded finished with that result
-        in the same transaction (and rated if it is a ladder game: the rating changes are
-        returned). Concurrent writes from many rooms share transactions (see `batching`)."""
+        (and rated, if it is a ladder game) in the same transaction. Concurrent writes from many
+        rooms share transactions (see `batching`)."""
         row = {"game_id": game_id, "index": index, "seat": seat, "action": action, "created_at": utcnow()}
         steps = [Step(self._action, row)]
         if result is not None:
             steps += self._finish_steps(game_id, result, "finished")
         try:
-            return await self._writer.write(*steps) or []
+            await self._writer.write(*steps)
         except IntegrityError as exc:
             if _is_unique_violation(exc):
                 raise DuplicateAction(f"game {game_id} already has an action number {index}.") from None
