@@ -195,13 +195,22 @@ async def test_a_recycle_card_game_plays_to_the_end_in_the_generic_renderer(
     server: Server, browser: Any, bots: Any
 ) -> None:
     await bots("random")
-    ada = await Person.open(browser, server.http_url, "ada")
+    ada = await Person.open(browser, f"{server.http_url}r/ZZZZZZ", "ada")  # a link to no room: the lobby
     page = ada.page
+    await page.wait_for_selector("#create-room")
+    assert "There is no room ZZZZZZ" in await page.locator("#status").inner_text()
     await page.select_option("#game", "agram")
     for seat in (1, 2, 3):
         await page.select_option(f"#seat{seat}", "bot:random")
     await page.click("#create-room")
     await page.wait_for_selector("#board .recycle")
+    code = await page.locator("#room-code").inner_text()
+    # Someone in the lobby sees the public room and watches it.
+    cy = await Person.open(browser, server.http_url, "cy")
+    await cy.page.click(f'[data-room="{code}"] button:text-is("Watch")')
+    await cy.page.wait_for_selector("#watching")
+    await cy.page.wait_for_selector("#board .recycle")
+    assert await cy.page.locator('[data-zone="HAND"] .pcard:not(.back)').count() == 0
     # Our hand face up, the others' face down with counts: the view hides them, so does the page.
     assert await page.locator('[data-seat-area="0"] [data-zone="HAND"] .pcard:not(.back)').count() == 6
     assert await page.locator('[data-seat-area="1"] [data-zone="HAND"] .pcard.back').count() == 6
@@ -218,7 +227,9 @@ async def test_a_recycle_card_game_plays_to_the_end_in_the_generic_renderer(
     assert clicks == 6  # one card per trick, six tricks
     assert await page.locator("table.rounds tbody tr").count() >= 1
     assert await page.locator('#fair[data-ok="yes"]').count() == 1
-    assert ada.errors == [], ada.errors
+    await cy.page.wait_for_selector('#fair[data-ok="yes"]')
+    for person in (ada, cy):
+        assert person.errors == [], person.errors
 
 
 DUEL_SEED = 83  # a deal where the scripted players below reach every step within a dozen decisions
