@@ -294,10 +294,10 @@ async function createRoom(form, game) {
   if (Object.keys(bots).length) request.bots = bots;
   try {
     const reply = await app.conn.request("create_room", request);
-    const code = reply.room.code;
+    const code = codeOf(reply);
     saveSeat(code, reply.seat, reply.token);
     history.pushState({}, "", `/r/${code}`);
-    openRoom(code, reply.room, reply.seat);
+    openRoom(code, summaryOf(reply), reply.seat);
   } catch (error) {
     say(error.message, "error");
   }
@@ -320,8 +320,8 @@ async function enterRoom(code, { watch = false } = {}) {
   for (const attempt of attempts) {
     try {
       const reply = await app.conn.request("join", attempt);
-      saveSeat(reply.room.code, reply.seat, reply.token);
-      return openRoom(reply.room.code, reply.room, reply.seat, true);
+      saveSeat(codeOf(reply), reply.seat, reply.token);
+      return openRoom(codeOf(reply), summaryOf(reply), reply.seat, true);
     } catch (error) {
       if (!(error instanceof ProtocolError)) throw error;
       if (error.code === "no_such_room") return roomGone(code);
@@ -330,7 +330,7 @@ async function enterRoom(code, { watch = false } = {}) {
   }
   try {
     const reply = await app.conn.request("watch", { room: code });
-    openRoom(reply.room.code, reply.room, null, true);
+    openRoom(codeOf(reply), summaryOf(reply), null, true);
   } catch (error) {
     if (error.code === "no_such_room") roomGone(code);
   }
@@ -374,11 +374,24 @@ async function leaveRoom(room) {
   showLobby();
 }
 
+// A message names its room by code (`room: "K7QX2M"`) or carries the room summary (`room: {code,
+// ...}`); accept both spellings wherever they occur, and a summary under `summary`.
+function codeOf(message) {
+  if (typeof message.room === "string") return message.room;
+  if (message.room && typeof message.room === "object") return message.room.code;
+  return message.summary ? message.summary.code : message.code;
+}
+
+function summaryOf(message) {
+  if (message.summary && typeof message.summary === "object") return message.summary;
+  return message.room && typeof message.room === "object" ? message.room : null;
+}
+
 function onPush(message) {
   const room = app.room;
   if (message.type === "update") {
-    if (!room || room.code !== message.room) {
-      app.pendingUpdates = { ...(app.pendingUpdates || {}), [message.room]: message };
+    if (!room || room.code !== codeOf(message)) {
+      app.pendingUpdates = { ...(app.pendingUpdates || {}), [codeOf(message)]: message };
       return;
     }
     if (room.update && message.seq < room.update.seq) return;
@@ -387,13 +400,13 @@ function onPush(message) {
     room.update = message;
     if (message.seat !== undefined && message.seat !== null) room.seat = message.seat;
     drawRoom();
-  } else if (message.type === "room" && room && message.room.code === room.code) {
-    noteSeats(room, room.summary, message.room);
-    room.summary = message.room;
+  } else if (message.type === "room" && room && codeOf(message) === room.code && summaryOf(message)) {
+    noteSeats(room, room.summary, summaryOf(message));
+    room.summary = summaryOf(message);
     drawRoom();
-  } else if (message.type === "game_over" && room && message.room === room.code) {
+  } else if (message.type === "game_over" && room && codeOf(message) === room.code) {
     drawRoom();
-  } else if (message.type === "seat_lost" && room && message.room === room.code) {
+  } else if (message.type === "seat_lost" && room && codeOf(message) === room.code) {
     room.seat = null;
     addLog(room, "Your seat was taken over by another window.");
     drawRoom();
