@@ -278,15 +278,17 @@ async def test_a_duel_through_mulligan_land_creature_attack_and_block(
                 done.add("creature")
             else:
                 await ada.click_and_wait('#prompt button.choice:text-is("pass")')
-        elif name == "attackers":
-            if "attack" not in done and await page.locator("#prompt [data-candidate]").count():
-                for box in await page.locator("#prompt [data-candidate]").all():
-                    await box.check()
+        elif name == "attackers":  # click each of our creatures that may attack, then confirm
+            if "attack" not in done and await page.locator(".perm.candidate").count():
+                for _ in range(await page.locator(".perm.candidate").count()):
+                    await page.click(".perm.candidate:not(.chosen-attacker) >> nth=0")
                 done.add("attack")
             await ada.click_and_wait("#prompt [data-confirm]")
-        elif name == "blockers":
-            if await page.locator('#prompt select[data-source="0"]').count():
-                await page.select_option('#prompt select[data-source="0"]', index=1)
+        elif name == "blockers":  # click one of ours, then the attacker it blocks, then confirm
+            if await page.locator(".perm.candidate").count():
+                await page.click(".perm.candidate >> nth=0")
+                await page.click(".perm.target >> nth=0")
+                await page.wait_for_selector(".perm.assigned")
                 done.add("block")
             await ada.click_and_wait("#prompt [data-confirm]")
         else:

@@ -546,7 +546,7 @@ function sidePanel(room, update, board, drawn, ctx) {
         "div.prompt",
         { id: "prompt", dataset: { kind: decision.kind, name: decision.name } },
         h("p.prompt-text", {}, "Your move: ", decision.text || decision.name),
-        drawn.handles && decision.kind === "choose_one" ? null : promptWidget(decision, act, (v) => (board.nameOf ? board.nameOf(v, ctx) : String(v))),
+        drawn.handles ? null : promptWidget(decision, act, (v) => (board.nameOf ? board.nameOf(v, ctx) : String(v))),
         drawn.extra || null,
       ),
     );

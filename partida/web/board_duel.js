@@ -23,7 +23,9 @@ function info(ctx, name) {
   return (ctx.game.cards && ctx.game.cards[name]) || { type: "card", text: name };
 }
 
-function permanentTile(ctx, perm, targetOption, combat) {
+// `click`: {onclick, mark} when the tile answers the open decision (a target, an attacker, a
+// blocker); `mark` names the highlight.
+function permanentTile(ctx, perm, combat, click) {
   const card = info(ctx, perm.name);
   const power = (card.power ?? 0) + perm.counters;
   const toughness = (card.toughness ?? 0) + perm.counters;
@@ -40,13 +42,13 @@ function permanentTile(ctx, perm, targetOption, combat) {
     blocking ? `blocking ${names[blocking[1]] || "?"}` : null,
   ].filter(Boolean);
   return h(
-    targetOption !== undefined ? "button.perm" : "div.perm",
+    click ? "button.perm" : "div.perm",
     {
-      type: targetOption !== undefined ? "button" : null,
-      class: [perm.tapped ? "tapped" : "", attacking ? "attacking" : "", blocking ? "blocking" : "", targetOption !== undefined ? "target" : "", card.type].join(" "),
+      type: click ? "button" : null,
+      class: [perm.tapped ? "tapped" : "", attacking ? "attacking" : "", blocking ? "blocking" : "", click ? click.mark : "", card.type].join(" "),
       dataset: { perm: perm.id, name: perm.name },
       title: card.text,
-      onclick: targetOption !== undefined ? () => ctx.act(targetOption) : null,
+      onclick: click ? click.onclick : null,
     },
     h("b", {}, perm.name),
     card.type === "creature" ? h("span.pt", {}, ` ${power}/${toughness}`) : null,
@@ -77,6 +79,79 @@ function playerPanel(ctx, view, s, targetOption) {
   );
 }
 
+let combatPick = null; // {seq, attackers: Set, blocker, blocks: Map blocker -> attacker}
+
+// Attackers and blockers chosen on the board: click your creatures to attack; to block, click one
+// of yours, then the attacker it blocks. The side panel holds the confirm button.
+function combatClicks(ctx, decision, seq) {
+  const none = { clickOf: () => null, panel: null, hint: null };
+  if (!decision || (decision.name !== "attackers" && decision.name !== "blockers")) return none;
+  if (decision.kind !== (decision.name === "attackers" ? "choose_subset" : "assign")) return none;
+  if (!combatPick || combatPick.seq !== seq) combatPick = { seq, attackers: new Set(), blocker: null, blocks: new Map() };
+  const pick = combatPick;
+  const name = (id) => duel.nameOf(id, ctx);
+  if (decision.name === "attackers") {
+    const candidates = new Set(decision.candidates);
+    const n = pick.attackers.size;
+    const tooMany = n > decision.max || n < decision.min;
+    return {
+      clickOf: (perm) =>
+        candidates.has(perm.id)
+          ? {
+              mark: pick.attackers.has(perm.id) ? "candidate chosen-attacker" : "candidate",
+              onclick: () => {
+                if (pick.attackers.has(perm.id)) pick.attackers.delete(perm.id);
+                else pick.attackers.add(perm.id);
+                ctx.redraw();
+              },
+            }
+          : null,
+      hint: h("p.hint", {}, "Click your creatures to attack with them, then confirm."),
+      panel: h(
+        "div.combat",
+        {},
+        h("p", {}, n ? `Attacking with ${[...pick.attackers].map(name).join(", ")}` : "No attackers chosen."),
+        h("button.primary", { type: "button", dataset: { confirm: "" }, disabled: tooMany, onclick: () => ctx.act(decision.candidates.filter((c) => pick.attackers.has(c))) }, n ? `Attack with ${n}` : "Do not attack"),
+      ),
+    };
+  }
+  const sources = new Map(decision.sources.map((s, i) => [s, decision.targets[i]]));
+  const allowed = pick.blocker !== null ? new Set(sources.get(pick.blocker) || []) : new Set();
+  const pairs = decision.sources.filter((s) => pick.blocks.has(s)).map((s) => [s, pick.blocks.get(s)]);
+  return {
+    clickOf: (perm) => {
+      if (sources.has(perm.id)) {
+        return {
+          mark: pick.blocker === perm.id ? "candidate chosen-blocker" : pick.blocks.has(perm.id) ? "candidate assigned" : "candidate",
+          onclick: () => {
+            if (pick.blocks.has(perm.id)) pick.blocks.delete(perm.id);
+            pick.blocker = pick.blocker === perm.id ? null : perm.id;
+            ctx.redraw();
+          },
+        };
+      }
+      if (allowed.has(perm.id)) {
+        return {
+          mark: "target",
+          onclick: () => {
+            pick.blocks.set(pick.blocker, perm.id);
+            pick.blocker = null;
+            ctx.redraw();
+          },
+        };
+      }
+      return null;
+    },
+    hint: h("p.hint", {}, pick.blocker === null ? "Click one of your creatures to block with it." : `Now click the attacker ${name(pick.blocker)} blocks.`),
+    panel: h(
+      "div.combat",
+      {},
+      pairs.length ? h("ul", {}, pairs.map(([b, a]) => h("li", {}, `${name(b)} blocks ${name(a)}`))) : h("p", {}, "No blocks chosen."),
+      h("button.primary", { type: "button", dataset: { confirm: "" }, disabled: decision.required && pairs.length !== decision.sources.length, onclick: () => ctx.act(pairs) }, pairs.length ? `Block (${pairs.length})` : "Do not block"),
+    ),
+  };
+}
+
 export const duel = {
   render(ctx) {
     const { view, decision, seq } = ctx.update;
@@ -104,6 +179,12 @@ export const duel = {
         ctx.redraw();
       };
     };
+    const combat = combatClicks(ctx, decision, seq);
+    const clickOf = (perm) => {
+      const target = targetsOf.get(perm.id);
+      if (target !== undefined) return { mark: "target", onclick: () => ctx.act(target) };
+      return combat.clickOf(perm);
+    };
     const order = me === null || me === undefined ? [1, 0] : [1 - me, me];
     const sides = order.map((s) => {
       const mine = view.battlefield.filter((p) => p.owner === s);
@@ -113,8 +194,8 @@ export const duel = {
         "div.side-board",
         { dataset: { side: s }, class: s === me ? "mine" : "theirs" },
         playerPanel(ctx, view, s, targetsOf.get(s)),
-        h("div.row.creatures", {}, others.length ? others.map((p) => permanentTile(ctx, p, targetsOf.get(p.id), view.combat)) : h("span.muted", {}, "no creatures")),
-        h("div.row.lands", {}, lands.map((p) => permanentTile(ctx, p, targetsOf.get(p.id), view.combat))),
+        h("div.row.creatures", {}, others.length ? others.map((p) => permanentTile(ctx, p, view.combat, clickOf(p))) : h("span.muted", {}, "no creatures")),
+        h("div.row.lands", {}, lands.map((p) => permanentTile(ctx, p, view.combat, clickOf(p)))),
       );
     });
     const known = view.library_known && Object.keys(view.library_known).length ? h("p.muted", {}, "You know: ", Object.entries(view.library_known).map(([k, v]) => `${k} of your library is ${v}`).join(", ")) : null;
@@ -125,7 +206,11 @@ export const duel = {
     const banner = h("p.banner", { id: "phase", dataset: { phase: view.phase } }, `Turn ${view.turn} · ${PHASES[view.phase] || view.phase}${turn}`);
     const last = ctx.update.last && ctx.update.last.text ? h("p.last", { id: "last" }, `Last: ${ctx.seatName(ctx.update.last.seat)} ${ctx.update.last.text}`) : null;
     const hint = picking ? h("p.hint", {}, `Choose a target for ${picking.name} (highlighted), or click it again to cancel.`) : null;
-    return { element: h("div.duel", {}, banner, last, sides[0], h("hr"), sides[1], hint, known, hand), handles: false };
+    return {
+      element: h("div.duel", {}, banner, last, sides[0], h("hr"), sides[1], hint || combat.hint, known, hand),
+      handles: combat.panel !== null,
+      extra: combat.panel,
+    };
   },
   nameOf(value, ctx) {
     const perm = ctx.update.view.battlefield.find((p) => p.id === value);
