@@ -215,3 +215,114 @@ async def test_deep_nesting_is_a_bad_frame_without_a_traceback(server, connect, 
         assert refused.value.code == "bad_frame"
         await alice.act(code, 4)
     assert "Traceback" not in caplog.text and not [r for r in caplog.records if r.exc_info]
+
+
+# 8. Leftovers.
+
+
+async def test_booleans_and_floats_are_not_squares(server, connect) -> None:
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+    await bob.join(code)
+    for answer in (True, 5.0):
+        with pytest.raises(ServerError) as refused:
+            await alice.act(code, answer)
+        assert refused.value.code == "illegal_action"
+    await alice.act(code, 5)
+    stored = await server.store.load_game(server.rooms[code].game_id)
+    assert stored is not None and stored.actions == [(0, 5)]
+
+
+@pytest.mark.parametrize("name", ["\x1b[31mred", "abc\u202edcba", "a\u200bb", "line\nbreak", "tab\there"])
+async def test_guest_names_hold_only_printable_characters(server, name: str) -> None:
+    raw = await Text.open(server.url, name=name)
+    answer = await raw.recv()
+    assert answer["type"] == "error" and answer["code"] == "bad_field"
+    await raw.send_text('{"type":"hello","version":1,"name":"plain name"}')
+    assert (await raw.recv())["you"]["name"] == "plain name"
+
+
+async def test_account_names_have_no_case_twins_and_passwords_a_minimum_length(server) -> None:
+    from partida.storage.store import NameTaken, StorageError
+
+    await server.store.create_user("Ada", "long enough")
+    with pytest.raises(NameTaken):
+        await server.store.create_user("ada", "long enough")
+    with pytest.raises(NameTaken):
+        await server.store.create_bot("ADA")
+    with pytest.raises(StorageError):
+        await server.store.create_user("bob", "x")
+
+
+async def test_a_full_database_answers_storage_unavailable(server, connect, caplog) -> None:
+    from sqlalchemy import event
+
+    def full(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA page_count")
+        pages = cursor.fetchone()[0]
+        cursor.execute(f"PRAGMA max_page_count={pages}")
+        cursor.close()
+
+    event.listen(server.db.engine.sync_engine, "connect", full)
+    await server.db.engine.dispose()
+    client = await connect(name="client")
+    with caplog.at_level(logging.ERROR), pytest.raises(ServerError) as refused:
+        for _ in range(500):
+            await client.create_room("tictactoe", options={}, public=False)
+    assert refused.value.code == "storage_unavailable"
+    assert not [r for r in caplog.records if r.exc_info]
+    event.remove(server.db.engine.sync_engine, "connect", full)
+    await server.db.engine.dispose()
+    await client.create_room("tictactoe")
+
+
+async def test_a_read_only_database_is_refused_at_start(tmp_path) -> None:
+    from partida.storage.database import Database, StorageError
+
+    path = tmp_path / "ro.db"
+    db = await Database.open(f"sqlite+aiosqlite:///{path}")
+    await db.close()
+    server = Server(ServerConfig(port=0, db_url=f"sqlite+aiosqlite:///file:{path}?mode=ro&uri=true"))
+    with pytest.raises(StorageError) as refused:
+        await server.start()
+    assert "does not accept writes" in str(refused.value)
+
+
+def test_a_malformed_postgresql_url_is_one_line(capsys) -> None:
+    from partida.cli import main
+
+    assert main(["db", "upgrade", "--db", "postgresql://u:secret@host:notaport/db"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("partida: error: ") and "Traceback" not in err and "secret" not in err
+
+
+async def test_replay_fails_on_a_seed_or_result_that_does_not_match(server, connect, db_url: str) -> None:
+    import random
+
+    from sqlalchemy import update
+
+    from partida.cli import main
+    from partida.storage.models import GameRecord
+
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+    await bob.join(code)
+    rng = random.Random(5)
+    finals = await asyncio.gather(
+        alice.play(code, lambda u, p: p.random_answer(rng)), bob.play(code, lambda u, p: p.random_answer(rng))
+    )
+    game_id = finals[0]["game_id"]
+
+    def replay() -> int:
+        return main(["replay", str(game_id), "--db", db_url, "--json"])
+
+    assert await asyncio.to_thread(replay) == 0
+    async with server.db.write() as conn:
+        await conn.execute(update(GameRecord).where(GameRecord.id == game_id).values(result={"scores": [9, 9]}))
+    assert await asyncio.to_thread(replay) == 1
+    async with server.db.write() as conn:
+        await conn.execute(
+            update(GameRecord).where(GameRecord.id == game_id).values(result=finals[0]["result"], seed_hash="0" * 64)
+        )
+    assert await asyncio.to_thread(replay) == 1

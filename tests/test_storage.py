@@ -174,20 +174,20 @@ async def test_a_user_logs_in_with_the_right_password_only(store: Store) -> None
 
 
 async def test_account_names_are_unique_across_users_and_bots(store: Store) -> None:
-    await store.create_user("ada", "pw")
+    await store.create_user("ada", "pass-word")
     with pytest.raises(NameTaken, match="ada"):
-        await store.create_user("ada", "other")
+        await store.create_user("ada", "other-password")
     with pytest.raises(NameTaken, match="user account"):
         await store.create_bot("ada")
     await store.create_bot("robo")
     with pytest.raises(NameTaken):
-        await store.create_user("robo", "pw")
+        await store.create_user("robo", "pass-word")
 
 
 @pytest.mark.parametrize("name", ["", " ada", "x" * 65, "tab\there"])
 async def test_unusable_names_are_refused(store: Store, name: str) -> None:
     with pytest.raises(BadName):
-        await store.create_user(name, "pw")
+        await store.create_user(name, "pass-word")
 
 
 async def test_a_bot_logs_in_with_its_token_and_not_with_a_password(store: Store) -> None:
@@ -210,7 +210,7 @@ async def test_creating_an_existing_bot_rotates_its_token(store: Store) -> None:
 
 
 async def test_accounts_are_found_by_id(store: Store) -> None:
-    user = await store.create_user("ada", "pw")
+    user = await store.create_user("ada", "pass-word")
     found = await store.get_account(user.id)
     assert found is not None and found.name == "ada"
     assert await store.get_account(user.id + 100) is None
@@ -220,7 +220,7 @@ async def test_accounts_are_found_by_id(store: Store) -> None:
 
 
 async def test_a_game_goes_from_waiting_to_playing_to_finished(store: Store) -> None:
-    ada = await store.create_user("ada", "pw")
+    ada = await store.create_user("ada", "pass-word")
     game_id = await new_game(store, seed=2**63 - 1, options={"variant": "ä", "n": [1, 2]})
     waiting = await store.load_game(game_id)
     assert waiting is not None

@@ -72,23 +72,23 @@ def test_create_user_with_a_password_flag(url: str, capsys) -> None:
 
 
 def test_create_user_asks_for_the_password_twice(url: str, monkeypatch) -> None:
-    answers = iter(["s3cret", "s3cret"])
+    answers = iter(["s3cret-pw", "s3cret-pw"])
     monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
     assert main(["db", "create-user", "ada", "--db", url]) == 0
-    assert check(url, name="ada", password="s3cret") is not None
+    assert check(url, name="ada", password="s3cret-pw") is not None
 
 
 def test_create_user_refuses_two_different_passwords(url: str, monkeypatch, capsys) -> None:
-    answers = iter(["s3cret", "typo"])
+    answers = iter(["s3cret-pw", "typo"])
     monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
     assert main(["db", "create-user", "ada", "--db", url]) == 2
     assert "differ" in capsys.readouterr().err
 
 
 def test_a_taken_name_is_one_line_on_stderr(url: str, capsys) -> None:
-    main(["db", "create-user", "ada", "--password", "pw", "--db", url])
+    main(["db", "create-user", "ada", "--password", "pass-word", "--db", url])
     capsys.readouterr()
-    assert main(["db", "create-user", "ada", "--password", "pw", "--db", url]) == 2
+    assert main(["db", "create-user", "ada", "--password", "pass-word", "--db", url]) == 2
     assert main(["db", "create-bot", "ada", "--db", url]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(line.startswith("partida: error: ") and "'ada'" in line for line in err)

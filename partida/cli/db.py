@@ -95,8 +95,11 @@ def run_create_user(args: argparse.Namespace) -> int:
         password = getpass.getpass(f"Password for {args.name}: ")
         if password != getpass.getpass("Repeat it: "):
             raise CliError("the two passwords differ; nothing was created.")
-    if not password:
-        raise CliError("a password cannot be empty; nothing was created.")
+    from partida.storage.accounts import check_password_rule
+
+    problem = check_password_rule(password)
+    if problem is not None:
+        raise CliError(f"{problem}; nothing was created.")
 
     async def work(db: Database) -> int:
         account = await Store(db).create_user(args.name, password)

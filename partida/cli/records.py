@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 from typing import Any
 
 from partida.cli import CliError
@@ -123,12 +124,22 @@ def replay_stored(stored: Any) -> dict[str, Any]:
         "final_view": state.view(None),
         "result": state.result().to_data() if state.is_over() else None,
         "stored_result": stored.result,
+        "result_verified": _same_result(state.result().to_data() if state.is_over() else None, stored.result),
         "picture": game.render(state.view(None)),
     }
     record = game.record(state)
     if record is not None:
         data["transcript"] = record
     return data
+
+
+def _same_result(replayed: dict[str, Any] | None, stored: dict[str, Any] | None) -> bool | None:
+    """Whether the stored result is what the rules give; None when there is nothing to compare
+    (no stored result, or a game that ended outside the rules' moves, say by a resignation)."""
+    if replayed is None or stored is None:
+        return None
+    as_json = lambda value: json.dumps(value, sort_keys=True, default=list)  # noqa: E731
+    return all(as_json(replayed.get(key)) == as_json(stored.get(key)) for key in replayed)
 
 
 def run_replay(args: argparse.Namespace) -> int:
@@ -139,9 +150,12 @@ def run_replay(args: argparse.Namespace) -> int:
     if stored is None:
         raise CliError(f"there is no game {args.game_id} in the database")
     data = replay_stored(stored)
+    # A seed that does not match the hash published at the start, or a stored result the rules do
+    # not give, means the record is not the game that was played: say so in the exit status.
+    failed = not data["seed_verified"] or data["result_verified"] is False
     if args.json:
         print_json(data)
-        return 0
+        return 1 if failed else 0
     print(f"Game {data['id']}: {data['game']} ({data['status']}), options {data['options']}")
     if data["seed"] is not None:
         check = "matches" if data["seed_verified"] else "DOES NOT MATCH"
@@ -153,7 +167,11 @@ def run_replay(args: argparse.Namespace) -> int:
     print(data["picture"])
     if data["result"]:
         print(f"Result: scores {data['result']['scores']}, winners {data['result']['winners']}")
-    return 0
+    if data["result_verified"] is False:
+        print(f"The STORED RESULT DIFFERS from the replay: {data['stored_result']}")
+    if not data["seed_verified"] and data["seed"] is None:
+        print("The stored seed DOES NOT MATCH the hash published at the start.")
+    return 1 if failed else 0
 
 
 def run_rules(args: argparse.Namespace) -> int:

@@ -29,7 +29,11 @@ ENUMERATION_LIMIT = 4096
 
 
 def freeze(value: Any) -> Any:
-    """A hashable key for a plain value (lists and dicts become tuples)."""
+    """A hashable key for a plain value (lists and dicts become tuples). Booleans and floats are
+    tagged, so `true` and `5.0` are not taken for the integers 1 and 5 (they hash and compare
+    equal in Python, but are other values on the wire and in storage)."""
+    if isinstance(value, bool | float):
+        return (type(value).__name__, value)
     if isinstance(value, list | tuple):
         return tuple(freeze(v) for v in value)
     if isinstance(value, dict):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -44,11 +45,13 @@ from partida.server.limits import Limiter, Limits
 from partida.server.rooms import Room
 from partida.server.session import OUTBOX_BYTES, Identity, Session
 from partida.server.web import process_request
-from partida.storage.database import Database, default_url
+from partida.storage.accounts import check_name
+from partida.storage.database import Database, StorageError, default_url, describe_error
 from partida.storage.store import Store
 
 log = logging.getLogger(__name__)
 
+GUEST_NAME_LENGTH = 32
 FINISHED_ROOM_TTL = 600.0  # seconds a finished room stays reachable for late viewers
 
 
@@ -95,6 +98,11 @@ class Server:
 
     async def start(self) -> None:
         self.db = await Database.open(self.config.db_url or default_url())
+        try:
+            await self.db.check_writable()
+        except BaseException:
+            await self.db.close()
+            raise
         self.store = Store(self.db)
         self.bus = await open_bus(self.config.mqtt_url)
         await self.resume_games()
@@ -216,8 +224,11 @@ class Server:
                 with contextlib.suppress(Exception):
                     await room.call(lambda room=room: room.disconnect(session))
             session.close_soon()
-            with contextlib.suppress(asyncio.TimeoutError, Exception):
-                await asyncio.wait_for(writer, 5)
+            try:
+                await asyncio.wait_for(writer, 1 if session.close_reason[0] == 1008 else 5)
+            except Exception:  # a client that reads nothing, not even the close: cut it off
+                writer.cancel()
+                websocket.transport.abort()
 
     async def handle_frame(self, session: Session, frame: bytes | str) -> None:
         request_id = None
@@ -239,6 +250,11 @@ class Server:
             if exc.close:
                 close_code = 1009 if exc.code == ErrorCode.FRAME_TOO_LARGE else 1008
                 session.close_soon(close_code, exc.code)
+        except (SQLAlchemyError, StorageError, OSError) as exc:
+            # A full disk, a read-only file, a lost database server: the operator's to fix, the
+            # player's to retry; one line in the log rather than a traceback per request.
+            log.error("%s: storage failed: %s", session.name, describe_error(exc))
+            session.send(error_message(ErrorCode.STORAGE, "the database cannot store that now; try again", request_id))
         except Exception:
             log.exception("%s: request failed", session.name)
             session.send(error_message(ErrorCode.INTERNAL, "the server failed on that request", request_id))
@@ -283,7 +299,10 @@ class Server:
             self.limiter.login_succeeded(session.address)
             identity = Identity(account.name, "user", account.id)
         else:
-            name = (req.name or "").strip()[:32] or f"guest-{session.id}"
+            name = (req.name or "").strip()[:GUEST_NAME_LENGTH] or f"guest-{session.id}"
+            problem = check_name(name, GUEST_NAME_LENGTH, "a name")
+            if problem is not None:
+                raise ProtocolError(ErrorCode.BAD_FIELD, f"hello: {problem}")
             identity = Identity(name, "guest", None, req.agent, req.games)
         if identity.agent is not None and identity.agent not in all_agents():
             raise ProtocolError(ErrorCode.UNKNOWN_AGENT, f"unknown agent {identity.agent!r}", close=True)

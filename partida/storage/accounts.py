@@ -18,6 +18,7 @@ _hasher = PasswordHasher()
 _DUMMY_HASH = _hasher.hash("partida: no such account")
 
 MAX_NAME = 64
+MIN_PASSWORD = 8
 
 
 def hash_password(password: str) -> str:
@@ -48,12 +49,22 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def check_name(name: str) -> str | None:
-    """Why `name` cannot be an account name, or None if it can."""
+def check_name(name: str, limit: int = MAX_NAME, what: str = "an account name") -> str | None:
+    """Why `name` cannot be a name (of an account, or with `what`, of a guest), or None if it can.
+    Names are shown to other players in terminals and browsers, so beside the length they hold
+    only printable characters: no control characters (terminal escapes, NUL), no format
+    characters (bidi overrides, zero-width joiners), no line separators, no lone surrogates."""
     if not name or name != name.strip():
-        return "an account name must be non-empty, without spaces at either end"
-    if len(name) > MAX_NAME:
-        return f"an account name has at most {MAX_NAME} characters"
-    if any(not ch.isprintable() for ch in name):
-        return "an account name cannot contain control characters"
+        return f"{what} must be non-empty, without spaces at either end"
+    if len(name) > limit:
+        return f"{what} has at most {limit} characters"
+    if not name.isprintable():  # Unicode categories Cc, Cf, Cs, Co, Cn, Zl, Zp and Zs but space
+        return f"{what} cannot contain control, format or invisible characters"
+    return None
+
+
+def check_password_rule(password: str) -> str | None:
+    """Why `password` cannot be chosen, or None if it can."""
+    if len(password) < MIN_PASSWORD:
+        return f"a password has at least {MIN_PASSWORD} characters"
     return None

@@ -64,18 +64,20 @@ def normalize_url(url: str) -> str:
     scheme, _, rest = url.partition("://")
     driver = scheme.lower().partition("+")[2]
     family = scheme.lower().partition("+")[0]
-    if family == "sqlite" and driver in ("", "aiosqlite", "pysqlite"):
-        normalized = f"sqlite+aiosqlite://{rest}"
-    elif family in ("postgresql", "postgres") and driver in ("", "asyncpg", "psycopg2", "psycopg"):
-        normalized = _postgres_url(f"postgresql+asyncpg://{rest}")
-    else:
-        raise StorageError(
-            f"unsupported database URL {mask_url(url)}: Partida stores games in SQLite "
-            "(a file path or sqlite:///FILE) or PostgreSQL (postgresql://USER:PASSWORD@HOST/DB)."
-        )
     try:
-        make_url(normalized)
+        if family == "sqlite" and driver in ("", "aiosqlite", "pysqlite"):
+            normalized = f"sqlite+aiosqlite://{rest}"
+        elif family in ("postgresql", "postgres") and driver in ("", "asyncpg", "psycopg2", "psycopg"):
+            normalized = _postgres_url(f"postgresql+asyncpg://{rest}")
+        else:
+            raise StorageError(
+                f"unsupported database URL {mask_url(url)}: Partida stores games in SQLite "
+                "(a file path or sqlite:///FILE) or PostgreSQL (postgresql://USER:PASSWORD@HOST/DB)."
+            )
+        make_url(normalized).port  # noqa: B018 (parsing the port is what can fail)
     except (ArgumentError, ValueError) as exc:
+        if isinstance(exc, StorageError):
+            raise
         raise StorageError(f"the database URL {mask_url(url)} is malformed: {exc}.") from None
     return normalized
 
@@ -217,6 +219,18 @@ class Database:
         except Exception as exc:
             raise self._explain(exc) from exc
 
+    async def check_writable(self) -> None:
+        """Raise `StorageError` if the database refuses writes (a read-only file or mount, a
+        read-only PostgreSQL replica or role), so that a server finds out at start rather than at
+        the first move it cannot store. The probe writes a row with the value it already has."""
+        try:
+            async with self.write() as conn:
+                await conn.execute(text("UPDATE alembic_version SET version_num = version_num"))
+        except Exception as exc:
+            raise StorageError(
+                f"the database at {self.url_for_people} does not accept writes: {describe_error(exc)}."
+            ) from exc
+
     async def revision(self) -> str | None:
         """The schema revision the database is at (None for an empty database)."""
         from alembic.runtime.migration import MigrationContext
@@ -281,7 +295,10 @@ def _check_sqlite_folder(url: str) -> None:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
         return
-    folder = Path(parsed.database).parent
+    database = parsed.database
+    if database.startswith("file:"):  # a SQLite URI (say file:games.db?mode=ro with uri=true)
+        database = database.removeprefix("file:").partition("?")[0]
+    folder = Path(database).parent
     if not folder.is_dir():
         raise StorageError(f"cannot open the database at {mask_url(url)}: the folder {folder} does not exist.")
 

@@ -110,8 +110,10 @@ class Store:
     async def create_user(self, name: str, password: str) -> Account:
         """A new person's account. Raises `NameTaken` if any account has that name."""
         _check_name(name)
-        if not password:
-            raise StorageError("a password cannot be empty.")
+        problem = accounts.check_password_rule(password)
+        if problem is not None:
+            raise StorageError(f"{problem}.")
+        await self._check_no_twin(name)
         password_hash = await asyncio.to_thread(accounts.hash_password, password)
         account = Account(name=name, kind="user", password_hash=password_hash)
         try:
@@ -143,6 +145,7 @@ class Store:
         """A bot account and its new token, shown to the caller once. If the bot exists, its token
         is replaced (the old one stops working). Raises `NameTaken` if a user has the name."""
         _check_name(name)
+        await self._check_no_twin(name)
         token = accounts.new_token()
         token_hash = accounts.hash_token(token)
         try:
@@ -159,6 +162,16 @@ class Store:
         except IntegrityError:
             raise NameTaken(f"the name {name!r} was taken meanwhile; try again or choose another.") from None
         return account, token
+
+    async def _check_no_twin(self, name: str) -> None:
+        """Names differing only in case would pass for each other: refuse a new one whose
+        lower case is another account's (the same name is left to the caller)."""
+        async with self.db.session() as session:
+            twin = await session.scalar(
+                select(Account.name).where(func.lower(Account.name) == name.lower(), Account.name != name)
+            )
+        if twin is not None:
+            raise NameTaken(f"the name {name!r} is too like the account {twin!r}; choose another.")
 
     async def check_token(self, token: str) -> Account | None:
         """The bot account whose current token this is, else None."""
