@@ -7,6 +7,10 @@ decision runs in a worker thread and the connection keeps answering pings meanwh
 When the connection is lost (say the server restarts) the runner connects again with a growing
 delay and takes its seats back: a bot account is put back by the server; a guest bot rejoins with
 the seat tokens it was given.
+
+Under a room's clock the runner follows it: a searching agent's per-move budget (`seconds`) is
+cut to fit the time the update says the seat has left (`move_budget`), and an agent that still
+overruns is answered for with a random legal answer before the seat's time runs out.
 """
 
 from __future__ import annotations
@@ -23,6 +27,22 @@ from partida.games.prompts import Prompt
 from partida.games.registry import Registry, default_registry
 
 log = logging.getLogger(__name__)
+
+LATENCY = 0.15  # seconds kept for the answer to travel and the server to apply it
+
+
+def move_budget(clock: dict[str, Any] | None, seat: int) -> float | None:
+    """The thinking time one decision may use under the room's clock (None: no clock). A fixed
+    per-move budget keeps half its time in reserve; under Fischer a move spends a thirtieth of
+    what is left plus most of the increment, and never more than 40% of what is left."""
+    if not clock or seat is None:
+        return None
+    left = float(clock["remaining"][seat])
+    spec = clock.get("spec") or {}
+    if spec.get("per_move") is not None:
+        return max(0.01, min(left * 0.5, left - LATENCY))
+    increment = float(spec.get("increment") or 0.0)
+    return max(0.01, min(left / 30 + increment * 0.7, left * 0.4))
 
 
 class BotRunner:
@@ -141,6 +161,8 @@ class BotRunner:
             rejected[0] += 1
             log.warning("%s in %s: %s", self.agent, room, exc)
 
+        configured: dict[int, float] = {}
+
         async def decide(update: dict[str, Any], prompt: Prompt) -> Any:
             if rejected[1] != update["seq"]:
                 rejected[:] = [0, update["seq"]]
@@ -148,7 +170,20 @@ class BotRunner:
                 return prompt.random_answer(self.rng)
             agent = agent_for(update["seat"])
             turn = Turn(game, update["seat"], prompt, update["view"])
-            return await asyncio.to_thread(agent.act, turn)
+            budget = move_budget(update.get("clock"), update["seat"])
+            if budget is None:
+                return await asyncio.to_thread(agent.act, turn)
+            seconds = getattr(agent, "seconds", None)
+            if isinstance(seconds, int | float) and seconds > 0:  # a search with a time budget
+                configured.setdefault(update["seat"], float(seconds))
+                agent.seconds = min(configured[update["seat"]], budget)  # type: ignore[attr-defined]
+            left = float(update["clock"]["remaining"][update["seat"]])
+            thinking = asyncio.ensure_future(asyncio.to_thread(agent.act, turn))
+            try:
+                return await asyncio.wait_for(asyncio.shield(thinking), max(0.01, left - LATENCY))
+            except TimeoutError:
+                log.warning("%s in %s: no answer within the clock; answering at random", self.agent, room)
+                return prompt.random_answer(self.rng)
 
         try:
             final = await client.play(room, decide, on_error=on_error)

@@ -122,7 +122,9 @@ def replay_stored(stored: Any) -> dict[str, Any]:
         "seed_verified": seed_hash(stored.seed) == stored.seed_hash,
         "moves": moves,
         "final_view": state.view(None),
-        "result": state.result().to_data() if state.is_over() else None,
+        # what the rules say; a game ended otherwise (time, resignation...) has its reason in
+        # the stored result
+        "result": {**state.result().to_data(), "reason": "normal"} if state.is_over() else None,
         "stored_result": stored.result,
         "result_verified": _same_result(state.result().to_data() if state.is_over() else None, stored.result),
         "picture": game.render(state.view(None)),
@@ -136,8 +138,12 @@ def replay_stored(stored: Any) -> dict[str, Any]:
 def _same_result(replayed: dict[str, Any] | None, stored: dict[str, Any] | None) -> bool | None:
     """Whether the stored result is what the rules give; None when there is nothing to compare
     (no stored result, or a game that ended outside the rules' moves, say by a resignation)."""
-    if replayed is None or stored is None:
+    if replayed is None or stored is None or stored.get("reason", "normal") != "normal":
         return None
+    if stored.get("dropped"):  # seats that resigned from a game of three or more rank last
+        from partida.server.endings import with_dropouts
+
+        replayed = with_dropouts(replayed, stored["dropped"])
     as_json = lambda value: json.dumps(value, sort_keys=True, default=list)  # noqa: E731
     return all(as_json(replayed.get(key)) == as_json(stored.get(key)) for key in replayed)
 
@@ -167,6 +173,9 @@ def run_replay(args: argparse.Namespace) -> int:
     print(data["picture"])
     if data["result"]:
         print(f"Result: scores {data['result']['scores']}, winners {data['result']['winners']}")
+    elif stored.result or stored.status == "aborted":
+        ended = stored.result or {"reason": "aborted", "winners": []}
+        print(f"Ended ({ended['reason']}): winners {ended['winners']}")
     if data["result_verified"] is False:
         print(f"The STORED RESULT DIFFERS from the replay: {data['stored_result']}")
     if not data["seed_verified"] and data["seed"] is None:

@@ -148,7 +148,7 @@ class Client:
                 future.set_result(message)
             return
         kind = message["type"]
-        if kind in ("update", "game_over", "room", "seat_lost"):
+        if kind in ("update", "game_over", "room", "seat_lost", "rematch"):
             room = message["room"]["code"] if kind == "room" else message["room"]
             self._rooms[room].put_nowait(message)
         elif kind == "seated":
@@ -174,8 +174,16 @@ class Client:
         seat: int | None = None,
         bots: dict[int, str] | None = None,
         auto_start: bool = True,
+        clock: dict[str, Any] | None = None,
+        abandon_after: float | None = None,
     ) -> dict[str, Any]:
+        """`clock`: `{"initial": S, "increment": S}` or `{"per_move": S}` (None: no clock);
+        `abandon_after`: seconds an absent seat is waited for in a game without a clock."""
         fields: dict[str, Any] = {"game": game, "public": public, "auto_start": auto_start}
+        if clock is not None:
+            fields["clock"] = clock
+        if abandon_after is not None:
+            fields["abandon_after"] = abandon_after
         if options:
             fields["options"] = options
         if seats is not None:
@@ -217,10 +225,39 @@ class Client:
             fields["seat"] = seat
         return await self.request("act", **fields)
 
+    # Endings.
+
+    async def _seat_request(self, kind: str, room: str, seat: int | None) -> dict[str, Any]:
+        fields: dict[str, Any] = {"room": room}
+        if seat is not None:
+            fields["seat"] = seat
+        return await self.request(kind, **fields)
+
+    async def resign(self, room: str, seat: int | None = None) -> dict[str, Any]:
+        return await self._seat_request("resign", room, seat)
+
+    async def offer_draw(self, room: str, seat: int | None = None) -> dict[str, Any]:
+        return await self._seat_request("offer_draw", room, seat)
+
+    async def accept_draw(self, room: str, seat: int | None = None) -> dict[str, Any]:
+        return await self._seat_request("accept_draw", room, seat)
+
+    async def decline_draw(self, room: str, seat: int | None = None) -> dict[str, Any]:
+        return await self._seat_request("decline_draw", room, seat)
+
+    async def abort(self, room: str, seat: int | None = None) -> dict[str, Any]:
+        return await self._seat_request("abort", room, seat)
+
+    async def rematch(self, room: str, seat: int | None = None) -> dict[str, Any]:
+        """Offer (or accept) a rematch of a finished game. The reply's `rematch` is the new
+        room's summary once every human seat has asked, else null; everyone seated then gets a
+        `rematch` message on the old room (`new_room`, `seat`, `token`)."""
+        return await self._seat_request("rematch", room, seat)
+
     # Play.
 
     async def next_message(self, room: str, timeout: float | None = None) -> dict[str, Any]:
-        """The next pushed message about `room` (update, room, game_over, seat_lost)."""
+        """The next pushed message about `room` (update, room, game_over, seat_lost, rematch)."""
         message = await asyncio.wait_for(self._rooms[room].get(), timeout)
         if message["type"] == "connection_lost":
             raise ConnectionLost()

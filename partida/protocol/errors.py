@@ -39,6 +39,13 @@ class ErrorCode(StrEnum):
     ILLEGAL_ACTION = "illegal_action"
     GAME_OVER = "game_over"
     STALE_DECISION = "stale_decision"
+    # endings (clocks, resign, draw offers, abort, rematch)
+    BAD_CLOCK = "bad_clock"  # a clock spec that is not one, or negative, zero-initial, over a day
+    ALREADY_RESIGNED = "already_resigned"
+    DRAW_UNAVAILABLE = "draw_unavailable"  # draw offers are for two-seat games
+    NO_DRAW_OFFER = "no_draw_offer"  # accepting or declining an offer that does not exist or lapsed
+    ABORT_TOO_LATE = "abort_too_late"  # every seat has moved
+    GAME_NOT_OVER = "game_not_over"  # a rematch before the end
     # the server
     RATE_LIMITED = "rate_limited"
     INTERNAL = "internal_error"

@@ -71,6 +71,8 @@ class CreateRoom(Request):
     seat: int | None = None
     bots: dict[Any, str] | None = None
     auto_start: bool = True
+    clock: dict[str, Any] | None = None
+    abandon_after: float | None = None
 
 
 @dataclass
@@ -122,8 +124,66 @@ class Act(Request):
     seat: int | None = None
 
 
+@dataclass
+class SeatRequest(Request):
+    """A request about one's own seat in a room; `seat` is needed only when one connection holds
+    several seats of the room."""
+
+    room: str
+    seat: int | None = None
+
+
+@dataclass
+class Resign(SeatRequest):
+    type: ClassVar[str] = "resign"
+
+
+@dataclass
+class OfferDraw(SeatRequest):
+    type: ClassVar[str] = "offer_draw"
+
+
+@dataclass
+class AcceptDraw(SeatRequest):
+    type: ClassVar[str] = "accept_draw"
+
+
+@dataclass
+class DeclineDraw(SeatRequest):
+    type: ClassVar[str] = "decline_draw"
+
+
+@dataclass
+class Abort(SeatRequest):
+    type: ClassVar[str] = "abort"
+
+
+@dataclass
+class Rematch(SeatRequest):
+    type: ClassVar[str] = "rematch"
+
+
 REQUESTS: dict[str, type[Request]] = {
-    cls.type: cls for cls in (Hello, Ping, ListGames, ListRooms, CreateRoom, Join, Leave, Watch, AddBot, Start, Act)
+    cls.type: cls
+    for cls in (
+        Hello,
+        Ping,
+        ListGames,
+        ListRooms,
+        CreateRoom,
+        Join,
+        Leave,
+        Watch,
+        AddBot,
+        Start,
+        Act,
+        Resign,
+        OfferDraw,
+        AcceptDraw,
+        DeclineDraw,
+        Abort,
+        Rematch,
+    )
 }
 
 
@@ -181,6 +241,8 @@ def _matches(value: Any, hint: Any) -> bool:
         return isinstance(value, int) and not isinstance(value, bool)
     if hint in (str, bool):
         return isinstance(value, hint)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
     if origin is list:
         (item,) = typing.get_args(hint)
         return isinstance(value, list) and all(_matches(v, item) for v in value)
@@ -202,4 +264,4 @@ def _describe(hint: Any) -> str:
         return f"a list of {_describe(typing.get_args(hint)[0])}"
     if origin is dict:
         return "a map"
-    return {int: "an integer", str: "a string", bool: "a boolean"}.get(hint, str(hint))
+    return {int: "an integer", float: "a number", str: "a string", bool: "a boolean"}.get(hint, str(hint))

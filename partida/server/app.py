@@ -23,7 +23,7 @@ from websockets.exceptions import ConnectionClosed
 
 from partida import __version__
 from partida.bots.registry import all_agents
-from partida.games.base import BadOptions
+from partida.games.base import BadOptions, Game
 from partida.games.registry import Registry, UnknownGame, default_registry
 from partida.protocol import (
     MAX_MESSAGE_BYTES,
@@ -40,8 +40,11 @@ from partida.protocol import (
     server_message,
 )
 from partida.protocol import messages as m
+from partida.server.clocks import MAX_SECONDS, BadClock, ClockSpec
+from partida.server.endings import DEFAULT_ABANDON_AFTER
 from partida.server.events import EventBus, open_bus
 from partida.server.limits import Limiter, Limits
+from partida.server.rematch import open_rematch
 from partida.server.rooms import Room
 from partida.server.session import OUTBOX_BYTES, Identity, Session
 from partida.server.web import process_request
@@ -66,6 +69,7 @@ class ServerConfig:
     max_message_bytes: int = MAX_MESSAGE_BYTES
     outbox_bytes: int = OUTBOX_BYTES
     limits: Limits = field(default_factory=Limits)
+    abandon_after: float = DEFAULT_ABANDON_AFTER  # grace period of an absent seat without a clock
 
 
 class Server:
@@ -92,6 +96,12 @@ class Server:
             "add_bot": self.on_add_bot,
             "start": self.on_start,
             "act": self.on_act,
+            "resign": self.on_resign,
+            "offer_draw": self.on_offer_draw,
+            "accept_draw": self.on_accept_draw,
+            "decline_draw": self.on_decline_draw,
+            "abort": self.on_abort,
+            "rematch": self.on_rematch,
         }
 
     # Life cycle.
@@ -380,14 +390,16 @@ class Server:
                 if r.status == "waiting" and r.owner is not None and r.owner.address == session.address
             )
             self.limiter.may_create_room(session.limits, waiting)
-        room = Room(self, game, options, seats, req.public, session, req.auto_start)
-        while room.code in self.rooms:
-            room = Room(self, game, options, seats, req.public, session, req.auto_start)
-        room.game_id = await self.store.create_game(
-            game.name, options, room.seed, room.seed_hash, seats, room.code, req.public
-        )
-        self.rooms[room.code] = room
-        room.start_task()
+        try:
+            clock = ClockSpec.parse(req.clock)
+        except BadClock as exc:
+            raise ProtocolError(ErrorCode.BAD_CLOCK, str(exc)) from None
+        grace = self.config.abandon_after if req.abandon_after is None else req.abandon_after
+        if not 0 < grace <= MAX_SECONDS:
+            raise ProtocolError(
+                ErrorCode.BAD_OPTIONS, f"abandon_after must be more than 0 and at most a day, not {grace}"
+            )
+        room = await self.open_room(game, options, seats, req.public, session, req.auto_start, clock, grace)
         await self.publish(
             "lobby/room_created",
             {"type": "room_created", **room.event_base(), "public": room.public},
@@ -401,6 +413,36 @@ class Server:
         if seat is not None:
             token = room.token_for(seat)
         session.send(server_message("room_created", req.id, room=room.summary(), seat=seat, token=token))
+
+    async def open_room(
+        self,
+        game: Game,
+        options: dict[str, Any],
+        seats: int,
+        public: bool,
+        owner: Session | None,
+        auto_start: bool,
+        clock: ClockSpec | None,
+        abandon_after: float,
+    ) -> Room:
+        """A new room, stored and running (for `create_room` and rematches)."""
+        room = Room(self, game, options, seats, public, owner, auto_start, clock=clock, abandon_after=abandon_after)
+        while room.code in self.rooms:
+            room = Room(self, game, options, seats, public, owner, auto_start, clock=clock, abandon_after=abandon_after)
+        room.game_id = await self.store.create_game(
+            game.name,
+            options,
+            room.seed,
+            room.seed_hash,
+            seats,
+            room.code,
+            public,
+            clock=clock.to_data() if clock else None,
+            endings=room.endings.to_data(),
+        )
+        self.rooms[room.code] = room
+        room.start_task()
+        return room
 
     def _parse_bot_seats(self, bots: dict[Any, str], seats: int, game: str) -> dict[int, tuple[Session, str]]:
         chosen: dict[int, tuple[Session, str]] = {}
@@ -473,6 +515,39 @@ class Server:
         seq = await room.call(lambda: room.act(session, req.action, req.seq, req.seat))
         if req.id is not None:
             session.send(server_message("acted", req.id, room=room.code, seq=seq))
+
+    # Endings: resign, draw offers, abort, rematch (the rules are in server/endings.py).
+
+    async def on_resign(self, session: Session, req: m.Resign) -> None:
+        room = self.room(req.room)
+        await room.call(lambda: room.resign(session, req.seat))
+        session.send(server_message("resigned", req.id, room=room.code))
+
+    async def on_offer_draw(self, session: Session, req: m.OfferDraw) -> None:
+        room = self.room(req.room)
+        await room.call(lambda: room.offer_draw(session, req.seat))
+        session.send(server_message("draw_offered", req.id, room=room.code))
+
+    async def on_accept_draw(self, session: Session, req: m.AcceptDraw) -> None:
+        room = self.room(req.room)
+        await room.call(lambda: room.accept_draw(session, req.seat))
+        session.send(server_message("draw_accepted", req.id, room=room.code))
+
+    async def on_decline_draw(self, session: Session, req: m.DeclineDraw) -> None:
+        room = self.room(req.room)
+        await room.call(lambda: room.decline_draw(session, req.seat))
+        session.send(server_message("draw_declined", req.id, room=room.code))
+
+    async def on_abort(self, session: Session, req: m.Abort) -> None:
+        room = self.room(req.room)
+        await room.call(lambda: room.abort(session, req.seat))
+        session.send(server_message("aborted", req.id, room=room.code))
+
+    async def on_rematch(self, session: Session, req: m.Rematch) -> None:
+        room = self.room(req.room)
+        ready = await room.call(lambda: room.offer_rematch(session, req.seat))
+        new = await room.call(lambda: open_rematch(self, room)) if ready else None
+        session.send(server_message("rematch_offered", req.id, room=room.code, rematch=new))
 
 
 def _address(websocket: ServerConnection) -> str:

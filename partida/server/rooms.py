@@ -4,6 +4,10 @@ at a time, so a game state is never touched by two coroutines at once.
 After every accepted action the room writes it to the action log and only then pushes the new
 views, so an acknowledged action survives a crash; on restart the room is rebuilt by replaying
 its log (`Room.resume`).
+
+Clocks (`clocks`) and the ways a game ends besides its rules (`endings`) are pure modules; the
+room wires them in: one timer per room fires at the nearest deadline (a seat's time running out,
+or an absent seat's grace period ending) and runs as a command in the room task like any other.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import asyncio
 import hashlib
 import hmac
 import logging
+import random
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -20,6 +25,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from partida.games.base import Action, Decision, Game, IllegalAction, State
 from partida.protocol import ErrorCode, ProtocolError, server_message
+from partida.server import endings
+from partida.server.clocks import Clock, ClockSpec
+from partida.server.endings import Endings
 
 if TYPE_CHECKING:
     from partida.server.app import Server
@@ -98,6 +106,8 @@ class Room:
         owner: Session | None,
         auto_start: bool = True,
         code: str | None = None,
+        clock: ClockSpec | None = None,
+        abandon_after: float = endings.DEFAULT_ABANDON_AFTER,
     ) -> None:
         self.server = server
         self.game = game
@@ -118,6 +128,13 @@ class Room:
         self.created = time.time()
         self.finished_at: float | None = None
         self.last: dict[str, Any] | None = None
+        self.clock_spec = clock
+        self.clock: Clock | None = None
+        self.endings = Endings(seats, abandon_after)
+        self.result: dict[str, Any] | None = None  # the final result, with its reason
+        self._timer: asyncio.TimerHandle | None = None
+        self.rematch_room: Room | None = None
+        self._rng = random.Random()  # default answers of timed-out seats, the random bot's moves
         self._inbox: asyncio.Queue[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
 
@@ -127,6 +144,7 @@ class Room:
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"room-{self.code}")
 
     async def stop_task(self) -> None:
+        self._disarm()
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
@@ -174,6 +192,8 @@ class Room:
             "seats": [s.to_data(i) if s else {"seat": i, "name": None} for i, s in enumerate(self.seats)],
             "spectators": len(self.spectators),
             "seed_hash": self.seed_hash,
+            "clock": self.clock_spec.to_data() if self.clock_spec else None,
+            "rematch": sorted(self.endings.rematch),
         }
 
     def seats_of(self, session: Session) -> list[int]:
@@ -210,7 +230,7 @@ class Room:
             identity.name, identity.kind, identity.account_id, identity.agent, session, new_seat_token()
         )
         session.rooms.add(self)
-        await self._after_seating()
+        await self.after_seating()
         return seat
 
     def _held_by(self, session: Session) -> int | None:
@@ -231,6 +251,8 @@ class Room:
             )
         occupant.session = session
         session.rooms.add(self)
+        self.endings.back(seat)
+        self._arm()
         if self.state is not None:
             self._push_seat(seat)
         self._broadcast_room()
@@ -255,12 +277,17 @@ class Room:
                 self.seats[seat] = None  # seats are stored when the game starts
             else:
                 self.seats[seat].session = None  # type: ignore[union-attr]  # held for its return
+                if self.result is None:
+                    self.endings.leave(seat, self._now())
         session.rooms.discard(self)
+        self._arm()
         self._broadcast_room()
 
     async def disconnect(self, session: Session) -> None:
         """A dropped connection keeps its seats in a started game (they are held until it comes
-        back); before the start, the seats are freed."""
+        back: under a clock its time keeps running, without one the game is abandoned after the
+        grace period); before the start, the seats are freed. Everyone sees the seat as
+        disconnected in the `room` push."""
         await self.leave(session)
 
     async def watch(self, session: Session) -> None:
@@ -288,6 +315,8 @@ class Room:
             raise ProtocolError(ErrorCode.STORAGE, "the start could not be stored; try again") from None
         self.state = state
         self.status = "playing"
+        if self.clock_spec is not None:
+            self.clock = Clock.new(self.clock_spec, self.num_seats)
         await self.server.publish(
             f"rooms/{self.event_name}/game_started",
             {
@@ -298,12 +327,20 @@ class Room:
             },
         )
         over = await self._record_finish_if_over()
+        self._sync_clock(None)
         self._broadcast_room()
         self._push_all()
         if over:
             await self._announce_finish()
+        await self._autoplay()
+        self._arm()
 
-    async def _after_seating(self) -> None:
+    async def seat_all(self, seats: list[Seat | None], old_code: str) -> None:
+        from partida.server.rematch import seat_rematch
+
+        await seat_rematch(self, seats, old_code)
+
+    async def after_seating(self) -> None:
         self._broadcast_room()
         if self.auto_start and self.status == "waiting" and all(s is not None for s in self.seats):
             await self.start(None)
@@ -314,6 +351,8 @@ class Room:
         mine = self.seats_of(session)
         if not mine:
             raise ProtocolError(ErrorCode.NOT_SEATED, "you have no seat in this room")
+        if self.result is not None:
+            raise ProtocolError(ErrorCode.GAME_OVER, "the game is over")
         if seat is None:
             open_seats = [d.seat for d in self.state.pending() if d.seat in mine]
             seat = open_seats[0] if open_seats else mine[0]
@@ -321,6 +360,16 @@ class Room:
             raise ProtocolError(ErrorCode.NOT_SEATED, f"seat {seat} is not yours")
         if seq is not None and seq != self.seq:
             raise ProtocolError(ErrorCode.STALE_DECISION, f"that decision has passed (now at move {self.seq})")
+        await self._play(seat, action)
+        done = self.seq
+        await self._autoplay()
+        self._arm()
+        return done
+
+    async def _play(self, seat: int, action: Action) -> None:
+        """Apply, store, charge the clock, push: one accepted action, whoever made it (a person,
+        a bot, or the server answering for a timed-out or dropped-out seat)."""
+        assert self.state is not None
         try:
             self.state.apply(seat, action)
         except IllegalAction as exc:
@@ -329,14 +378,18 @@ class Room:
             log.exception("room %s: the rules raised on an action; rebuilding from the log", self.code)
             self._rebuild()
             raise ProtocolError(ErrorCode.INTERNAL, "the server failed on that action; the game is unchanged") from None
+        saved = self.clock.save() if self.clock is not None else None
+        snapshot = self._sync_clock(seat)
         # An action that ends the game is stored with the result, in one transaction.
-        over = self.state.is_over() and self.status != "finished"
-        result = self.state.result().to_data() if over else None
+        over = self.state.is_over() and self.result is None
+        result = self.endings.final(self.state.result()) if over else None
         try:
-            await self.server.store.append_action(self.game_id, self.seq, seat, action, result)
+            await self.server.store.append_action(self.game_id, self.seq, seat, action, result, clock=snapshot)
         except Exception:
             log.exception("room %s: could not store an action; it is undone", self.code)
             self._rebuild()
+            if self.clock is not None and saved is not None:
+                self.clock.restore(saved)
             raise ProtocolError(ErrorCode.STORAGE, "the action could not be stored; try again") from None
         self.actions.append((seat, action))
         self.last = {
@@ -344,8 +397,10 @@ class Room:
             "action": action if self.game.perfect_information else None,
             "text": self.state.last_event(),
         }
+        self.endings.on_action(seat)
         if over:
-            self._mark_finished()
+            assert result is not None
+            self._mark_finished(result)
         self._push_all()
         await self.server.publish(
             f"rooms/{self.event_name}/action",
@@ -353,7 +408,28 @@ class Room:
         )
         if over:
             await self._announce_finish()
-        return self.seq
+
+    def _sync_clock(self, acted: int | None) -> list[float] | None:
+        """Charge `acted` and start the clocks of the seats to act now (the server's bot answers
+        for `auto` seats at once: their clocks stay still). Returns the stored snapshot."""
+        if self.clock is None or self.state is None:
+            return None
+        now = self._now()
+        pending = [] if self.state.is_over() else self.state.pending()
+        to_act = [d.seat for d in pending if d.seat not in self.endings.auto]
+        self.clock.sync(to_act, now, acted)
+        return self.clock.snapshot(now)
+
+    async def _autoplay(self) -> None:
+        """Answer at once for the seats the server's random bot plays (a seat of a 3+ seat game
+        that resigned or was taken over after too many timeouts)."""
+        for _ in range(100_000):
+            if self.state is None or self.result is not None or not self.endings.auto:
+                return
+            decision = next((d for d in self.state.pending() if d.seat in self.endings.auto), None)
+            if decision is None:
+                return
+            await self._play(decision.seat, decision.prompt.random_answer(self._rng))
 
     def _public_action(self, action: Action) -> dict[str, Any]:
         """Events carry only what a spectator may see: the action itself for perfect-information
@@ -371,19 +447,37 @@ class Room:
         """Store the result as soon as the game ends, before anyone is told, so that whoever sees
         a finished game also finds it finished in the database."""
         assert self.state is not None
-        if not self.state.is_over() or self.status == "finished":
+        if not self.state.is_over() or self.result is not None:
             return False
-        await self.server.store.finish_game(self.game_id, self.state.result().to_data())
-        self._mark_finished()
+        await self._finish(self.endings.final(self.state.result()))
         return True
 
-    def _mark_finished(self) -> None:
+    async def _finish(self, result: dict[str, Any]) -> None:
+        """End the game with `result` (its `reason` says why): stored first, then the room stops
+        its clocks and timer. An aborted game is stored as 'aborted', without a result."""
+        aborted = result["reason"] == "aborted"
+        stored = (None, "aborted") if aborted else (result, "finished")
+        await self.server.store.finish_game(self.game_id, *stored)
+        self._mark_finished(result)
+
+    def _mark_finished(self, result: dict[str, Any]) -> None:
+        self.result = result
         self.status = "finished"
         self.finished_at = asyncio.get_running_loop().time()
+        self.endings.draw_offer = None
+        if self.clock is not None:
+            self.clock.stop_all(self._now())
+        self._disarm()
+
+    async def _end(self, result: dict[str, Any]) -> None:
+        """End the game for a reason other than its rules, and tell everyone."""
+        await self._finish(result)
+        self._push_all()
+        await self._announce_finish()
 
     async def _announce_finish(self) -> None:
-        assert self.state is not None
-        result = self.state.result().to_data()
+        assert self.result is not None
+        result = self.result
         ended = server_message("game_over", room=self.code, game_id=self.game_id, result=result, seed=self.seed)
         for session in self._audience():
             session.send(ended)
@@ -394,9 +488,140 @@ class Room:
         self._broadcast_room()
 
     async def finish_resumed(self) -> None:
-        """A resumed game whose last action ended it but whose result was not stored."""
+        """After a restart: store the result of a game whose last action ended it, or start the
+        clocks again from what remained at the last action (the time the server was down is
+        charged to nobody) and the grace period of every seat, since nobody is back yet."""
         if await self._record_finish_if_over():
             await self._announce_finish()
+            return
+        self._sync_clock(None)
+        now = self._now()
+        for seat in range(self.num_seats):
+            self.endings.leave(seat, now)
+        await self._autoplay()
+        self._arm()
+
+    # Time: one timer per room, at the nearest deadline.
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _arm(self) -> None:
+        """(Re)set the room's timer to the nearest deadline: a running clock's, or (without a
+        clock) the end of an absent seat's grace period."""
+        self._disarm()
+        if self.result is not None or self.state is None:
+            return
+        when = self.clock.next_deadline() if self.clock is not None else self.endings.next_abandon()
+        if when is not None:
+            self._timer = asyncio.get_running_loop().call_at(when, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        if self._task is None or self._task.done():
+            return
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        done.add_done_callback(lambda f: f.exception())  # errors are logged by _run
+        self._inbox.put_nowait((self._on_timer, done))
+
+    async def _on_timer(self) -> None:
+        if self.result is not None or self.state is None:
+            return
+        now = self._now()
+        if self.clock is not None:
+            for seat in self.clock.expired(now + 1e-3):
+                if self.result is not None:
+                    break
+                if seat in self.clock.expired(self._now() + 1e-3):  # not restarted meanwhile
+                    await self._time_out(seat)
+        else:
+            result = self.endings.abandoned(now, self.seq)
+            if result is not None:
+                await self._end(result)
+        await self._autoplay()
+        self._arm()
+
+    async def _time_out(self, seat: int) -> None:
+        """A seat's time ran out: two seats, it loses; more, a random answer is given for it, and
+        after the room's number of timeouts the server's random bot plays it to the end."""
+        assert self.state is not None and self.clock_spec is not None
+        if self.endings.timed_out(seat) == "lose":
+            await self._end(endings.decisive(self.num_seats, [seat], "time"))
+            return
+        taken = self.endings.take_over_if_due(seat, self.clock_spec.timeouts)
+        await self.server.store.save_endings(self.game_id, self.endings.to_data())
+        decision = self.state.decision_for(seat)
+        if decision is not None and not taken:
+            await self._play(seat, decision.prompt.random_answer(self._rng))
+
+    # Resign, draw offers, abort.
+
+    def _own_seat(self, session: Session, seat: int | None) -> int:
+        mine = self.seats_of(session)
+        if not mine:
+            raise ProtocolError(ErrorCode.NOT_SEATED, "you have no seat in this room")
+        if seat is None:
+            return mine[0]
+        if seat not in mine:
+            raise ProtocolError(ErrorCode.NOT_SEATED, f"seat {seat} is not yours")
+        return seat
+
+    def _in_play(self, session: Session, seat: int | None) -> int:
+        seat = self._own_seat(session, seat)
+        if self.state is None:
+            raise ProtocolError(ErrorCode.NOT_STARTED, "the game has not started")
+        if self.result is not None:
+            raise ProtocolError(ErrorCode.GAME_OVER, "the game is over")
+        return seat
+
+    async def resign(self, session: Session, seat: int | None) -> None:
+        seat = self._in_play(session, seat)
+        result = self.endings.resign(seat)
+        if result is not None:
+            await self._end(result)
+            return
+        await self.server.store.save_endings(self.game_id, self.endings.to_data())
+        self._sync_clock(None)
+        self._push_all()
+        await self._autoplay()
+        self._arm()
+
+    async def offer_draw(self, session: Session, seat: int | None) -> None:
+        seat = self._in_play(session, seat)
+        if self.endings.offer_draw(seat):
+            await self._end(endings.draw(self.num_seats, "draw_agreed"))
+        else:
+            self._push_all()
+
+    async def accept_draw(self, session: Session, seat: int | None) -> None:
+        seat = self._in_play(session, seat)
+        self.endings.accept_draw(seat)
+        await self._end(endings.draw(self.num_seats, "draw_agreed"))
+
+    async def decline_draw(self, session: Session, seat: int | None) -> None:
+        seat = self._in_play(session, seat)
+        self.endings.decline_draw(seat)
+        self._push_all()
+
+    async def abort(self, session: Session, seat: int | None) -> None:
+        self._in_play(session, seat)
+        self.endings.check_abort(s for s, _ in self.actions)
+        await self._end(endings.aborted())
+
+    async def offer_rematch(self, session: Session, seat: int | None) -> bool:
+        """Record a rematch offer; True when every human seat wants one (the caller opens it)."""
+        seat = self._own_seat(session, seat)
+        if self.result is None:
+            raise ProtocolError(ErrorCode.GAME_NOT_OVER, "a rematch is offered once the game is over")
+        humans = [i for i, s in enumerate(self.seats) if s is not None and s.agent is None]
+        ready = self.endings.offer_rematch(seat, humans)
+        self._broadcast_room()
+        return ready
 
     @property
     def event_name(self) -> str:
@@ -425,10 +650,15 @@ class Room:
         sessions = {s.session for s in self.seats if s is not None and s.session is not None}
         return sessions | self.spectators
 
-    def _update(self, seat: int | None, pending: list[Decision] | None = None) -> dict[str, Any]:
+    def _update(
+        self, seat: int | None, pending: list[Decision] | None = None, clock: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         assert self.state is not None
-        over = self.state.is_over()
-        pending = self.state.pending() if pending is None else pending
+        over = self.result is not None
+        if over:
+            pending = []
+        elif pending is None:
+            pending = self.state.pending()
         decision = next((d for d in pending if d.seat == seat), None) if seat is not None else None
         message = server_message(
             "update",
@@ -437,29 +667,38 @@ class Room:
             game=self.game.name,
             seq=self.seq,
             seat=seat,
-            status=self.status if not over else "finished",
+            status="finished" if over else self.status,
             view=self.state.view(seat),
             decision=decision.prompt.to_data() if decision else None,
             to_act=[d.seat for d in pending],
             last=self.last,
+            clock=self._clock_data() if clock is None else clock,
+            draw_offer=self.endings.draw_offer,
+            resigned=list(self.endings.resigned),
         )
         if over:
-            message["result"] = self.state.result().to_data()
+            message["result"] = self.result
             message["seed"] = self.seed
         return message
 
-    def _push_seat(self, seat: int, pending: list[Decision] | None = None) -> None:
+    def _clock_data(self) -> dict[str, Any] | None:
+        if self.clock is None:
+            return None
+        return self.clock.to_data(self._now(), time.time())
+
+    def _push_seat(self, seat: int, pending: list[Decision] | None = None, clock: dict[str, Any] | None = None) -> None:
         occupant = self.seats[seat]
         if occupant is not None and occupant.session is not None:
-            occupant.session.send(self._update(seat, pending))
+            occupant.session.send(self._update(seat, pending, clock))
 
     def _push_all(self) -> None:
         assert self.state is not None
         pending = self.state.pending()  # once per action, not once per seat
+        clock = self._clock_data()
         for seat in range(self.num_seats):
-            self._push_seat(seat, pending)
+            self._push_seat(seat, pending, clock)
         if self.spectators:
-            public = self._update(None, pending)
+            public = self._update(None, pending, clock)
             for session in self.spectators:
                 session.send(public)
 
@@ -473,7 +712,12 @@ class Room:
     @classmethod
     def resume(cls, server: Server, game: Game, stored: StoredGame) -> Room:
         """Rebuild a room from storage by replaying its log; seats wait for their players."""
-        room = cls(server, game, dict(stored.options), stored.seats, stored.public, None, code=stored.room_code)
+        spec = ClockSpec.parse(stored.clock) if stored.clock else None
+        grace = server.config.abandon_after
+        room = cls(
+            server, game, dict(stored.options), stored.seats, stored.public, None, code=stored.room_code, clock=spec
+        )
+        room.endings = Endings.from_data(stored.seats, stored.endings, grace)
         room.seed = stored.seed
         room.seed_hash = stored.seed_hash
         room.game_id = stored.id
@@ -483,6 +727,8 @@ class Room:
             room.seats[seat] = Seat(name, kind, account_id, token=stored.seat_tokens.get(seat) or "")
         room.state = game.replay(room.options, room.seed, room.num_seats, room.actions)
         room.status = "playing"
+        if spec is not None:
+            room.clock = Clock.new(spec, room.num_seats, stored.clock_state)
         if room.actions:
             seat, action = room.actions[-1]
             room.last = {"seat": seat, "action": action if game.perfect_information else None}

@@ -109,6 +109,11 @@ class GameRecord(Base):
     public: Mapped[bool] = mapped_column(Boolean, default=True)
     status: Mapped[str] = mapped_column(String(16), index=True, default="waiting")
     result: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON, default=None)
+    # The time control (`clocks.ClockSpec.to_data`), or NULL for a game without a clock.
+    clock: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON, default=None)
+    # How the game may end besides its rules (`endings.Endings.to_data`: grace period,
+    # resignations, timeouts, seats played by the server's bot).
+    endings: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(default=None)
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
@@ -144,6 +149,9 @@ class ActionRecord(Base):
     index: Mapped[int] = mapped_column(Integer)
     seat: Mapped[int] = mapped_column(Integer)
     action: Mapped[Any] = mapped_column(JSON)
+    # Under a clock, each seat's remaining seconds once this action was charged: what a restarted
+    # server resumes from (the time it was down is charged to nobody).
+    clock: Mapped[list[float] | None] = mapped_column(NullableJSON, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

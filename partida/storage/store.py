@@ -66,6 +66,9 @@ class StoredGame:
     started_at: datetime | None
     finished_at: datetime | None
     seat_list: list[tuple[int, int | None, str]] = field(default_factory=list)
+    clock: dict[str, Any] | None = None  # the time control, None for none
+    endings: dict[str, Any] | None = None  # the ending bookkeeping (see server.endings)
+    clock_state: list[float] | None = None  # remaining seconds per seat at the last action
     actions: list[tuple[int, Any]] = field(default_factory=list)
     action_count: int = 0
     seat_tokens: dict[int, str | None] = field(default_factory=dict)
@@ -92,6 +95,11 @@ class Store:
             update(GameRecord)
             .where(GameRecord.id == bindparam("b_game"))
             .values(status="playing", started_at=bindparam("b_at")),
+            must_change=True,
+        )
+        self._endings = writer.statement(
+            "save endings",
+            update(GameRecord).where(GameRecord.id == bindparam("b_game")).values(endings=bindparam("b_endings")),
             must_change=True,
         )
         self._action = writer.statement("action", insert(ActionRecord))
@@ -199,8 +207,11 @@ class Store:
         seats: int,
         room_code: str,
         public: bool,
+        clock: dict[str, Any] | None = None,
+        endings: dict[str, Any] | None = None,
     ) -> int:
-        """Record a new game in status 'waiting' and return its id."""
+        """Record a new game in status 'waiting' and return its id. `clock` is its time control
+        (None: no clock), `endings` its ending bookkeeping (see `server.endings`)."""
         values = {
             "game": game,
             "options": options,
@@ -209,6 +220,8 @@ class Store:
             "seats": seats,
             "room_code": room_code,
             "public": public,
+            "clock": clock,
+            "endings": endings,
             "status": "waiting",
             "created_at": utcnow(),
             "result": None,
@@ -247,15 +260,22 @@ class Store:
         await self._write(game_id, *steps)
 
     async def append_action(
-        self, game_id: int, index: int, seat: int, action: Any, result: dict[str, Any] | None = None
+        self,
+        game_id: int,
+        index: int,
+        seat: int,
+        action: Any,
+        result: dict[str, Any] | None = None,
+        clock: list[float] | None = None,
     ) -> None:
         """Append one action to the game's log, committed when this returns. `index` is the move
         number from 0; storing an index twice raises `DuplicateAction` and changes nothing.
         With `result`, the action ended the game: the game is recorded finished with that result
-        (and rated, if it is a ladder game) in the same transaction. Concurrent writes from many
+        (and rated, if it is a ladder game) in the same transaction. `clock`: under a time
+        control, each seat's remaining seconds after this action. Concurrent writes from many
         rooms share transactions (see `batching`)."""
-        row = {"game_id": game_id, "index": index, "seat": seat, "action": action, "created_at": utcnow()}
-        steps = [Step(self._action, row)]
+        row = {"game_id": game_id, "index": index, "seat": seat, "action": action, "clock": clock}
+        steps = [Step(self._action, {**row, "created_at": utcnow()})]
         if result is not None:
             steps += self._finish_steps(game_id, result, "finished")
         try:
@@ -296,6 +316,11 @@ class Store:
             raise StorageError(f"a game ends as one of {', '.join(END_STATUSES)}, not {status!r}.")
         return await self._write(game_id, *self._finish_steps(game_id, result, status)) or []
 
+    async def save_endings(self, game_id: int, endings: dict[str, Any]) -> None:
+        """Record a change of a game's ending bookkeeping (a resignation, a timeout, a seat the
+        server's bot took over): rare, so a write of its own."""
+        await self._write(game_id, Step(self._endings, {"b_game": game_id, "b_endings": endings}))
+
     async def load_game(self, game_id: int) -> StoredGame | None:
         """The game with its seats and its whole log, or None."""
         games = await self._load(select(GameRecord).where(GameRecord.id == game_id), with_actions=True)
@@ -334,15 +359,17 @@ class Store:
                 seats[game_id].append((seat, account_id, name))
                 tokens[game_id][seat] = token
             logs: dict[int, list[tuple[int, Any]]] = defaultdict(list)
+            clocks: dict[int, list[float] | None] = {}
             counts: dict[int, int] = {}
             if with_actions:
                 action_rows = await session.execute(
-                    select(ActionRecord.game_id, ActionRecord.seat, ActionRecord.action)
+                    select(ActionRecord.game_id, ActionRecord.seat, ActionRecord.action, ActionRecord.clock)
                     .where(ActionRecord.game_id.in_(ids))
                     .order_by(ActionRecord.game_id, ActionRecord.index)
                 )
-                for game_id, seat, action in action_rows:
+                for game_id, seat, action, clock in action_rows:
                     logs[game_id].append((seat, action))
+                    clocks[game_id] = clock
                 counts = {game_id: len(log) for game_id, log in logs.items()}
             else:
                 count_rows = await session.execute(
@@ -370,6 +397,9 @@ class Store:
                 actions=logs.get(r.id, []),
                 action_count=counts.get(r.id, 0),
                 seat_tokens=tokens.get(r.id, {}),
+                clock=r.clock,
+                endings=r.endings,
+                clock_state=clocks.get(r.id),
             )
             for r in records
         ]

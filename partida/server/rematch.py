@@ -1,0 +1,45 @@
+"""Rematches: when every human seat of a finished game asks for one, a new room opens with the
+same players one seat on (two seats swap colours), the same options, clock and grace period.
+Bots accept by themselves. Players learn of it by a `rematch` message (bots by `seated`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from partida.protocol import server_message
+from partida.server.endings import rotated
+from partida.server.rooms import Room, Seat, new_seat_token
+
+if TYPE_CHECKING:
+    from partida.server.app import Server
+
+
+async def open_rematch(server: Server, old: Room) -> dict[str, Any]:
+    """Open the rematch of `old` (run in `old`'s task, so it opens once); returns its summary."""
+    if old.rematch_room is not None:
+        return old.rematch_room.summary()
+    new = await server.open_room(
+        old.game, dict(old.options), old.num_seats, old.public, None, True, old.clock_spec, old.endings.abandon_after
+    )
+    old.rematch_room = new
+    seats = [
+        Seat(s.name, s.kind, s.account_id, s.agent, s.session, new_seat_token()) if s is not None else None
+        for s in rotated(list(old.seats))
+    ]
+    await new.call(lambda: new.seat_all(seats, old.code))
+    return new.summary()
+
+
+async def seat_rematch(room: Room, seats: list[Seat | None], old_code: str) -> None:
+    """Fill every seat of the new room at once, tell each player where they sit, then start."""
+    room.seats = list(seats)
+    summary = room.summary()
+    for index, seat in enumerate(room.seats):
+        if seat is None or seat.session is None:
+            continue
+        seat.session.rooms.add(room)
+        if seat.agent is not None:
+            seat.session.send(server_message("seated", room=summary, seat=index, token=seat.token))
+        else:
+            seat.session.send(server_message("rematch", room=old_code, new_room=summary, seat=index, token=seat.token))
+    await room.after_seating()
