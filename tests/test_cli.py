@@ -71,7 +71,9 @@ def test_play_against_a_bot_in_the_terminal(served: tuple[str, str]) -> None:
     url, _ = served
     # Type every square in turn; squares already taken are refused and the prompt asks again.
     moves = "\n".join(["a1", "zz", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"] * 2) + "\n"
-    out = run("play", "tictactoe", "--vs", "random", "--server", url, "--name", "tester", input=moves)
+    out = run(
+        "play", "tictactoe", "--vs", "random", "--clock", "600+5", "--server", url, "--name", "tester", input=moves
+    )
     assert out.returncode == 0, out.stderr
     assert "write a square as a1..c3" in out.stdout
     assert any(word in out.stdout for word in ("You win!", "Draw.", "wins."))
@@ -99,6 +101,8 @@ def test_user_errors_are_one_line_not_a_traceback(served: tuple[str, str]) -> No
         ("play", "--room", "NOPE99", "--server", url),
         ("replay", "999999", "--db", db),
         ("play", "tictactoe", "--server", "ws://127.0.0.1:9"),
+        ("play", "tictactoe", "--clock", "fast", "--server", url),
+        ("play", "tictactoe", "--clock", "move:0", "--server", url),
         ("match", "tictactoe", "--seat", "nobody", "--seat", "random", "--server", url),
     ):
         out = run(*args)

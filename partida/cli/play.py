@@ -28,6 +28,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="game option (repeatable)")
     p.add_argument("--seats", type=int, default=None, help="number of seats, for games of 2 or more players")
     p.add_argument("--public", action="store_true", help="list the room in the lobby")
+    p.add_argument(
+        "--clock",
+        default=None,
+        metavar="CLOCK",
+        help="time control: INITIAL+INCREMENT in seconds (300+2) or move:SECONDS (move:5); default none",
+    )
     p.add_argument("--name", default=None, help="your display name (default: your login name)")
     p.add_argument("--password", default=None, help="log in to an account (with --name)")
     add_server_flag(p)
@@ -69,6 +75,14 @@ async def _play(args: argparse.Namespace) -> int:
     from partida.games.registry import default_registry
 
     registry = default_registry()
+    clock = None
+    if args.clock is not None:
+        from partida.server.clocks import BadClock, ClockSpec
+
+        try:
+            clock = ClockSpec.from_text(args.clock).to_data()
+        except BadClock as exc:
+            raise CliError(f"--clock: {exc}") from None
     name = args.name or getpass.getuser()
     try:
         client = await Client.connect(args.server, name=name, password=args.password)
@@ -95,6 +109,7 @@ async def _play(args: argparse.Namespace) -> int:
                     public=args.public,
                     seat=me,
                     bots=bots,
+                    clock=clock,
                 )
         except ServerError as exc:
             raise CliError(exc.message) from None

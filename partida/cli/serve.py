@@ -40,6 +40,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="change a rate or resource limit, e.g. --limit requests_per_second=100 (repeatable; "
         "the names and defaults are in docs/server.md, Limits)",
     )
+    p.add_argument(
+        "--abandon-after",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="a game without a clock whose seat is away this long is abandoned (default: %(default)s)",
+    )
     add_log_flag(p, "info")
     p.set_defaults(func=run)
 
@@ -62,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
         limits = Limits().with_settings(args.limit)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    if not 0 < args.abandon_after <= 86400:
+        raise CliError("--abandon-after must be more than 0 seconds and at most a day")
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -70,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         game_files=args.game_file,
         game_dirs=args.games_dir,
         limits=limits,
+        abandon_after=args.abandon_after,
     )
     try:
         server = Server(config)
