@@ -349,3 +349,44 @@ def scripted_opponent(cards: dict[str, Any]) -> Any:
         return list(prompt.items)
 
     return decide
+
+
+async def test_client_modules_read_big_seeds_check_hashes_and_announce_passes(server: Server, browser: Any) -> None:
+    """The page's own modules, run in the browser: seeds beyond 2^53 survive (as numbers or as
+    strings), the SHA-256 check agrees with the server's (the browser's SHA-256 and the bundled one
+    used where browsers withhold theirs), and Othello's automatic passes are told."""
+    from partida.server.rooms import seed_hash
+
+    page = await browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    await page.goto(server.http_url)
+    seed = 2**63 - 25  # far beyond what a float holds exactly
+    result = await page.evaluate(
+        """async (seed) => {
+          const proto = await import('/proto.js');
+          const boards = await import('/board_basic.js');
+          const asNumber = proto.parseFrame(`{"type":"game_over","room":"AB","seed":${seed},"n":1}`);
+          const asString = proto.parseFrame(`{"type":"game_over","room":"AB","seed":"${seed}"}`);
+          return {
+            number: asNumber.seed, string: asString.seed, n: asNumber.n,
+            hash: await proto.seedHash(asNumber.seed),
+            pass: boards.othello.passNote({last: {seat: 0, action: 'd3'}, view: {to_move: 0, over: false}}),
+            noPass: boards.othello.passNote({last: {seat: 0, action: 'd3'}, view: {to_move: 1, over: false}}),
+            fallback: await Promise.all([0, 1, 55, 56, 63, 64, 119, 1000].map(async (n) => {
+              const bytes = new Uint8Array(n).map((_, i) => (i * 7 + n) & 255);
+              const subtle = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+              const hex = [...subtle].map((b) => b.toString(16).padStart(2, '0')).join('');
+              return hex === (await import('/sha256.js')).sha256Hex(bytes);
+            })),
+          };
+        }""",
+        str(seed),
+    )
+    assert result["number"] == result["string"] == str(seed)
+    assert result["n"] == 1
+    assert result["hash"] == seed_hash(seed)
+    assert result["pass"] == "white has no legal move and passes"
+    assert result["noPass"] is None
+    assert result["fallback"] == [True] * 8  # the bundled SHA-256 (plain-http LAN pages) agrees
+    assert errors == []

@@ -591,7 +591,7 @@ async function verifySeed(room, seed, element) {
     room.checked = { seed, ok: hash !== null && hash === room.summary.seed_hash, hash };
   }
   const { ok, hash } = room.checked;
-  element.textContent = hash === null ? "This browser cannot compute SHA-256 here (it needs https or localhost)." : ok ? "✓ The seed matches the hash published before the game: the deal was fixed in advance." : "✗ The seed does NOT match the published hash!";
+  element.textContent = hash === null ? "The seed could not be checked here." : ok ? "✓ The seed matches the hash published before the game: the deal was fixed in advance." : "✗ The seed does NOT match the published hash!";
   element.dataset.ok = ok ? "yes" : "no";
 }
 

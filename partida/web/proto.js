@@ -4,6 +4,8 @@
 // frame's own text (never through a float): a seed always reaches the page as a decimal string,
 // whether the server sends it as a number or as a string.
 
+import { sha256Hex } from "./sha256.js";
+
 const BIG_SEED = /"seed"\s*:\s*(-?\d+)/g;
 
 export function parseFrame(text) {
@@ -88,10 +90,12 @@ export class ProtocolError extends Error {
   }
 }
 
-// The hash every room publishes: hex SHA-256 of "partida-seed:" + the decimal seed.
+// The hash every room publishes: hex SHA-256 of "partida-seed:" + the decimal seed. The
+// browser's own SHA-256 where it offers one (https, localhost), the bundled one elsewhere.
 export async function seedHash(seed) {
   const digits = BigInt(String(seed)).toString(); // exact for any size of seed
   const bytes = new TextEncoder().encode(`partida-seed:${digits}`);
+  if (!globalThis.crypto || !crypto.subtle) return sha256Hex(bytes);
   const digest = await crypto.subtle.digest("SHA-256", bytes);
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
