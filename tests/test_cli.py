@@ -109,3 +109,16 @@ def test_user_errors_are_one_line_not_a_traceback(served: tuple[str, str]) -> No
         assert out.returncode == 2, (args, out.stdout, out.stderr)
         assert out.stderr.startswith("partida: error:"), out.stderr
         assert "Traceback" not in out.stderr
+
+
+def test_limits_from_the_environment_are_checked_like_the_flag(tmp_path: Path) -> None:
+    env = {**os.environ, "PARTIDA_LIMITS": "requests_per_second=100 no_such_limit=3"}
+    out = subprocess.run(
+        [*PARTIDA, "serve", "--no-bots", "--port", "0", "--db", str(tmp_path / "p.db")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith("partida: error:") and "no_such_limit" in out.stderr

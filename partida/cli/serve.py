@@ -16,6 +16,8 @@ from partida.cli.common import add_db_flag, add_log_flag, setup_logging
 
 log = logging.getLogger("partida.serve")
 
+LIMITS_ENV = "PARTIDA_LIMITS"
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="run the game server (with its bot pool)", description=__doc__)
@@ -38,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=[],
         metavar="NAME=VALUE",
         help="change a rate or resource limit, e.g. --limit requests_per_second=100 (repeatable; "
-        "the names and defaults are in docs/server.md, Limits)",
+        f"the names and defaults are in docs/server.md, Limits; ${LIMITS_ENV} holds more, space-separated)",
     )
     p.add_argument(
         "--abandon-after",
@@ -66,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
         if unknown:
             raise CliError(f"unknown agent {unknown[0]!r} in --bots (known: {', '.join(sorted(known))})")
     try:
-        limits = Limits().with_settings(args.limit)
+        # $PARTIDA_LIMITS (NAME=VALUE separated by spaces) comes first, so --limit overrides it.
+        limits = Limits().with_settings([*os.environ.get(LIMITS_ENV, "").split(), *args.limit])
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if not 0 < args.abandon_after <= 86400:
