@@ -67,6 +67,17 @@ def test_match_prints_a_json_line_per_game_and_a_summary(served: tuple[str, str]
     assert summary["agents"]["alphabeta"]["losses"] == 0
 
 
+def test_match_plays_games_at_the_same_time_and_counts_each_once(served: tuple[str, str]) -> None:
+    url, _ = served
+    args = ("match", "tictactoe", "--seat", "random", "--seat", "random", "--games", "6", "--rotate")
+    out = run(*args, "--parallel", "3", "--server", url, "--json")
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(line) for line in out.stdout.splitlines()]
+    games, summary = lines[:-1], lines[-1]["summary"]
+    assert len({game["game_id"] for game in games}) == 6
+    assert summary["games"] == 6 and summary["agents"]["random"]["games"] == 12
+
+
 def test_play_against_a_bot_in_the_terminal(served: tuple[str, str]) -> None:
     url, _ = served
     # Type every square in turn; squares already taken are refused and the prompt asks again.
@@ -104,6 +115,7 @@ def test_user_errors_are_one_line_not_a_traceback(served: tuple[str, str]) -> No
         ("play", "tictactoe", "--clock", "fast", "--server", url),
         ("play", "tictactoe", "--clock", "move:0", "--server", url),
         ("match", "tictactoe", "--seat", "nobody", "--seat", "random", "--server", url),
+        ("match", "tictactoe", "--seat", "random", "--seat", "random", "--parallel", "0", "--server", url),
     ):
         out = run(*args)
         assert out.returncode == 2, (args, out.stdout, out.stderr)

@@ -54,6 +54,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--games", type=int, default=1, help="number of games (default: %(default)s)")
     m.add_argument("--option", action="append", metavar="KEY=VALUE", help="game option (repeatable)")
     m.add_argument("--rotate", action="store_true", help="rotate the agents' seats from game to game")
+    m.add_argument(
+        "--parallel",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"games played at the same time (default: up to {DEFAULT_PARALLEL}; 1 plays them one after the other)",
+    )
     add_server_flag(m)
     add_json_flag(m)
     m.set_defaults(func=run_match)
@@ -165,9 +172,18 @@ async def _watch(args: argparse.Namespace) -> int:
                 return 0
 
 
+# Games of a match run concurrently: bots spend most of a game thinking, the server and the
+# watcher almost nothing, so N games take about as long as one while bots have cores to think on.
+# Agents with a time budget per move share the CPU between the games they play at once, so on a
+# small machine they search less deeply than with --parallel 1.
+DEFAULT_PARALLEL = 8
+
+
 def run_match(args: argparse.Namespace) -> int:
     if args.games < 1:
         raise CliError("--games must be at least 1")
+    if args.parallel is not None and args.parallel < 1:
+        raise CliError("--parallel must be at least 1")
     return asyncio.run(_match(args))
 
 
@@ -180,26 +196,36 @@ async def _match(args: argparse.Namespace) -> int:
     except ConnectionLost as exc:
         raise _connect_error(exc) from None
     records: list[dict[str, Any]] = []
+    slots = asyncio.Semaphore(args.parallel or DEFAULT_PARALLEL)
+
+    async def one(index: int) -> None:
+        shift = index % len(args.seat) if args.rotate else 0
+        agents = args.seat[shift:] + args.seat[:shift]
+        async with slots:
+            record = await play_bot_game(client, args.game, options, agents)
+        records.append(record)
+        if args.json:
+            print_json(record)
+        else:
+            result = record["result"]
+            print(
+                f"game {record['game_id']} room {record['room']}: "
+                + " vs ".join(agents)
+                + f" -> scores {result['scores']} winners {result['winners']} "
+                f"({record['moves']} moves, {record['seconds']:.1f} s)",
+                flush=True,
+            )
+
     async with client:
-        for index in range(args.games):
-            shift = index % len(args.seat) if args.rotate else 0
-            agents = args.seat[shift:] + args.seat[:shift]
-            try:
-                record = await play_bot_game(client, args.game, options, agents)
-            except ServerError as exc:
-                raise CliError(exc.message) from None
-            records.append(record)
-            if args.json:
-                print_json(record)
-            else:
-                result = record["result"]
-                print(
-                    f"game {record['game_id']} room {record['room']}: "
-                    + " vs ".join(agents)
-                    + f" -> scores {result['scores']} winners {result['winners']} "
-                    f"({record['moves']} moves, {record['seconds']:.1f} s)",
-                    flush=True,
-                )
+        games = [asyncio.ensure_future(one(index)) for index in range(args.games)]
+        try:
+            await asyncio.gather(*games)
+        except ServerError as exc:
+            raise CliError(exc.message) from None
+        finally:
+            for game in games:
+                game.cancel()
+            await asyncio.gather(*games, return_exceptions=True)
     summary = summarize(records)
     if args.json:
         print_json({"summary": summary})
