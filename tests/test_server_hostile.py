@@ -254,7 +254,20 @@ async def test_account_names_have_no_case_twins_and_passwords_a_minimum_length(s
         await server.store.create_user("bob", "x")
 
 
-async def test_a_full_database_answers_storage_unavailable(server, connect, caplog) -> None:
+async def test_a_full_database_answers_storage_unavailable(db_url: str, caplog) -> None:
+
+    from partida.server.limits import Limits
+
+    unlimited = Limits(waiting_rooms_per_address=10**6, rooms_created_burst=10**6, request_burst=10**6)
+    server = Server(ServerConfig(port=0, db_url=db_url, limits=unlimited))
+    await server.start()
+    try:
+        await _fill_the_database(server, caplog)
+    finally:
+        await server.stop()
+
+
+async def _fill_the_database(server: Server, caplog: Any) -> None:
     from sqlalchemy import event
 
     def full(dbapi_connection: Any, _record: Any) -> None:
@@ -264,26 +277,30 @@ async def test_a_full_database_answers_storage_unavailable(server, connect, capl
         cursor.execute(f"PRAGMA max_page_count={pages}")
         cursor.close()
 
-    event.listen(server.db.engine.sync_engine, "connect", full)
-    await server.db.engine.dispose()
-    # On SQLite the store's group writer writes through its own engine in its own thread: fill
-    # the database for that one too, or rooms are created until the rate limits refuse them.
-    writer = getattr(server.store._writer, "_thread", None)
-    if writer is not None:
-        event.listen(writer.engine, "connect", full)
-        await asyncio.to_thread(lambda: writer.executor.submit(writer.engine.dispose).result())
-    client = await connect(name="client")
+    client = await Client.connect(server.url, name="client")
+    await client.create_room("tictactoe")  # the writer is open
+    # every engine that writes: the async one, and the group writer's own thread on SQLite
+    writer = getattr(getattr(server.store, "_writer", None), "_thread", None)
+    engines = [server.db.engine.sync_engine] + ([writer.engine] if writer is not None else [])
+
+    async def reconnect() -> None:
+        await server.db.engine.dispose()
+        if writer is not None:
+            await asyncio.get_running_loop().run_in_executor(writer.executor, writer.engine.dispose)
+
+    for engine in engines:
+        event.listen(engine, "connect", full)
+    await reconnect()
     with caplog.at_level(logging.ERROR), pytest.raises(ServerError) as refused:
         for _ in range(500):
             await client.create_room("tictactoe", options={}, public=False)
     assert refused.value.code == "storage_unavailable"
     assert not [r for r in caplog.records if r.exc_info]
-    event.remove(server.db.engine.sync_engine, "connect", full)
-    await server.db.engine.dispose()
-    if writer is not None:
-        event.remove(writer.engine, "connect", full)
-        await asyncio.to_thread(lambda: writer.executor.submit(writer.engine.dispose).result())
+    for engine in engines:
+        event.remove(engine, "connect", full)
+    await reconnect()
     await client.create_room("tictactoe")
+    await client.close()
 
 
 async def test_a_read_only_database_is_refused_at_start(tmp_path) -> None:

@@ -47,6 +47,8 @@ def add_log_flag(parser: argparse.ArgumentParser, default: str = "warning") -> N
 def setup_logging(level: str) -> None:
     if level != "debug":
         logging.getLogger("alembic").setLevel(logging.WARNING)  # migrations narrate every step at INFO
+        # two lines per connection at INFO: a flood of connections would be a flood of log
+        logging.getLogger("websockets").setLevel(logging.WARNING)
     logging.basicConfig(
         level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )

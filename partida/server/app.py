@@ -243,10 +243,18 @@ class Server:
     async def handle_frame(self, session: Session, frame: bytes | str) -> None:
         request_id = None
         try:
+            limited = None
+            if session.limits is not None:
+                try:
+                    self.limiter.request(session.limits)  # before decoding: bad frames count too
+                except ProtocolError as exc:
+                    if exc.close:
+                        raise
+                    limited = exc
             message = decode(frame, self.config.max_message_bytes)
             request_id = message.get("id") if isinstance(message.get("id"), int | str) else None
-            if session.limits is not None:
-                self.limiter.request(session.limits)
+            if limited is not None:
+                raise limited
             request = parse_request(message)
             if not session.greeted and request.type != "hello":
                 raise ProtocolError(ErrorCode.HELLO_REQUIRED, "the first message must be a hello")
@@ -302,6 +310,7 @@ class Server:
                 raise ProtocolError(ErrorCode.AUTH_FAILED, "a password needs an account name", close=True)
             self.limiter.check_login(session.address)
             async with self.limiter.hashing():
+                self.limiter.check_login(session.address)  # failures may have come in while waiting
                 account = await self.store.check_password(req.name, req.password)
             if account is None:
                 self.limiter.login_failed(session.address, req.name)
@@ -357,6 +366,8 @@ class Server:
 
     async def on_list_rooms(self, session: Session, req: m.ListRooms) -> None:
         rooms = [r.summary() for r in self.rooms.values() if r.public and r.status != "finished"]
+        if session.limits is not None:
+            self.limiter.charge(session.limits, len(rooms) / 100)  # a long listing costs more
         session.send(server_message("rooms", req.id, rooms=rooms))
 
     def room(self, code: str) -> Room:

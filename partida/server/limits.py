@@ -29,8 +29,8 @@ log = logging.getLogger(__name__)
 class Limits:
     """Every limit, by the name `--limit` takes. Rates are per second."""
 
-    requests_per_second: float = 50.0  # per connection (bot accounts are not limited)
-    request_burst: float = 200.0
+    requests_per_second: float = 200.0  # per connection (bot accounts are not limited)
+    request_burst: float = 400.0
     address_requests_per_second: float = 2000.0  # all connections of one address together
     address_request_burst: float = 5000.0
     connections_per_address: int = 256
@@ -46,7 +46,7 @@ class Limits:
     rooms_watched: int = 100  # per connection
     login_failures_allowed: int = 5  # failed logins per address before the back-off starts
     login_backoff_max: float = 300.0  # the longest wait between attempts, in seconds
-    hashing_at_once: int = 2  # password checks (argon2, 64 MiB each) running at the same time
+    hashing_at_once: int = 1  # password checks (argon2, 64 MiB each) running at the same time
     hashing_queue: int = 64  # password checks waiting their turn; more are refused
     waiting_room_ttl: float = 3600.0  # a room that never starts is closed after this many seconds
     options_bytes: int = 4096  # the largest encoded `options` of a room
@@ -116,6 +116,7 @@ class _Address:
     guesses: TokenBucket
     creations: TokenBucket
     connections: int = 0
+    refused: int = 0
     login_failures: int = 0
     next_login: float = 0.0
 
@@ -155,7 +156,9 @@ class Limiter:
         """The buckets of a new connection, or None when its address has too many already."""
         state = self._address(address)
         if state.connections >= self.limits.connections_per_address:
-            log.warning("refused a connection from %s: %d connections open", address, state.connections)
+            state.refused += 1
+            if state.refused in (1, 10) or state.refused % 1000 == 0:  # a log line per flood, not per try
+                log.warning("refused %d connections from %s: %d open", state.refused, address, state.connections)
             return None
         state.connections += 1
         lim = self.limits
@@ -186,6 +189,14 @@ class Limiter:
             return
         close = conn.requests.exhausted or address.exhausted
         raise ProtocolError(ErrorCode.RATE_LIMITED, "too many requests; slow down", close=close)
+
+    def charge(self, conn: ConnectionLimits, cost: float) -> None:
+        """Charge a request that cost more than one (a listing of many rooms) for the rest of
+        its cost; the debt slows the requests that follow."""
+        if conn.exempt or cost <= 0:
+            return
+        conn.requests.take(cost)
+        self._address(conn.address).requests.take(cost)
 
     def may_guess(self, conn: ConnectionLimits) -> None:
         """Before a request that names a room: refuse once too many named rooms did not exist,

@@ -1,0 +1,523 @@
+"""Abuse benchmark: hostile clients against a server while two players play a bystander room.
+
+The server runs as its own process (`partida serve --no-bots`, SQLite in a temp dir, default
+limits) on loopback. Two SDK players (from 127.0.0.1) play tic-tac-toe games back to back,
+random moves, and the round trip of each move (`act` until `acted`, which includes the durable
+commit) is timed. Each attack runs in a process of its own from another loopback address
+(127.0.0.2, 127.0.0.3, ...: one hostile host per attack), for a bounded time and a bounded number of frames, and
+this process samples the server's RSS meanwhile. One JSON line per phase:
+
+    {"attack": ..., "p50_ms": ..., "p95_ms": ..., "moves": ..., "rss_before_mib": ...,
+     "rss_peak_mib": ..., "log_bytes": ..., "outcome": {...}}
+
+`outcome` is what the attacker achieved (a hijacked seat, a silenced client, guesses a second...).
+
+    python bench/abuse.py --seconds 6
+    python bench/abuse.py --attack list_rooms_flood --seconds 6   # one attack only
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import msgpack
+from websockets.asyncio.client import connect as ws_connect
+
+from partida.client import Client, ServerError
+
+ATTACKER = ("127.0.0.2", 0)  # set per attack by --address
+FRAME_CAP = 20_000  # no attack sends more frames than this
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+# The attacker's side (run as `abuse.py --run-attack NAME --url URL --seconds T`).
+
+
+class Raw:
+    """A bare websocket from the attacker's address."""
+
+    def __init__(self, ws: Any, text: bool) -> None:
+        self.ws = ws
+        self.text = text
+
+    @classmethod
+    async def open(cls, url: str, text: bool = False, hello: dict[str, Any] | None = None) -> Raw:
+        raw = cls(await ws_connect(url, max_size=None, local_addr=ATTACKER, open_timeout=10), text)
+        if hello is not None:
+            await raw.send({"type": "hello", "version": 1, "id": 0, **hello})
+            await raw.recv()
+        return raw
+
+    async def send(self, message: Any) -> None:
+        await self.ws.send(json.dumps(message) if self.text else msgpack.packb(message))
+
+    async def recv(self, timeout: float = 5) -> dict[str, Any]:
+        frame = await asyncio.wait_for(self.ws.recv(), timeout)
+        return json.loads(frame) if isinstance(frame, str) else msgpack.unpackb(frame, strict_map_key=False)
+
+    async def reply(self, request_id: Any, timeout: float = 5) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            message = await self.recv(max(deadline - time.monotonic(), 0.01))
+            if message.get("id") == request_id:
+                return message
+
+
+async def attack_seat_hijack(url: str, seconds: float) -> dict[str, Any]:
+    """The creator sits in seat 1, keeps its token, leaves; a friend takes seat 1; after the start
+    the creator reclaims seat 1 with the old token."""
+    mallory = await Raw.open(url, hello={"name": "mallory"})
+    friend = await Raw.open(url, hello={"name": "friend"})
+    await mallory.send({"type": "create_room", "id": 1, "game": "tictactoe", "public": False, "auto_start": False})
+    code = (await mallory.reply(1))["room"]["code"]
+    await mallory.send({"type": "join", "id": 2, "room": code, "seat": 1})
+    token = (await mallory.reply(2))["token"]
+    await mallory.send({"type": "leave", "id": 3, "room": code})
+    await mallory.reply(3)
+    await mallory.send({"type": "join", "id": 4, "room": code, "seat": 0})
+    await mallory.reply(4)
+    await friend.send({"type": "join", "id": 5, "room": code, "seat": 1})
+    await friend.reply(5)
+    await mallory.send({"type": "start", "id": 6, "room": code})
+    await mallory.reply(6)
+    await mallory.send({"type": "join", "id": 7, "room": code, "seat": 1, "token": token})
+    answer = await mallory.reply(7)
+    return {"hijacked": answer["type"] == "joined"}
+
+
+async def _answers(url: str, timeout: float = 3) -> bool:
+    """Does a MessagePack client still get an answer to `list_rooms`?"""
+    try:
+        probe = await Raw.open(url, hello={"name": "probe"})
+        await probe.send({"type": "list_rooms", "id": 9})
+        await probe.reply(9, timeout)
+        return True
+    except Exception:
+        return False
+
+
+async def attack_surrogate_name(url: str, seconds: float) -> dict[str, Any]:
+    """A JSON guest named with a lone surrogate creates a public room and sits in it: every
+    MessagePack client listing rooms receives the name."""
+    evil = Raw(await ws_connect(url, max_size=None, local_addr=ATTACKER), text=True)
+    await evil.ws.send('{"type":"hello","version":1,"id":0,"name":"x\\ud800"}')
+    hello = await evil.recv()
+    if hello["type"] == "welcome":
+        await evil.ws.send('{"type":"create_room","id":1,"game":"tictactoe","seat":0}')
+        await evil.reply(1)
+    return {"hello": hello.get("code", hello["type"]), "msgpack_list_rooms_answered": await _answers(url)}
+
+
+async def attack_big_id(url: str, seconds: float) -> dict[str, Any]:
+    """A JSON request id of 2**64, then an ordinary ping on the same connection."""
+    raw = await Raw.open(url, text=True, hello={"name": "big"})
+    await raw.ws.send('{"type":"ping","id":18446744073709551616}')
+    await raw.ws.send('{"type":"ping","id":2}')
+    try:
+        await raw.reply(2, 3)
+        answered = True
+    except Exception:
+        answered = False
+    return {"connection_answers_after": answered}
+
+
+async def attack_list_rooms_flood(url: str, seconds: float, rooms: int = 1000, requests: int = 1000) -> dict[str, Any]:
+    """Open many rooms, then send `list_rooms` over and over without reading the answers."""
+    maker = await Raw.open(url, hello={"name": "maker"})
+    created = 0
+    deadline = time.monotonic() + seconds
+    for i in range(rooms):
+        await maker.send({"type": "create_room", "id": i, "game": "tictactoe", "auto_start": False})
+        answer = await maker.reply(i)
+        if answer["type"] == "room_created":
+            created += 1
+        elif answer.get("code") == "rate_limited":
+            break
+        if time.monotonic() > deadline:
+            break
+    reader = await Raw.open(url, hello={"name": "reader"})
+    reader.ws.transport.pause_reading()
+    sent = 0
+    try:
+        for i in range(requests):
+            await reader.send({"type": "list_rooms", "id": i})
+            sent += 1
+            if i % 50 == 0:
+                await asyncio.sleep(0.01)
+    except Exception:
+        pass
+    await asyncio.sleep(max(deadline - time.monotonic(), 1.0))
+    return {"rooms_created": created, "list_rooms_sent": sent}
+
+
+async def _flood(url: str, seconds: float, frame: str | bytes, hello: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Send `frame` as fast as the connection takes it; reconnect when closed."""
+    deadline = time.monotonic() + seconds
+    sent = closed = 0
+    while time.monotonic() < deadline and sent < FRAME_CAP:
+        try:
+            raw = await Raw.open(url, text=isinstance(frame, str), hello=hello)
+            drain = asyncio.create_task(_drain(raw))
+            while time.monotonic() < deadline and sent < FRAME_CAP:
+                await raw.ws.send(frame)
+                sent += 1
+                if sent % 100 == 0:
+                    await asyncio.sleep(0)
+            drain.cancel()
+        except Exception:
+            closed += 1
+            await asyncio.sleep(0.05)
+    return {"frames_sent": sent, "closed_by_server": closed}
+
+
+async def _drain(raw: Raw) -> None:
+    async for _ in raw.ws:
+        pass
+
+
+async def attack_deep_json(url: str, seconds: float) -> dict[str, Any]:
+    """JSON nested 1,000 deep, before hello, as fast as the server reads it."""
+    return await _flood(url, seconds, "[" * 1000 + "]" * 1000)
+
+
+async def attack_deep_action(url: str, seconds: float) -> dict[str, Any]:
+    """A seated player sends actions nested 500 deep."""
+    a = await Raw.open(url, hello={"name": "deep-a"})
+    b = await Raw.open(url, hello={"name": "deep-b"})
+    await a.send({"type": "create_room", "id": 1, "game": "tictactoe", "seat": 0, "public": False})
+    code = (await a.reply(1))["room"]["code"]
+    await b.send({"type": "join", "id": 2, "room": code})
+    await b.reply(2)
+    await a.ws.close()
+    deep: Any = 4
+    for _ in range(500):
+        deep = [deep]
+    frame = msgpack.packb({"type": "act", "room": code, "action": deep})
+    deadline = time.monotonic() + seconds
+    sent = 0
+    drain = asyncio.create_task(_drain(b))
+    try:
+        while time.monotonic() < deadline and sent < FRAME_CAP:
+            await b.ws.send(frame)
+            sent += 1
+            if sent % 100 == 0:
+                await asyncio.sleep(0)
+    except Exception:
+        pass
+    drain.cancel()
+    return {"frames_sent": sent}
+
+
+async def attack_connection_flood(url: str, seconds: float, count: int = 2000) -> dict[str, Any]:
+    """Open connections and never say hello."""
+    opened: list[Any] = []
+    deadline = time.monotonic() + seconds
+    for _ in range(count):
+        if time.monotonic() > deadline:
+            break
+        try:
+            opened.append(await ws_connect(f"{url}", local_addr=ATTACKER, open_timeout=2))
+        except Exception:
+            continue
+    await asyncio.sleep(max(deadline - time.monotonic(), 0.5))
+    alive = sum(1 for ws in opened if ws.state.name == "OPEN")
+    return {"opened": len(opened), "still_open_at_end": alive}
+
+
+async def attack_login_flood(url: str, seconds: float, parallel: int = 32) -> dict[str, Any]:
+    """Password logins for an unknown name, many at a time (argon2: 64 MiB and a core each)."""
+    deadline = time.monotonic() + seconds
+    counts = {"auth_failed": 0, "rate_limited": 0, "other": 0}
+
+    async def one() -> None:
+        while time.monotonic() < deadline:
+            try:
+                raw = await Raw.open(url)
+                await raw.send({"type": "hello", "version": 1, "id": 0, "name": "admin", "password": "guess"})
+                answer = await raw.recv(max(deadline - time.monotonic(), 0.1))
+                counts[answer.get("code", "other") if answer.get("code") in counts else "other"] += 1
+                await raw.ws.close()
+            except Exception:
+                counts["other"] += 1
+                await asyncio.sleep(0.05)
+
+    await asyncio.gather(*(one() for _ in range(parallel)))
+    return counts
+
+
+async def attack_guess_codes(url: str, seconds: float) -> dict[str, Any]:
+    """`join` random 6-character codes as fast as answers come back (pipelined)."""
+    raw = await Raw.open(url, hello={"name": "guesser"})
+    alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+    deadline = time.monotonic() + seconds
+    answered = {"no_such_room": 0, "rate_limited": 0, "other": 0}
+    sent = 0
+    window = 64
+    inflight = 0
+    start = time.monotonic()
+    try:
+        while time.monotonic() < deadline and sent < FRAME_CAP:
+            while inflight < window and sent < FRAME_CAP:
+                code = "".join(random.choice(alphabet) for _ in range(6))
+                await raw.send({"type": "join", "id": sent + 1, "room": code})
+                sent += 1
+                inflight += 1
+            message = await raw.recv(max(deadline - time.monotonic(), 0.01))
+            if "id" in message:
+                inflight -= 1
+                code = message.get("code")
+                answered[code if code in answered else "other"] += 1
+    except Exception:
+        pass
+    elapsed = time.monotonic() - start
+    return {**answered, "no_such_room_per_s": round(answered["no_such_room"] / elapsed, 1)}
+
+
+async def attack_big_options(url: str, seconds: float, rooms: int = 80) -> dict[str, Any]:
+    """Duel rooms whose options carry a 60 KB decklist; then the size of one `list_rooms`."""
+    maker = await Raw.open(url, hello={"name": "decks"})
+    decklist = ["Forest"] * 7000
+    created = 0
+    refused: dict[str, int] = {}
+    for i in range(rooms):
+        await maker.send(
+            {"type": "create_room", "id": i, "game": "duel", "options": {"decklist": decklist}, "auto_start": False}
+        )
+        answer = await maker.reply(i)
+        if answer["type"] == "room_created":
+            created += 1
+        else:
+            refused[answer.get("code", "?")] = refused.get(answer.get("code", "?"), 0) + 1
+    await maker.send({"type": "list_rooms", "id": "size"})
+    frame = await asyncio.wait_for(maker.ws.recv(), 30)
+    return {"rooms_created": created, "refused": refused, "list_rooms_bytes": len(frame)}
+
+
+ATTACKS = {
+    "seat_hijack": attack_seat_hijack,
+    "surrogate_name": attack_surrogate_name,
+    "big_id": attack_big_id,
+    "list_rooms_flood": attack_list_rooms_flood,
+    "deep_json": attack_deep_json,
+    "deep_action": attack_deep_action,
+    "connection_flood": attack_connection_flood,
+    "login_flood": attack_login_flood,
+    "guess_codes": attack_guess_codes,
+    "big_options": attack_big_options,
+}
+
+
+# The bench's side: the server, the bystanders, the measurements.
+
+
+class Bystanders:
+    """Two players playing random tic-tac-toe games back to back; every move's round trip."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+        self.task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self.alice = await Client.connect(self.url, name="alice")
+        self.bob = await Client.connect(self.url, name="bob")
+        self.task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        rng = random.Random(7)
+        while True:
+            code = (await self.alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+            await self.bob.join(code)
+            await asyncio.gather(self._play(self.alice, code, rng), self._play(self.bob, code, rng))
+
+    async def _play(self, client: Client, code: str, rng: random.Random) -> None:
+        while True:
+            update = await client.next_update(code)
+            if update["status"] == "finished":
+                return
+            if update.get("decision") is None:
+                continue
+            from partida.games.prompts import prompt_from_data
+
+            action = prompt_from_data(update["decision"]).random_answer(rng)
+            began = time.perf_counter()
+            try:
+                await asyncio.wait_for(client.act(code, action, seq=update["seq"]), 30)
+            except (ServerError, TimeoutError) as exc:
+                self.errors.append(str(exc))
+                continue
+            self.latencies.append((time.perf_counter() - began) * 1000)
+
+    def take(self) -> list[float]:
+        taken, self.latencies = self.latencies, []
+        return taken
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+        for client in (self.alice, self.bob):
+            await client.close()
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if len(values) < 2:
+        return round(values[0], 2) if values else None
+    return round(statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1], 2)
+
+
+async def measure(
+    name: str,
+    server: subprocess.Popen[bytes],
+    log: Path,
+    players: Bystanders,
+    url: str,
+    seconds: float,
+    address: str = "127.0.0.2",
+) -> dict[str, Any]:
+    players.take()
+    before = rss_mib(server.pid)
+    log_before = log.stat().st_size
+    peak = before
+    outcome: dict[str, Any] = {}
+    if name == "baseline":
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            await asyncio.sleep(0.05)
+            peak = max(peak, rss_mib(server.pid))
+    else:
+        attacker = await asyncio.create_subprocess_exec(
+            sys.executable,
+            __file__,
+            "--run-attack",
+            name,
+            "--url",
+            url,
+            "--seconds",
+            str(seconds),
+            "--address",
+            address,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        waiter = asyncio.create_task(attacker.communicate())
+        hard_stop = time.monotonic() + seconds * 3 + 20
+        while not waiter.done() and time.monotonic() < hard_stop:
+            await asyncio.sleep(0.05)
+            peak = max(peak, rss_mib(server.pid))
+        if not waiter.done():
+            attacker.kill()
+            outcome = {"attacker": "killed after the time bound"}
+        stdout, _ = await waiter
+        if stdout.strip():
+            outcome = json.loads(stdout.decode().strip().splitlines()[-1])
+    latencies = players.take()
+    alive = server.poll() is None
+    return {
+        "attack": name,
+        "p50_ms": percentile(latencies, 50),
+        "p95_ms": percentile(latencies, 95),
+        "moves": len(latencies),
+        "rss_before_mib": round(before, 1),
+        "rss_peak_mib": round(peak, 1),
+        "log_bytes": log.stat().st_size - log_before,
+        "server_alive": alive,
+        "outcome": outcome,
+    }
+
+
+async def run_bench(attacks: list[str], seconds: float) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        log = Path(tmp) / "server.log"
+        with log.open("wb") as log_file:
+            server = subprocess.Popen(
+                [
+                    *(sys.executable, "-m", "partida", "serve", "--no-bots", "--port", str(port)),
+                    *("--db", f"sqlite+aiosqlite:///{tmp}/abuse.db", "--log-level", "info"),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=log_file,
+                env=dict(os.environ),
+            )
+        url = f"ws://127.0.0.1:{port}"
+        try:
+            for _ in range(150):
+                try:
+                    probe = await Client.connect(url, timeout=2)
+                    await probe.close()
+                    break
+                except Exception:
+                    await asyncio.sleep(0.2)
+            players = Bystanders(url)
+            await players.start()
+            await asyncio.sleep(1.0)  # warm up
+            print(json.dumps(await measure("baseline", server, log, players, url, seconds)), flush=True)
+            for i, name in enumerate(attacks):
+                if server.poll() is not None:
+                    break
+                address = f"127.0.0.{i + 2}"
+                print(json.dumps(await measure(name, server, log, players, url, seconds, address)), flush=True)
+                await asyncio.sleep(0.5)
+            await players.stop()
+        finally:
+            server.terminate()
+            try:
+                server.wait(10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=6.0, help="length of each phase (default: %(default)s)")
+    parser.add_argument("--attack", action="append", choices=sorted(ATTACKS), help="run only these attacks")
+    parser.add_argument("--run-attack", choices=sorted(ATTACKS), help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--address", default="127.0.0.2", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.run_attack:
+        global ATTACKER
+        ATTACKER = (args.address, 0)
+        random.seed(secrets.randbits(32))
+        try:
+            coroutine = ATTACKS[args.run_attack](args.url, args.seconds)
+            outcome = asyncio.run(asyncio.wait_for(coroutine, args.seconds * 3 + 15))
+        except Exception as exc:
+            outcome = {"attacker_failed": f"{type(exc).__name__}: {exc}"[:200]}
+        print(json.dumps(outcome), flush=True)
+        return
+    asyncio.run(run_bench(args.attack or list(ATTACKS), args.seconds))
+
+
+if __name__ == "__main__":
+    main()
