@@ -132,15 +132,54 @@ async def _play(args: argparse.Namespace) -> int:
             player.console.print(
                 f"Waiting for players. Invite a friend: [bold]partida play --room {room['code']}[/bold]"
             )
-        comeback = f"partida play --room {room['code']} --seat {reply['seat']} --token {reply['token']}"
-        try:
-            final = await client.play(room["code"], player.decide, on_update=player.on_update, on_error=player.on_error)
-        except ConnectionLost:
-            raise CliError(f"the connection to the server was lost; come back with: {comeback}") from None
-        except EOFError:
-            raise CliError(f"input closed; your seat is held; come back with: {comeback}") from None
-        player.show_result(final, [reply["seat"]])
-    return 0
+        code, seat, token = room["code"], reply["seat"], reply["token"]
+        while True:
+            comeback = f"partida play --room {code} --seat {seat} --token {token}"
+            try:
+                final = await client.play(
+                    code,
+                    player.decide,
+                    on_update=player.on_update,
+                    on_error=player.on_error,
+                    on_message=player.on_message,
+                )
+            except ConnectionLost:
+                raise CliError(f"the connection to the server was lost; come back with: {comeback}") from None
+            except EOFError:
+                raise CliError(f"input closed; your seat is held; come back with: {comeback}") from None
+            player.show_result(final, [seat])
+            rematch = await _ask_rematch(client, player, code)
+            if rematch is None:
+                return 0
+            new_room, seat, token = rematch["new_room"], rematch["seat"], rematch["token"]
+            code = new_room["code"]
+            player.on_room(new_room)
+            player.console.print(f"Rematch in room [bold]{code}[/bold]: you are seat {seat} now.")
+
+
+async def _ask_rematch(client: Any, player: Any, code: str) -> dict[str, Any] | None:
+    """Offer a rematch if the person wants one; the `rematch` message once everyone agreed."""
+    from partida.client import ServerError
+
+    try:
+        answer = await asyncio.to_thread(input, "play again? (y/N)> ")
+    except EOFError:
+        return None
+    if answer.strip().lower() not in ("y", "yes"):
+        return None
+    try:
+        reply = await client.rematch(code)
+    except ServerError as exc:
+        player.console.print(f"[red]{exc.message}[/red]")
+        return None
+    if reply.get("rematch") is None:
+        player.console.print("[dim]rematch offered; waiting for the other players to accept...[/dim]")
+    while True:
+        message = await client.next_message(code)
+        if message["type"] == "rematch":
+            return message
+        if message["type"] == "room":
+            player.on_room(message["room"])
 
 
 def run_watch(args: argparse.Namespace) -> int:

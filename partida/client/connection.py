@@ -46,6 +46,7 @@ class Client:
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._rooms: defaultdict[str, asyncio.Queue[dict[str, Any]]] = defaultdict(asyncio.Queue)
+        self._queued_updates: defaultdict[str, int] = defaultdict(int)  # per room, received, not yet read
         self.seated: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.errors: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.closed = asyncio.Event()
@@ -150,6 +151,8 @@ class Client:
         kind = message["type"]
         if kind in ("update", "game_over", "room", "seat_lost", "rematch"):
             room = message["room"]["code"] if kind == "room" else message["room"]
+            if kind == "update":
+                self._queued_updates[room] += 1
             self._rooms[room].put_nowait(message)
         elif kind == "seated":
             self.seated.put_nowait(message)
@@ -261,6 +264,8 @@ class Client:
         message = await asyncio.wait_for(self._rooms[room].get(), timeout)
         if message["type"] == "connection_lost":
             raise ConnectionLost()
+        if message["type"] == "update":
+            self._queued_updates[room] -= 1
         return message
 
     async def next_update(self, room: str, timeout: float | None = None) -> dict[str, Any]:
@@ -275,14 +280,24 @@ class Client:
         decide: Decide,
         on_update: Callable[[dict[str, Any]], Any] | None = None,
         on_error: Callable[[ServerError], Any] | None = None,
+        on_message: Callable[[dict[str, Any]], Any] | None = None,
     ) -> dict[str, Any]:
         """Answer every decision put to this connection in `room` until the game ends; returns
-        the final update (with `result` and the revealed `seed`). `decide(update, prompt)` may be
-        a plain function or a coroutine. A rejected answer is reported to `on_error` (or raised
-        when there is none) and the same decision is asked again. A lost connection is not a
-        refused answer: it raises `ConnectionLost`."""
+        the final update (with `result`, its `reason`, and the revealed `seed`). `decide(update,
+        prompt)` may be a plain function or a coroutine. A rejected answer is reported to
+        `on_error` (or raised when there is none) and the same decision is asked again; an answer
+        overtaken by events (the decision passed, or the game ended meanwhile: a timeout, a
+        resignation) waits for the next update instead. Other pushed messages about the room
+        (`room`, `game_over`, `seat_lost`) go to `on_message`. A lost connection is not a refused
+        answer: it raises `ConnectionLost`."""
         while True:
-            update = await self.next_update(room)
+            update = await self.next_message(room)
+            if update["type"] != "update":
+                if on_message is not None:
+                    on_message(update)
+                continue
+            if update["status"] != "finished" and self._queued_updates[room] > 0:
+                continue  # a newer update is already here: this one's decision may be gone
             if on_update is not None:
                 on_update(update)
             if update["status"] == "finished":
@@ -300,7 +315,7 @@ class Client:
                 except ConnectionLost:
                     raise
                 except ServerError as exc:
-                    if exc.code == "stale_decision":
+                    if exc.code in ("stale_decision", "game_over"):
                         break
                     if on_error is None:
                         raise

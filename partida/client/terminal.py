@@ -2,15 +2,19 @@
 
 Games draw themselves (`Game.render`); this module adds the frame, the list of legal answers
 and the reading of what the person types (`Game.parse_action`, an option's label, or `#N` for
-the N-th listed answer).
+the N-th listed answer). Under a clock it shows every seat's time, counting down while others
+think and in the prompt on one's own turn; at any prompt `resign`, `draw` (offer or accept) and
+`abort` end the game early. Seats whose connection drops are announced.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from rich.console import Console
+from rich.live import Live
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
@@ -22,6 +26,22 @@ from partida.games.prompts import Assign, ChooseOne, ChooseSubset, Order, Prompt
 
 SHOWN_ANSWERS = 40
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
+COMMANDS = ("resign", "draw", "abort")
+REASONS = {
+    "time": "on time",
+    "resign": "by resignation",
+    "draw_agreed": "by agreement",
+    "abandoned": "a player left",
+}
+
+
+def format_seconds(seconds: float) -> str:
+    """Clock time as people read it: 4:05, or 7.3 under ten seconds."""
+    if seconds < 10:
+        return f"{max(0.0, seconds):.1f}"
+    whole = int(seconds)
+    hours, rest = divmod(whole, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 def assign_targets(prompt: Assign) -> list[Any]:
@@ -67,6 +87,11 @@ class TerminalPlayer:
         self.game = game
         self.console = console or Console()
         self.names: list[str] = []
+        self.connected: list[bool | None] = []
+        self.clock: dict[str, Any] | None = None
+        self.clock_at = 0.0  # monotonic time the clock was received
+        self.live: Live | None = None
+        self.told_commands = False
 
     def show(self, update: dict[str, Any]) -> None:
         view = update["view"]
@@ -83,6 +108,50 @@ class TerminalPlayer:
 
     def on_room(self, room: dict[str, Any]) -> None:
         self.names = [s.get("name") or f"seat {s['seat']}" for s in room["seats"]]
+        connected = [s.get("connected") if s.get("name") else None for s in room["seats"]]
+        if room.get("status") == "playing":
+            for seat, (before, now) in enumerate(zip(self.connected, connected, strict=False)):
+                if before and now is False:
+                    self.say(f"[yellow]{escape(self._name(seat))} disconnected; their seat is held for them[/yellow]")
+                elif before is False and now:
+                    self.say(f"[green]{escape(self._name(seat))} is back[/green]")
+        self.connected = connected
+
+    def on_message(self, message: dict[str, Any]) -> None:
+        """Pushed messages other than updates: room changes, a seat taken over elsewhere."""
+        if message["type"] == "room":
+            self.on_room(message["room"])
+        elif message["type"] == "seat_lost":
+            self.say(f"[red]seat {message['seat']} was {escape(message.get('reason', 'lost'))}[/red]")
+
+    def say(self, text: str) -> None:
+        self.console.print(text)
+
+    # Clocks.
+
+    def time_left(self, seat: int) -> float | None:
+        """What the seat has left now: the update's figure, less the time since for a seat to act."""
+        if not self.clock:
+            return None
+        left = float(self.clock["remaining"][seat])
+        if self.clock["deadline"][seat] is not None:
+            left -= time.monotonic() - self.clock_at
+        return max(0.0, left)
+
+    def clock_text(self) -> Text:
+        if not self.clock:
+            return Text("")
+        parts = []
+        for seat in range(len(self.clock["remaining"])):
+            left = self.time_left(seat)
+            running = self.clock["deadline"][seat] is not None
+            parts.append(f"{self._name(seat)} {format_seconds(left or 0.0)}{' *' if running else ''}")
+        return Text("clock: " + "  |  ".join(parts), style="bold" if self.live else "")
+
+    def stop_countdown(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
 
     def _name(self, seat: int) -> str:
         return self.names[seat] if seat < len(self.names) else f"seat {seat}"
@@ -153,34 +222,88 @@ class TerminalPlayer:
         return self.game.parse_action(update["view"], prompt, text)
 
     async def decide(self, update: dict[str, Any], prompt: Prompt) -> Any:
+        self.stop_countdown()
         forced = prompt.answers(limit=1)
         if forced is not None and len(forced) == 1:  # nothing to choose: do not make a person type it
             label = self.answer_label(prompt, update["view"], forced[0])
             self.console.print(f"[dim]{escape(prompt.text or prompt.name)}: the only choice, {escape(label)}[/dim]")
             return forced[0]
         answers = self.answers_table(prompt, update["view"])
+        if not self.told_commands:
+            self.console.print("[dim](at any prompt: resign, draw to offer or accept a draw, abort)[/dim]")
+            self.told_commands = True
         while True:
-            text = await asyncio.to_thread(input, "your move> ")
+            left = self.time_left(update["seat"])
+            ask = "your move> " if left is None else f"your move ({format_seconds(left)} left)> "
+            text = await asyncio.to_thread(input, ask)
+            if text.strip().lower() in COMMANDS:
+                ended = await self.command(text.strip().lower(), update)
+                if ended:
+                    return None  # the game is over (or the seat is out of it): the answer is moot
+                continue
             try:
                 action = self.read_answer(text, update, prompt, answers)
                 return prompt.validate(action)
             except IllegalAction as exc:
                 self.console.print(f"[red]{escape(exc.message)}[/red]")
 
+    async def command(self, word: str, update: dict[str, Any]) -> bool:
+        """Run a typed command; True when it took this seat out of the game."""
+        room, seat = update["room"], update["seat"]
+        try:
+            if word == "resign":
+                await self.client.resign(room, seat)
+                self.console.print("[bold]You resigned.[/bold]")
+                return True
+            if word == "abort":
+                await self.client.abort(room, seat)
+                self.console.print("[bold]Game aborted.[/bold]")
+                return True
+            await self.client.offer_draw(room, seat)
+            if update.get("draw_offer") is not None and update["draw_offer"] != seat:
+                return True  # two offers meet: the draw is agreed
+            self.console.print("[dim]Draw offered; it lapses when your opponent moves.[/dim]")
+        except ServerError as exc:
+            self.console.print(f"[red]{escape(exc.message)}[/red]")
+        return False
+
     def on_update(self, update: dict[str, Any]) -> None:
+        self.stop_countdown()
+        self.clock, self.clock_at = update.get("clock"), time.monotonic()
         self.show(update)
         if update["status"] == "finished":
+            if self.clock:
+                self.console.print(self.clock_text())
             return
+        offer = update.get("draw_offer")
+        if offer is not None and offer != update.get("seat"):
+            self.console.print(f"[yellow]{escape(self._name(offer))} offers a draw: type draw to accept[/yellow]")
         if update.get("decision") is None and update.get("to_act"):
             waiting = ", ".join(self._name(s) for s in update["to_act"])
-            self.console.print(f"[dim]waiting for {escape(waiting)}...[/dim]")
+            if self.clock:
+                self.live = Live(
+                    get_renderable=lambda: Text.assemble(f"waiting for {waiting}...  ", self.clock_text()),
+                    console=self.console,
+                    refresh_per_second=4,
+                    transient=True,
+                )
+                self.live.start()
+            else:
+                self.console.print(f"[dim]waiting for {escape(waiting)}...[/dim]")
+        elif self.clock:
+            self.console.print(self.clock_text())
 
     def on_error(self, exc: ServerError) -> None:
         self.console.print(f"[red]{escape(exc.message)}[/red]")
 
     def show_result(self, final: dict[str, Any], my_seats: list[int]) -> None:
+        self.stop_countdown()
         result = final.get("result") or {}
         winners = result.get("winners", [])
+        reason = result.get("reason", "normal")
+        if reason == "aborted":
+            self.console.print("[bold]Game aborted.[/bold] No result.")
+            return
         if len(winners) > 1:
             headline = "Draw."
         elif winners and winners[0] in my_seats:
@@ -189,6 +312,7 @@ class TerminalPlayer:
             headline = f"{escape(self._name(winners[0]))} wins."
         else:
             headline = "Game over."
-        self.console.print(f"[bold]{headline}[/bold] scores: {escape(str(result.get('scores')))}")
+        why = f" ({REASONS[reason]})" if reason in REASONS else ""
+        self.console.print(f"[bold]{headline}[/bold]{why} scores: {escape(str(result.get('scores')))}")
         if "seed" in final:
             self.console.print(f"[dim]seed {final['seed']} (replay with: partida replay {final['game_id']})[/dim]")
