@@ -46,7 +46,8 @@ class Client:
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._rooms: defaultdict[str, asyncio.Queue[dict[str, Any]]] = defaultdict(asyncio.Queue)
-        self._queued_updates: defaultdict[str, int] = defaultdict(int)  # per room, received, not yet read
+        # updates received but not yet read, per (room, seat): one connection may hold several seats
+        self._queued_updates: defaultdict[tuple[str, int | None], int] = defaultdict(int)
         self.seated: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.errors: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.closed = asyncio.Event()
@@ -152,7 +153,7 @@ class Client:
         if kind in ("update", "game_over", "room", "seat_lost", "rematch"):
             room = message["room"]["code"] if kind == "room" else message["room"]
             if kind == "update":
-                self._queued_updates[room] += 1
+                self._queued_updates[room, message.get("seat")] += 1
             self._rooms[room].put_nowait(message)
         elif kind == "seated":
             self.seated.put_nowait(message)
@@ -265,7 +266,7 @@ class Client:
         if message["type"] == "connection_lost":
             raise ConnectionLost()
         if message["type"] == "update":
-            self._queued_updates[room] -= 1
+            self._queued_updates[room, message.get("seat")] -= 1
         return message
 
     async def next_update(self, room: str, timeout: float | None = None) -> dict[str, Any]:
@@ -296,8 +297,8 @@ class Client:
                 if on_message is not None:
                     on_message(update)
                 continue
-            if update["status"] != "finished" and self._queued_updates[room] > 0:
-                continue  # a newer update is already here: this one's decision may be gone
+            if update["status"] != "finished" and self._queued_updates[room, update["seat"]] > 0:
+                continue  # a newer update for this seat is already here: this decision may be gone
             if on_update is not None:
                 on_update(update)
             if update["status"] == "finished":
