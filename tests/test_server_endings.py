@@ -195,3 +195,34 @@ async def test_resign_in_a_three_seat_game_drops_the_seat_out(connect, server: S
     final = await final_update(alice, code)
     assert final["result"]["reason"] == "resign"
     assert final["result"]["winners"] == [0] and final["result"]["ranks"] == [1, 2, 3]
+
+
+async def test_a_game_nobody_returns_to_after_a_restart_ends(db_url: str) -> None:
+    from partida.server.app import ServerConfig
+
+    first = Server(ServerConfig(port=0, db_url=db_url))
+    await first.start()
+    alice = await Client.connect(first.url, name="alice")
+    bob = await Client.connect(first.url, name="bob")
+    code = (await alice.create_room("tictactoe", seat=0, public=False, abandon_after=0.3))["room"]["code"]
+    await bob.join(code)
+    for seat, (player, square) in enumerate([(alice, 4), (bob, 0), (alice, 8)]):
+        await player.act(code, square, seq=seat)
+    game_id = first.rooms[code].game_id
+    await alice.close()
+    await bob.close()
+    await first.stop()
+
+    second = Server(ServerConfig(port=0, db_url=db_url))
+    await second.start()
+    try:
+        assert second.rooms[code].result is None  # resumed, waiting for its players
+        watcher = await Client.connect(second.url, name="watcher")
+        await watcher.watch(code)
+        final = await final_update(watcher, code, 10)
+        assert final["result"]["reason"] == "abandoned" and final["result"]["ranks"] == [1, 1]
+        assert (await second.store.load_game(game_id)).status == "finished"
+        assert not [g for g in await second.store.unfinished_games() if g.id == game_id]
+        await watcher.close()
+    finally:
+        await second.stop()

@@ -351,6 +351,8 @@ class Room:
         mine = self.seats_of(session)
         if not mine:
             raise ProtocolError(ErrorCode.NOT_SEATED, "you have no seat in this room")
+        if self.clock is not None and self.result is None and self.clock.expired(self._now()):
+            await self._on_timer()  # an answer after the deadline comes too late, however close
         if self.result is not None:
             raise ProtocolError(ErrorCode.GAME_OVER, "the game is over")
         if seat is None:
