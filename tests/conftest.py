@@ -51,10 +51,15 @@ async def connect(server: Server) -> AsyncIterator[Callable[..., Awaitable[Clien
 async def bots(server: Server) -> AsyncIterator[Callable[..., Awaitable[None]]]:
     """Start bot runners (agent name -> connected bot) against the test server."""
     tasks: list[asyncio.Task[None]] = []
+    names: list[str] = []
 
     async def start(*agents: str, **params: object) -> None:
         for agent in agents:
-            runner = BotRunner(server.url, agent, name=f"test-{agent}", params=dict(params))
+            names.append(f"test-{agent}")
+            n = names.count(names[-1])
+            name = names[-1] if n == 1 else f"{names[-1]}-{n}"
+            _, token = await server.store.create_bot(name)  # only bot accounts are seated as bots
+            runner = BotRunner(server.url, agent, name=name, token=token, params=dict(params))
             tasks.append(asyncio.create_task(runner.run(reconnect=False)))
         for _ in range(200):
             connected = {s.identity.agent for s in server.bot_sessions()}  # type: ignore[union-attr]

@@ -198,7 +198,8 @@ async def test_a_bot_reconnects_after_a_restart_and_takes_its_seat_back(db_url: 
     first = Server(ServerConfig(port=0, db_url=db_url))
     await first.start()
     port = first.config.port
-    runner = BotRunner(first.url, "random", name="guest-bot")
+    _, bot_token = await first.store.create_bot("a-bot")
+    runner = BotRunner(first.url, "random", name="a-bot", token=bot_token)
     errors: list[str] = []
     task = asyncio.create_task(runner.run(reconnect=True, max_delay=0.2))
     human = await Client.connect(first.url, name="human")
@@ -225,7 +226,7 @@ async def test_a_bot_reconnects_after_a_restart_and_takes_its_seat_back(db_url: 
             human.play(code, lambda u, p: p.random_answer(rng), on_error=lambda e: errors.append(e.code)), 20
         )
         assert final["status"] == "finished" and not errors
-        assert second.rooms[code].seats[1].name == "guest-bot"
+        assert second.rooms[code].seats[1].name == "a-bot"
         await human.close()
     finally:
         task.cancel()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,6 +75,7 @@ def test_create_user_with_a_password_flag(url: str, capsys) -> None:
 
 def test_create_user_asks_for_the_password_twice(url: str, monkeypatch) -> None:
     answers = iter(["s3cret-pw", "s3cret-pw"])
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)  # as at a terminal
     monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
     assert main(["db", "create-user", "ada", "--db", url]) == 0
     assert check(url, name="ada", password="s3cret-pw") is not None
@@ -80,9 +83,22 @@ def test_create_user_asks_for_the_password_twice(url: str, monkeypatch) -> None:
 
 def test_create_user_refuses_two_different_passwords(url: str, monkeypatch, capsys) -> None:
     answers = iter(["s3cret-pw", "typo"])
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)  # as at a terminal
     monkeypatch.setattr("getpass.getpass", lambda prompt="": next(answers))
     assert main(["db", "create-user", "ada", "--db", url]) == 2
     assert "differ" in capsys.readouterr().err
+
+
+def test_create_user_without_a_terminal_reads_stdin_or_says_how(url: str, tmp_path: Path) -> None:
+    """Run as a script would: a real process with no terminal on standard input."""
+    command = [sys.executable, "-m", "partida", "db", "create-user", "ada", "--db", url]
+    bare = subprocess.run(command, input="", capture_output=True, text=True, timeout=60)
+    assert bare.returncode == 2 and "--password-stdin" in bare.stderr and "Traceback" not in bare.stderr
+    piped = subprocess.run(
+        [*command, "--password-stdin"], input="s3cret-pw\n", capture_output=True, text=True, timeout=60
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert check(url, name="ada", password="s3cret-pw") is not None
 
 
 def test_a_taken_name_is_one_line_on_stderr(url: str, capsys) -> None:

@@ -59,6 +59,11 @@ class BotRunner:
     ) -> None:
         if agent not in all_agents():
             raise ValueError(f"unknown agent {agent!r} (known: {', '.join(sorted(all_agents()))})")
+        if not token:
+            raise ValueError(
+                "a bot logs in with a bot account: create one with `partida db create-bot NAME` and pass its "
+                "token (--token or $PARTIDA_BOT_TOKEN)"
+            )
         self.url = url
         self.agent = agent
         self.name = name or agent

@@ -16,11 +16,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run one bot process",
         description="Run a bot that logs in with a bot account (token from --token or $PARTIDA_BOT_TOKEN; "
         "create one with `partida db create-bot NAME`) and plays in every room it is seated in or "
-        "challenged to. Without a token it connects as a guest bot.",
+        "challenged to. Only bot accounts are seated as bots: a token is required.",
     )
     p.add_argument("agent", help="agent to run (see `partida agents`)")
     p.add_argument("--game", action="append", default=None, help="only accept these games (repeatable)")
-    p.add_argument("--name", default=None, help="display name (guest bots) (default: the agent's name)")
+    p.add_argument("--name", default=None, help="the bot account's name, for the log (the token says who it is)")
     p.add_argument("--token", default=os.environ.get("PARTIDA_BOT_TOKEN"), help="bot account token")
     p.add_argument("--seconds", type=float, default=None, help="time budget per decision for search agents")
     p.add_argument("--depth", type=int, default=None, help="fixed search depth for agents that take one")

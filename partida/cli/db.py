@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -37,6 +38,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     user = sub.add_parser("create-user", help="create an account for a person")
     user.add_argument("name", help="the account name")
     user.add_argument("--password", default=None, help="the password (default: ask for it without echoing)")
+    user.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read the password from the first line of standard input (for scripts; nothing is echoed)",
+    )
     add_db_flag(user)
     user.set_defaults(func=run_create_user)
 
@@ -91,7 +97,13 @@ def run_create_user(args: argparse.Namespace) -> int:
     from partida.storage.store import Store
 
     password = args.password
-    if password is None:
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    elif password is None:
+        if not sys.stdin.isatty():
+            raise CliError(
+                "no terminal to ask for the password: pass --password-stdin (or --password); nothing was created."
+            )
         password = getpass.getpass(f"Password for {args.name}: ")
         if password != getpass.getpass("Repeat it: "):
             raise CliError("the two passwords differ; nothing was created.")

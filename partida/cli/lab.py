@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     sub = lab.add_subparsers(dest="lab_command", metavar="LAB_COMMAND", required=True)
 
     run = sub.add_parser("run", help="simulate N matches, store them with their metrics, print the report")
-    run.add_argument("game", help="game name (see `partida play --list` or the lobby)")
+    run.add_argument("game", help="game name (see `partida rules`)")
     run.add_argument("--option", action="append", metavar="KEY=VALUE", help="a game option (repeatable)")
     run.add_argument(
         "--agent",

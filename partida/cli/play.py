@@ -21,7 +21,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "room and share its invite code.",
     )
     p.add_argument("game", nargs="?", help="game to play (see `partida rules`); not needed with --room")
-    p.add_argument("--vs", action="append", default=None, metavar="AGENT", help="seat a bot (repeatable)")
+    p.add_argument(
+        "--vs",
+        action="append",
+        default=None,
+        metavar="BOT",
+        help="seat a bot: a built-in agent or a connected bot account's name (repeatable)",
+    )
     p.add_argument("--room", default=None, metavar="CODE", help="join the room with this invite code")
     p.add_argument("--seat", type=int, default=None, help="the seat to take (default: the first free one)")
     p.add_argument("--token", default=None, help="seat token, to return to your seat after a disconnect")

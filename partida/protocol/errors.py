@@ -20,6 +20,8 @@ class ErrorCode(StrEnum):
     UNSUPPORTED_VERSION = "unsupported_version"  # closes the connection
     AUTH_FAILED = "auth_failed"  # closes the connection
     ALREADY_GREETED = "already_greeted"
+    NAME_RESERVED = "name_reserved"  # a guest asked for an account's name
+    NOT_A_BOT = "not_a_bot"  # a guest or user declared an agent: only bot accounts may
     # lobby
     UNKNOWN_GAME = "unknown_game"
     BAD_OPTIONS = "bad_options"

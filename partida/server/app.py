@@ -55,6 +55,7 @@ from partida.storage.store import Store
 log = logging.getLogger(__name__)
 
 GUEST_NAME_LENGTH = 32
+RESERVED_PREFIX = "pool-"  # the built-in bots' accounts, reserved before the pool creates them
 FINISHED_ROOM_TTL = 600.0  # seconds a finished room stays reachable for late viewers
 
 
@@ -304,7 +305,17 @@ class Server:
             self.limiter.login_succeeded(session.address)
             if session.limits is not None:
                 session.limits.exempt = True
-            identity = Identity(account.name, "bot", account.id, req.agent, req.games)
+            agent = req.agent if req.agent is not None else account.name
+            problem = check_name(agent, GUEST_NAME_LENGTH, "an agent name")
+            if problem is not None:
+                raise ProtocolError(ErrorCode.BAD_FIELD, f"hello: {problem}")
+            identity = Identity(account.name, "bot", account.id, agent, req.games)
+        elif req.agent is not None or req.games is not None:
+            raise ProtocolError(
+                ErrorCode.NOT_A_BOT,
+                "only a bot account may declare an agent or games: log in with its token "
+                "(an operator creates one with `partida db create-bot NAME`)",
+            )
         elif req.password is not None:
             if not req.name:
                 raise ProtocolError(ErrorCode.AUTH_FAILED, "a password needs an account name", close=True)
@@ -322,9 +333,13 @@ class Server:
             problem = check_name(name, GUEST_NAME_LENGTH, "a name")
             if problem is not None:
                 raise ProtocolError(ErrorCode.BAD_FIELD, f"hello: {problem}")
-            identity = Identity(name, "guest", None, req.agent, req.games)
-        if identity.agent is not None and identity.agent not in all_agents():
-            raise ProtocolError(ErrorCode.UNKNOWN_AGENT, f"unknown agent {identity.agent!r}", close=True)
+            if name.lower().startswith(RESERVED_PREFIX) or (taken := await self.store.reserved_name(name)):
+                owner = name if name.lower().startswith(RESERVED_PREFIX) else taken
+                raise ProtocolError(
+                    ErrorCode.NAME_RESERVED,
+                    f"the name {owner!r} belongs to an account: log in to it, or pick another name",
+                )
+            identity = Identity(name, "guest")
         session.identity = identity
         session.send(
             server_message(
@@ -468,28 +483,44 @@ class Server:
         return chosen
 
     def bot_sessions(self) -> list[Session]:
-        return [s for s in self.sessions if s.identity is not None and s.identity.agent is not None and not s.closed]
+        """Connected bot accounts; only these can be seated as bots."""
+        return [s for s in self.sessions if s.identity is not None and s.identity.kind == "bot" and not s.closed]
 
     @staticmethod
     def _bot_plays(session: Session, game: str) -> bool:
+        """A bot plays the games it declared; a built-in agent also only those it knows. A custom
+        agent that declared no games is offered every game (it may refuse a challenge)."""
         identity = session.identity
         assert identity is not None and identity.agent is not None
         spec = all_agents().get(identity.agent)
-        if spec is None or (spec.games is not None and game not in spec.games):
+        if spec is not None and spec.games is not None and game not in spec.games:
             return False
         return identity.games is None or game in identity.games
 
-    def pick_bot(self, agent: str, game: str) -> Session:
-        if agent not in all_agents():
-            raise ProtocolError(ErrorCode.UNKNOWN_AGENT, f"unknown agent {agent!r}")
-        candidates = [s for s in self.bot_sessions() if s.identity.agent == agent and self._bot_plays(s, game)]  # type: ignore[union-attr]
-        if not candidates:
-            available = sorted({s.identity.agent for s in self.bot_sessions() if self._bot_plays(s, game)})  # type: ignore[union-attr,misc]
-            hint = ", ".join(available) if available else "none"
+    def pick_bot(self, wanted: str, game: str) -> Session:
+        """The bot to seat for `wanted`: a connected bot account of that name (any agent, built-in
+        or its own), else the least busy bot running the built-in agent of that name."""
+        bots = self.bot_sessions()
+        by_account = [s for s in bots if s.identity.name.lower() == wanted.lower()]  # type: ignore[union-attr]
+        if by_account:
+            bot = by_account[0]
+            if not self._bot_plays(bot, game):
+                raise ProtocolError(ErrorCode.NO_BOT_AVAILABLE, f"the bot {bot.name} does not play {game}")
+            return bot
+        candidates = [s for s in bots if s.identity.agent == wanted and self._bot_plays(s, game)]  # type: ignore[union-attr]
+        if candidates:
+            return min(candidates, key=lambda s: len(s.rooms))
+        available = sorted({s.identity.agent for s in bots if self._bot_plays(s, game)})  # type: ignore[union-attr,misc]
+        hint = ", ".join(available) if available else "none"
+        if wanted not in all_agents():
             raise ProtocolError(
-                ErrorCode.NO_BOT_AVAILABLE, f"no {agent} bot is connected for {game} (connected bots: {hint})"
+                ErrorCode.UNKNOWN_AGENT,
+                f"{wanted!r} is neither a built-in agent nor a connected bot account "
+                f"(agents connected for {game}: {hint})",
             )
-        return min(candidates, key=lambda s: len(s.rooms))
+        raise ProtocolError(
+            ErrorCode.NO_BOT_AVAILABLE, f"no {wanted} bot is connected for {game} (connected bots: {hint})"
+        )
 
     async def on_join(self, session: Session, req: m.Join) -> None:
         room = self.room(req.room)

@@ -192,6 +192,12 @@ class Store:
         async with self.db.session() as session:
             return await session.get(Account, account_id)
 
+    async def reserved_name(self, name: str) -> str | None:
+        """The account name that `name` would pass for (the same letters in any case), or None.
+        Guests may not take it: a name on a seat must say who is behind it."""
+        async with self.db.session() as session:
+            return await session.scalar(select(Account.name).where(func.lower(Account.name) == name.lower()).limit(1))
+
     async def get_account_by_name(self, name: str) -> Account | None:
         async with self.db.session() as session:
             return await session.scalar(select(Account).where(Account.name == name))
