@@ -188,6 +188,7 @@ class BotRunner:
                 return await asyncio.wait_for(asyncio.shield(thinking), max(0.01, left - LATENCY))
             except TimeoutError:
                 log.warning("%s in %s: no answer within the clock; answering at random", self.agent, room)
+                agents.pop(update["seat"], None)  # its search still runs: the next decision gets a new agent
                 return prompt.random_answer(self.rng)
 
         try:
