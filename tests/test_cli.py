@@ -78,6 +78,13 @@ def test_match_plays_games_at_the_same_time_and_counts_each_once(served: tuple[s
     assert summary["games"] == 6 and summary["agents"]["random"]["games"] == 12
 
 
+def test_match_under_a_clock_bots_answer_in_time(served: tuple[str, str]) -> None:
+    url, _ = served
+    out = run("match", "tictactoe", "--seat", "alphabeta", "--seat", "random", "--clock", "move:2", "--server", url)
+    assert out.returncode == 0, out.stderr
+    assert "alphabeta: 1 wins, 0 draws, 0 losses" in out.stdout or "alphabeta: 0 wins, 1 draws" in out.stdout
+
+
 def test_play_against_a_bot_in_the_terminal(served: tuple[str, str]) -> None:
     url, _ = served
     # Type every square in turn; squares already taken are refused and the prompt asks again.

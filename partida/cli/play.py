@@ -61,6 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--option", action="append", metavar="KEY=VALUE", help="game option (repeatable)")
     m.add_argument("--rotate", action="store_true", help="rotate the agents' seats from game to game")
     m.add_argument(
+        "--clock", default=None, metavar="CLOCK", help="time control for every game: 300+2 or move:5 (default none)"
+    )
+    m.add_argument(
         "--parallel",
         type=int,
         default=None,
@@ -70,6 +73,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_server_flag(m)
     add_json_flag(m)
     m.set_defaults(func=run_match)
+
+
+def _clock(text: str | None) -> dict[str, Any] | None:
+    """`--clock` as the protocol's clock spec (None: no clock)."""
+    if text is None:
+        return None
+    from partida.server.clocks import BadClock, ClockSpec
+
+    try:
+        return ClockSpec.from_text(text).to_data()
+    except BadClock as exc:
+        raise CliError(f"--clock: {exc}") from None
 
 
 def _connect_error(exc: Exception) -> CliError:
@@ -88,14 +103,7 @@ async def _play(args: argparse.Namespace) -> int:
     from partida.games.registry import default_registry
 
     registry = default_registry()
-    clock = None
-    if args.clock is not None:
-        from partida.server.clocks import BadClock, ClockSpec
-
-        try:
-            clock = ClockSpec.from_text(args.clock).to_data()
-        except BadClock as exc:
-            raise CliError(f"--clock: {exc}") from None
+    clock = _clock(args.clock)
     name = args.name or getpass.getuser()
     try:
         client = await Client.connect(args.server, name=name, password=args.password)
@@ -236,6 +244,7 @@ async def _match(args: argparse.Namespace) -> int:
     from partida.client import Client, ConnectionLost, ServerError
 
     options = parse_option_pairs(args.option)
+    clock = _clock(args.clock)
     try:
         client = await Client.connect(args.server, name="match")
     except ConnectionLost as exc:
@@ -247,7 +256,7 @@ async def _match(args: argparse.Namespace) -> int:
         shift = index % len(args.seat) if args.rotate else 0
         agents = args.seat[shift:] + args.seat[:shift]
         async with slots:
-            record = await play_bot_game(client, args.game, options, agents)
+            record = await play_bot_game(client, args.game, options, agents, clock)
         records.append(record)
         if args.json:
             print_json(record)
@@ -280,12 +289,14 @@ async def _match(args: argparse.Namespace) -> int:
     return 0
 
 
-async def play_bot_game(client: Any, game: str, options: dict[str, Any], agents: list[str]) -> dict[str, Any]:
+async def play_bot_game(
+    client: Any, game: str, options: dict[str, Any], agents: list[str], clock: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """One game between bots through the server, watched from `client`: the room is created
-    unstarted so that the watcher sees every move, then started."""
+    unstarted so that the watcher sees every move, then started. `clock`: a time control."""
     started = time.perf_counter()
     reply = await client.create_room(
-        game, options, seats=len(agents), public=False, bots=dict(enumerate(agents)), auto_start=False
+        game, options, seats=len(agents), public=False, bots=dict(enumerate(agents)), auto_start=False, clock=clock
     )
     code = reply["room"]["code"]
     await client.watch(code)
