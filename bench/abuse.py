@@ -302,15 +302,18 @@ async def attack_guess_codes(url: str, seconds: float) -> dict[str, Any]:
 
 
 async def attack_big_options(url: str, seconds: float, rooms: int = 80) -> dict[str, Any]:
-    """Duel rooms whose options carry a 60 KB decklist; then the size of one `list_rooms`."""
+    """Duel rooms whose options carry a 60 KB deck list (a valid deck padded with spaces, which
+    JSON allows); then the size of one `list_rooms`."""
+    from partida.games.registry import default_registry
+
+    pool = default_registry().get("duel").pool  # type: ignore[attr-defined]
+    deck = json.dumps(dict(next(iter(pool.decks.values())))) + " " * 60_000
+    options = {"custom_decks": True, "decklist0": deck}
     maker = await Raw.open(url, hello={"name": "decks"})
-    decklist = ["Forest"] * 7000
     created = 0
     refused: dict[str, int] = {}
     for i in range(rooms):
-        await maker.send(
-            {"type": "create_room", "id": i, "game": "duel", "options": {"decklist": decklist}, "auto_start": False}
-        )
+        await maker.send({"type": "create_room", "id": i, "game": "duel", "options": options, "auto_start": False})
         answer = await maker.reply(i)
         if answer["type"] == "room_created":
             created += 1
@@ -430,8 +433,10 @@ async def measure(
             stderr=asyncio.subprocess.DEVNULL,
         )
         waiter = asyncio.create_task(attacker.communicate())
-        hard_stop = time.monotonic() + seconds * 3 + 20
-        while not waiter.done() and time.monotonic() < hard_stop:
+        began = time.monotonic()
+        hard_stop = began + seconds * 3 + 20
+        # at least `seconds` long, even when the attack is over sooner: its effects may last
+        while (not waiter.done() or time.monotonic() < began + seconds) and time.monotonic() < hard_stop:
             await asyncio.sleep(0.05)
             peak = max(peak, rss_mib(server.pid))
         if not waiter.done():
