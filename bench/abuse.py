@@ -358,8 +358,13 @@ class Bystanders:
     async def _run(self) -> None:
         rng = random.Random(7)
         while True:
-            code = (await self.alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
-            await self.bob.join(code)
+            try:
+                code = (await self.alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+                await self.bob.join(code)
+            except ServerError as exc:  # counted, not fatal: the bench reports refusals
+                self.errors.append(str(exc))
+                await asyncio.sleep(0.1)
+                continue
             await asyncio.gather(self._play(self.alice, code, rng), self._play(self.bob, code, rng))
 
     async def _play(self, client: Client, code: str, rng: random.Random) -> None:
@@ -372,17 +377,23 @@ class Bystanders:
             from partida.games.prompts import prompt_from_data
 
             action = prompt_from_data(update["decision"]).random_answer(rng)
-            began = time.perf_counter()
-            try:
-                await asyncio.wait_for(client.act(code, action, seq=update["seq"]), 30)
-            except (ServerError, TimeoutError) as exc:
-                self.errors.append(str(exc))
-                continue
-            self.latencies.append((time.perf_counter() - began) * 1000)
+            while True:
+                began = time.perf_counter()
+                try:
+                    await asyncio.wait_for(client.act(code, action, seq=update["seq"]), 30)
+                except (ServerError, TimeoutError) as exc:  # counted; the same move is sent again
+                    self.errors.append(str(exc))
+                    if getattr(exc, "code", None) == "stale_decision":
+                        break
+                    await asyncio.sleep(0.05)
+                    continue
+                self.latencies.append((time.perf_counter() - began) * 1000)
+                break
 
-    def take(self) -> list[float]:
+    def take(self) -> tuple[list[float], int]:
         taken, self.latencies = self.latencies, []
-        return taken
+        errors, self.errors = len(self.errors), []
+        return taken, errors
 
     async def stop(self) -> None:
         if self.task is not None:
@@ -445,13 +456,14 @@ async def measure(
         stdout, _ = await waiter
         if stdout.strip():
             outcome = json.loads(stdout.decode().strip().splitlines()[-1])
-    latencies = players.take()
+    latencies, refused = players.take()
     alive = server.poll() is None
     return {
         "attack": name,
         "p50_ms": percentile(latencies, 50),
         "p95_ms": percentile(latencies, 95),
         "moves": len(latencies),
+        "bystander_errors": refused,
         "rss_before_mib": round(before, 1),
         "rss_peak_mib": round(peak, 1),
         "log_bytes": log.stat().st_size - log_before,

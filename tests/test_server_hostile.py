@@ -213,6 +213,9 @@ async def test_deep_nesting_is_a_bad_frame_without_a_traceback(server, connect, 
         with pytest.raises(ServerError) as refused:
             await alice.act(code, deep)
         assert refused.value.code == "bad_frame"
+        with pytest.raises(ServerError) as binary:
+            await alice.act(code, b"\x04")  # MessagePack bin: nothing a JSON client or the database takes
+        assert binary.value.code == "bad_frame"
         await alice.act(code, 4)
     assert "Traceback" not in caplog.text and not [r for r in caplog.records if r.exc_info]
 

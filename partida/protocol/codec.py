@@ -104,7 +104,7 @@ def _unencodable(value: Any, depth: int) -> str | None:
             if problem is not None:
                 return problem
         return None
-    return None  # bytes and extension types from MessagePack: refused later by the field checks
+    return "holds binary data or an extension type, which JSON clients and the database cannot take"
 
 
 def _json_default(value: Any) -> Any:

@@ -29,9 +29,9 @@ log = logging.getLogger(__name__)
 class Limits:
     """Every limit, by the name `--limit` takes. Rates are per second."""
 
-    requests_per_second: float = 200.0  # per connection (bot accounts are not limited)
-    request_burst: float = 400.0
-    address_requests_per_second: float = 2000.0  # all connections of one address together
+    requests_per_second: float = 500.0  # per connection (bot accounts are not limited)
+    request_burst: float = 1000.0
+    address_requests_per_second: float = 2500.0  # all connections of one address together
     address_request_burst: float = 5000.0
     connections_per_address: int = 256
     hello_timeout: float = 10.0  # seconds a new connection has to say hello
