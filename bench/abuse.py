@@ -390,9 +390,9 @@ class Bystanders:
                 self.latencies.append((time.perf_counter() - began) * 1000)
                 break
 
-    def take(self) -> tuple[list[float], int]:
+    def take(self) -> tuple[list[float], list[str]]:
         taken, self.latencies = self.latencies, []
-        errors, self.errors = len(self.errors), []
+        errors, self.errors = self.errors, []
         return taken, errors
 
     async def stop(self) -> None:
@@ -463,7 +463,8 @@ async def measure(
         "p50_ms": percentile(latencies, 50),
         "p95_ms": percentile(latencies, 95),
         "moves": len(latencies),
-        "bystander_errors": refused,
+        "bystander_errors": len(refused),
+        "bystander_error_kinds": sorted({error.split(":")[0] for error in refused}),
         "rss_before_mib": round(before, 1),
         "rss_peak_mib": round(peak, 1),
         "log_bytes": log.stat().st_size - log_before,
