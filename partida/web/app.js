@@ -559,10 +559,13 @@ function sidePanel(room, update, board, drawn, ctx) {
 function resultPanel(room, update) {
   const result = update.result || {};
   const winners = result.winners || [];
+  // why it ended, when not by the rules (the server's result.reason)
+  const why = { time: " on time", resign: " by resignation", draw_agreed: " by agreement", abandoned: " (a player left)" }[result.reason] || "";
   let headline;
-  if (winners.length === 0 || winners.length === room.summary.seats.length) headline = "Draw.";
-  else headline = `${winners.map((s) => seatName(room, s)).join(" and ")} ${winners.length > 1 ? "win" : "wins"}.`;
-  const scores = result.scores ? h("p", {}, "Scores: ", result.scores.map((s, i) => `${seatName(room, i)} ${s}`).join(", ")) : null;
+  if (result.reason === "aborted") headline = "Aborted: no result.";
+  else if (winners.length === 0 || winners.length === room.summary.seats.length) headline = `Draw${why}.`;
+  else headline = `${winners.map((s) => seatName(room, s)).join(" and ")} ${winners.length > 1 ? "win" : "wins"}${why}.`;
+  const scores = result.scores && result.scores.length ? h("p", {}, "Scores: ", result.scores.map((s, i) => `${seatName(room, i)} ${s}`).join(", ")) : null;
   const check = h("p.fair", { id: "fair" }, "checking the seed…");
   const seed = update.seed === undefined || update.seed === null ? null : String(update.seed);
   if (seed !== null) verifySeed(room, seed, check);
