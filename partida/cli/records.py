@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+from types import SimpleNamespace
 from typing import Any
 
 from partida.cli import CliError
@@ -17,7 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--game", default=None, help="only games of this kind")
     g.add_argument("--status", default=None, choices=["waiting", "playing", "finished", "aborted"])
     g.add_argument("--limit", type=int, default=50, help="at most this many (default: %(default)s)")
+    g.add_argument("--player", default=None, help="only games where a seat bore this name (with --server)")
     add_db_flag(g)
+    _add_remote_flag(g)
     add_json_flag(g)
     g.set_defaults(func=run_games)
 
@@ -29,6 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("game_id", type=int)
     add_db_flag(r)
+    _add_remote_flag(r)
     add_json_flag(r)
     r.set_defaults(func=run_replay)
 
@@ -41,12 +46,40 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.set_defaults(func=run_agents)
 
 
-async def _with_store(db_url: str | None, work):  # type: ignore[no-untyped-def]
-    from partida.storage.database import Database, StorageError, default_url
-    from partida.storage.store import Store
+def _add_remote_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--server",
+        default=None,
+        metavar="URL",
+        help="ask a running server (ws://HOST:PORT) instead of reading a database on this machine",
+    )
+
+
+async def _ask_server(url: str, work):  # type: ignore[no-untyped-def]
+    from partida.client import Client, ConnectionLost, ServerError
 
     try:
-        db = await Database.open(db_url or default_url())
+        async with await Client.connect(url, name=None) as client:
+            return await work(client)
+    except ConnectionLost as exc:
+        raise CliError(str(exc)) from None
+    except ServerError as exc:
+        raise CliError(exc.message) from None
+
+
+async def _with_store(db_url: str | None, work):  # type: ignore[no-untyped-def]
+    from partida.storage.database import Database, StorageError, default_url, normalize_url
+    from partida.storage.store import Store
+
+    url = normalize_url(db_url or default_url())
+    prefix = "sqlite+aiosqlite:///"
+    if url.startswith(prefix) and not os.path.exists(url[len(prefix) :]):
+        raise CliError(
+            f"there is no database at {url[len(prefix) :]} (reading one must not create it): "
+            "give --db the server's database, or ask the server with --server ws://HOST:PORT"
+        )
+    try:
+        db = await Database.open(url)
     except StorageError as exc:
         raise CliError(str(exc)) from None
     try:
@@ -56,8 +89,37 @@ async def _with_store(db_url: str | None, work):  # type: ignore[no-untyped-def]
 
 
 def run_games(args: argparse.Namespace) -> int:
-    games = asyncio.run(_with_store(args.db, lambda s: s.list_games(args.limit, args.game, args.status)))
-    rows = [
+    if args.server is not None:
+        listed = asyncio.run(
+            _ask_server(args.server, lambda c: c.games(args.player, args.game, args.status, args.limit))
+        )
+        rows = [
+            {
+                "id": g["game_id"],
+                "game": g["game"],
+                "status": g["status"],
+                "room": g["room"] or "(private)",
+                "seats": [s["name"] for s in g["seats"]],
+                "moves": g["moves"],
+                "result": g["result"],
+                "created_at": g["created_at"],
+            }
+            for g in listed
+        ]
+    else:
+        rows = _stored_rows(args)
+    if args.json:
+        print_json(rows)
+        return 0
+    _print_games(rows)
+    return 0
+
+
+def _stored_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    games = asyncio.run(
+        _with_store(args.db, lambda s: s.list_games(args.limit, args.game, args.status, player=args.player))
+    )
+    return [
         {
             "id": g.id,
             "game": g.game,
@@ -70,9 +132,9 @@ def run_games(args: argparse.Namespace) -> int:
         }
         for g in games
     ]
-    if args.json:
-        print_json(rows)
-        return 0
+
+
+def _print_games(rows: list[dict[str, Any]]) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -90,7 +152,6 @@ def run_games(args: argparse.Namespace) -> int:
             (row["created_at"] or "")[:19],
         )
     Console().print(table)
-    return 0
 
 
 def replay_stored(stored: Any) -> dict[str, Any]:
@@ -152,7 +213,9 @@ def run_replay(args: argparse.Namespace) -> int:
     async def load(store):  # type: ignore[no-untyped-def]
         return await store.load_game(args.game_id)
 
-    stored = asyncio.run(_with_store(args.db, load))
+    stored = asyncio.run(
+        _ask_server(args.server, _fetch_finished(args.game_id)) if args.server else _with_store(args.db, load)
+    )
     if stored is None:
         raise CliError(f"there is no game {args.game_id} in the database")
     data = replay_stored(stored)
@@ -181,6 +244,29 @@ def run_replay(args: argparse.Namespace) -> int:
     if not data["seed_verified"] and data["seed"] is None:
         print("The stored seed DOES NOT MATCH the hash published at the start.")
     return 1 if failed else 0
+
+
+def _fetch_finished(game_id: int):  # type: ignore[no-untyped-def]
+    """Read a finished game from a server, in the shape of a stored one, so that it is re-run and
+    its seed checked here, on the player's machine, not taken on the server's word."""
+
+    async def fetch(client):  # type: ignore[no-untyped-def]
+        record = await client.game(game_id)
+        if record["status"] != "finished":
+            raise CliError(f"game {game_id} is {record['status']}: only finished games replay (watch a live one)")
+        return SimpleNamespace(
+            id=record["game_id"],
+            game=record["game"],
+            options=record["options"],
+            seats=record["seats_count"],
+            seed=int(record["seed"]),
+            seed_hash=record["seed_hash"],
+            status=record["status"],
+            result=record["result"],
+            actions=[(move["seat"], move["action"]) for move in record["log"]],
+        )
+
+    return fetch
 
 
 def run_rules(args: argparse.Namespace) -> int:

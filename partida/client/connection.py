@@ -168,6 +168,18 @@ class Client:
     async def list_rooms(self) -> list[dict[str, Any]]:
         return (await self.request("list_rooms"))["rooms"]
 
+    async def games(
+        self, player: str | None = None, game: str | None = None, status: str | None = None, limit: int = 50
+    ) -> list[dict[str, Any]]:
+        """Stored games, newest first (public ones, and private ones this account sat in)."""
+        filters = {"player": player, "game": game, "status": status}
+        reply = await self.request("games", limit=limit, **{k: v for k, v in filters.items() if v is not None})
+        return reply["games"]
+
+    async def game(self, game_id: int) -> dict[str, Any]:
+        """One stored game: whole once finished (moves, seed), as spectators see it while live."""
+        return (await self.request("game", game_id=game_id))["game"]
+
     async def create_room(
         self,
         game: str,

@@ -163,6 +163,26 @@ class Rematch(SeatRequest):
     type: ClassVar[str] = "rematch"
 
 
+@dataclass
+class Games(Request):
+    """Stored games, newest first: public ones, and private ones the asker's account sat in."""
+
+    type: ClassVar[str] = "games"
+    player: str | None = None
+    game: str | None = None
+    status: str | None = None
+    limit: int = 50
+
+
+@dataclass
+class GameRecord(Request):
+    """One stored game: seats, result, moves and revealed seed once finished; a live game as its
+    spectators see it."""
+
+    type: ClassVar[str] = "game"
+    game_id: int
+
+
 REQUESTS: dict[str, type[Request]] = {
     cls.type: cls
     for cls in (
@@ -183,6 +203,8 @@ REQUESTS: dict[str, type[Request]] = {
         DeclineDraw,
         Abort,
         Rematch,
+        Games,
+        GameRecord,
     )
 }
 

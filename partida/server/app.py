@@ -40,6 +40,7 @@ from partida.protocol import (
     server_message,
 )
 from partida.protocol import messages as m
+from partida.server import history
 from partida.server.clocks import MAX_SECONDS, BadClock, ClockSpec
 from partida.server.endings import DEFAULT_ABANDON_AFTER
 from partida.server.events import EventBus, open_bus
@@ -103,6 +104,8 @@ class Server:
             "decline_draw": self.on_decline_draw,
             "abort": self.on_abort,
             "rematch": self.on_rematch,
+            "games": self.on_games,
+            "game": self.on_game,
         }
 
     # Life cycle.
@@ -521,6 +524,30 @@ class Server:
         raise ProtocolError(
             ErrorCode.NO_BOT_AVAILABLE, f"no {wanted} bot is connected for {game} (connected bots: {hint})"
         )
+
+    async def on_games(self, session: Session, req: m.Games) -> None:
+        account_id = session.identity.account_id if session.identity else None
+        games = await self.store.list_games(
+            history.check_limit(req.limit),
+            req.game,
+            req.status,
+            player=req.player,
+            only_visible=True,
+            account_id=account_id,
+        )
+        session.send(server_message("stored_games", req.id, games=[history.listing(g) for g in games]))
+
+    async def on_game(self, session: Session, req: m.GameRecord) -> None:
+        stored = await self.store.load_game(req.game_id)
+        account_id = session.identity.account_id if session.identity else None
+        if stored is None or not history.may_see(stored, account_id):
+            raise ProtocolError(ErrorCode.NO_SUCH_GAME, f"there is no game {req.game_id} you may see")
+        try:
+            game = self.registry.get(stored.game)
+        except UnknownGame as exc:
+            raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
+        live = next((r for r in self.rooms.values() if r.game_id == stored.id), None)
+        session.send(server_message("stored_game", req.id, game=history.record(stored, game, live)))
 
     async def on_join(self, session: Session, req: m.Join) -> None:
         room = self.room(req.room)

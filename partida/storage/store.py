@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from partida.storage import accounts
@@ -338,13 +338,33 @@ class Store:
         query = select(GameRecord).where(GameRecord.status == "playing").order_by(GameRecord.id)
         return await self._load(query, with_actions=True)
 
-    async def list_games(self, limit: int = 50, game: str | None = None, status: str | None = None) -> list[StoredGame]:
-        """The newest games first, with seats and action counts but without the logs."""
+    async def list_games(
+        self,
+        limit: int = 50,
+        game: str | None = None,
+        status: str | None = None,
+        *,
+        player: str | None = None,
+        only_visible: bool = False,
+        account_id: int | None = None,
+    ) -> list[StoredGame]:
+        """The newest games first, with seats and action counts but without the logs. `player`:
+        only games where a seat bore that name (any case). `only_visible`: public games and the
+        private ones that `account_id` sat in (a guest, None, sees no private game); without it,
+        every game (the operator's view)."""
         query = select(GameRecord).order_by(GameRecord.id.desc()).limit(limit)
         if game is not None:
             query = query.where(GameRecord.game == game)
         if status is not None:
             query = query.where(GameRecord.status == status)
+        if player is not None:
+            named = select(SeatRecord.game_id).where(func.lower(SeatRecord.name) == player.lower())
+            query = query.where(GameRecord.id.in_(named))
+        if only_visible and account_id is None:
+            query = query.where(GameRecord.public.is_(True))
+        elif only_visible:
+            mine = select(SeatRecord.game_id).where(SeatRecord.account_id == account_id)
+            query = query.where(or_(GameRecord.public.is_(True), GameRecord.id.in_(mine)))
         return await self._load(query, with_actions=False)
 
     async def _load(self, query: Any, with_actions: bool) -> list[StoredGame]:

@@ -1,0 +1,100 @@
+"""Stored games over the wire: a player on another machine reads the history, and re-runs a
+finished game on their own machine to check its seed; private games stay with their players."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from partida.client import ServerError
+from partida.server.app import Server
+from tests.test_server_play import random_decider
+
+
+async def _finished_game(connect, public: bool, **alice_login: str) -> tuple[int, str]:
+    alice = await connect(**(alice_login or {"name": "alice"}))
+    bob = await connect(name="bob")
+    created = await alice.create_room("tictactoe", seat=0, public=public)
+    code = created["room"]["code"]
+    await bob.join(code)
+    final, _ = await asyncio.gather(alice.play(code, random_decider(1)), bob.play(code, random_decider(2)))
+    return final["game_id"], code
+
+
+async def test_a_finished_public_game_is_read_whole_and_its_seed_checks(server: Server, connect) -> None:
+    game_id, code = await _finished_game(connect, public=True)
+    reader = await connect(name="carol")
+    listed = [g for g in await reader.games(player="ALICE") if g["game_id"] == game_id]
+    assert listed and listed[0]["room"] == code and listed[0]["status"] == "finished"
+    assert [s["name"] for s in listed[0]["seats"]] == ["alice", "bob"] and listed[0]["seats"][0]["guest"]
+    assert await reader.games(player="nobody") == []
+    record = await reader.game(game_id)
+    assert record["result"]["winners"] is not None and len(record["log"]) == record["moves"] > 0
+    assert hashlib.sha256(f"partida-seed:{record['seed']}".encode()).hexdigest() == record["seed_hash"]
+    assert all(isinstance(move["text"], str) for move in record["log"])
+
+
+async def test_private_games_are_shown_only_to_accounts_that_sat_in_them(server: Server, connect) -> None:
+    await server.store.create_user("alice", "correct horse battery")
+    game_id, code = await _finished_game(connect, public=False, name="alice", password="correct horse battery")
+    stranger = await connect(name="mallory")
+    assert all(g["game_id"] != game_id for g in await stranger.games())
+    with pytest.raises(ServerError) as refused:
+        await stranger.game(game_id)
+    assert refused.value.code == "no_such_game"
+    alice = await connect(name="alice", password="correct horse battery")
+    mine = [g for g in await alice.games() if g["game_id"] == game_id]
+    assert mine and mine[0]["room"] is None  # the invite code never travels in the history
+    assert (await alice.game(game_id))["status"] == "finished"
+
+
+async def test_a_live_game_is_read_as_its_spectators_see_it(server: Server, connect) -> None:
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    created = await alice.create_room("duel", seat=0, public=True)
+    await bob.join(created["room"]["code"])
+    update = await alice.next_update(created["room"]["code"])
+    record = await (await connect(name="carol")).game(update["game_id"])
+    assert record["status"] == "playing" and "seed" not in record and "log" not in record
+    assert record["view"] == server.rooms[created["room"]["code"]].state.view(None)
+
+
+async def test_bad_history_requests_get_codes(connect) -> None:
+    reader = await connect(name="dora")
+    with pytest.raises(ServerError) as refused:
+        await reader.game(999)
+    assert refused.value.code == "no_such_game"
+    with pytest.raises(ServerError) as refused:
+        await reader.games(limit=0)
+    assert refused.value.code == "bad_field"
+
+
+async def _cli(*args: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "partida", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    return process.returncode or 0, out.decode(), err.decode()
+
+
+async def test_games_and_replay_ask_a_server(server: Server, connect) -> None:
+    game_id, _ = await _finished_game(connect, public=True)
+    code, out, err = await _cli("games", "--server", server.url, "--json")
+    assert code == 0, err
+    assert any(row["id"] == game_id for row in json.loads(out))
+    code, out, err = await _cli("replay", str(game_id), "--server", server.url, "--json")
+    assert code == 0, err
+    replayed = json.loads(out)
+    assert replayed["seed_verified"] and replayed["result_verified"]
+
+
+async def test_reading_a_database_that_is_not_there_does_not_create_it(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.db"
+    for command in (["games"], ["replay", "1"]):
+        code, _, err = await _cli(*command, "--db", str(missing))
+        assert code == 2 and "--server" in err and "Traceback" not in err
+    assert not missing.exists()
