@@ -119,3 +119,7 @@ class Session:
                 await self.websocket.send(frame)
         except ConnectionClosed:
             pass
+        except Exception as exc:  # never a silent writer: the connection goes, with the reason logged
+            log.error("%s: the writer failed (%s: %s); closing the connection", self.name, type(exc).__name__, exc)
+            self.closed = True
+            self.websocket.transport.abort()
