@@ -90,12 +90,16 @@ async def test_a_connection_that_never_says_hello_is_closed(limited) -> None:
         await asyncio.wait_for(silent.recv(), 5)
     idle = await Client.connect(server.url, name="idle")
     player = await Client.connect(server.url, name="player")
+    _, token = await server.store.create_bot("waiting-bot")
+    bot = await Client.connect(server.url, token=token, agent="random")
     await player.create_room("tictactoe", seat=0)
     await asyncio.wait_for(idle.closed.wait(), 5)
     await asyncio.sleep(0.4)
     assert not player.closed.is_set()  # holding a seat, it may stay as quiet as it likes
+    assert not bot.closed.is_set()  # a bot waits for games in silence
     await player.request("ping")
     await player.close()
+    await bot.close()
 
 
 async def test_failed_logins_back_off_and_are_logged(limited, caplog) -> None:

@@ -218,7 +218,10 @@ class Server:
                         log.info("%s (%s): no hello in time, closing", session.name, address)
                         session.close_soon(1008, "no hello in time")
                         break
-                    if not session.rooms:
+                    waiting_bot = session.identity is not None and (
+                        session.identity.agent is not None or session.identity.kind == "bot"
+                    )
+                    if not session.rooms and not waiting_bot:  # a bot waits for games in silence
                         log.info("%s (%s): idle, closing", session.name, address)
                         session.close_soon(1001, "idle for too long")
                         break

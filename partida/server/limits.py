@@ -35,7 +35,7 @@ class Limits:
     address_request_burst: float = 5000.0
     connections_per_address: int = 256
     hello_timeout: float = 10.0  # seconds a new connection has to say hello
-    idle_timeout: float = 600.0  # a greeted connection with no room that sends nothing is closed
+    idle_timeout: float = 600.0  # a greeted connection with no room that sends nothing is closed (not bots)
     guesses_per_second: float = 2.0  # requests naming a room that does not exist, per connection
     guess_burst: float = 20.0
     address_guesses_per_second: float = 10.0
