@@ -236,3 +236,18 @@ async def test_a_bot_reconnects_after_a_restart_and_takes_its_seat_back(db_url: 
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
         await second.stop()
+
+
+async def test_password_checks_run_one_at_a_time_and_the_queue_is_bounded(limited) -> None:
+    server = await limited(hashing_at_once=1, hashing_queue=1, login_failures_allowed=100)
+    await server.store.create_user("ada", "correct horse")
+    results = await asyncio.gather(
+        *(Client.connect(server.url, name="ada", password="correct horse") for _ in range(4)),
+        return_exceptions=True,
+    )
+    refused = [r for r in results if isinstance(r, ServerError)]
+    assert refused and all(r.code == "rate_limited" for r in refused)
+    assert any(isinstance(r, Client) for r in results)
+    for r in results:
+        if isinstance(r, Client):
+            await r.close()
