@@ -40,12 +40,12 @@ from partida.protocol import (
     server_message,
 )
 from partida.protocol import messages as m
-from partida.server import history
+from partida.server import ending_requests, history
 from partida.server.clocks import MAX_SECONDS, BadClock, ClockSpec
 from partida.server.endings import DEFAULT_ABANDON_AFTER
 from partida.server.events import EventBus, open_bus
 from partida.server.limits import Limiter, Limits
-from partida.server.rematch import open_rematch
+from partida.server.rematch import offer_rematch, open_rematch
 from partida.server.rooms import Room
 from partida.server.session import OUTBOX_BYTES, Identity, Session
 from partida.server.web import process_request
@@ -588,36 +588,36 @@ class Server:
         if req.id is not None:
             session.send(server_message("acted", req.id, room=room.code, seq=seq))
 
-    # Endings: resign, draw offers, abort, rematch (the rules are in server/endings.py).
+    # Endings: resign, draw offers, abort (server/ending_requests.py), rematch (server/rematch.py).
 
     async def on_resign(self, session: Session, req: m.Resign) -> None:
         room = self.room(req.room)
-        await room.call(lambda: room.resign(session, req.seat))
+        await room.call(lambda: ending_requests.resign(room, session, req.seat))
         session.send(server_message("resigned", req.id, room=room.code))
 
     async def on_offer_draw(self, session: Session, req: m.OfferDraw) -> None:
         room = self.room(req.room)
-        await room.call(lambda: room.offer_draw(session, req.seat))
+        await room.call(lambda: ending_requests.offer_draw(room, session, req.seat))
         session.send(server_message("draw_offered", req.id, room=room.code))
 
     async def on_accept_draw(self, session: Session, req: m.AcceptDraw) -> None:
         room = self.room(req.room)
-        await room.call(lambda: room.accept_draw(session, req.seat))
+        await room.call(lambda: ending_requests.accept_draw(room, session, req.seat))
         session.send(server_message("draw_accepted", req.id, room=room.code))
 
     async def on_decline_draw(self, session: Session, req: m.DeclineDraw) -> None:
         room = self.room(req.room)
-        await room.call(lambda: room.decline_draw(session, req.seat))
+        await room.call(lambda: ending_requests.decline_draw(room, session, req.seat))
         session.send(server_message("draw_declined", req.id, room=room.code))
 
     async def on_abort(self, session: Session, req: m.Abort) -> None:
         room = self.room(req.room)
-        await room.call(lambda: room.abort(session, req.seat))
+        await room.call(lambda: ending_requests.abort(room, session, req.seat))
         session.send(server_message("aborted", req.id, room=room.code))
 
     async def on_rematch(self, session: Session, req: m.Rematch) -> None:
         room = self.room(req.room)
-        ready = await room.call(lambda: room.offer_rematch(session, req.seat))
+        ready = await room.call(lambda: offer_rematch(room, session, req.seat))
         new = await room.call(lambda: open_rematch(self, room)) if ready else None
         session.send(server_message("rematch_offered", req.id, room=room.code, rematch=new))
 

@@ -6,12 +6,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from partida.protocol import server_message
+from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.server.endings import rotated
 from partida.server.rooms import Room, Seat, new_seat_token
 
 if TYPE_CHECKING:
     from partida.server.app import Server
+    from partida.server.session import Session
+
+
+async def offer_rematch(room: Room, session: Session, seat: int | None) -> bool:
+    """Record a rematch offer (run in the room's task); True when every human seat wants one."""
+    seat = room.own_seat(session, seat)
+    if room.result is None:
+        raise ProtocolError(ErrorCode.GAME_NOT_OVER, "a rematch is offered once the game is over")
+    humans = [i for i, s in enumerate(room.seats) if s is not None and s.agent is None]
+    ready = room.endings.offer_rematch(seat, humans)
+    room.broadcast_room()  # the summary's `rematch` lists who asked
+    return ready
 
 
 async def open_rematch(server: Server, old: Room) -> dict[str, Any]:
@@ -26,7 +38,7 @@ async def open_rematch(server: Server, old: Room) -> dict[str, Any]:
         Seat(s.name, s.kind, s.account_id, s.agent, s.session, new_seat_token()) if s is not None else None
         for s in rotated(list(old.seats))
     ]
-    await new.call(lambda: new.seat_all(seats, old.code))
+    await new.call(lambda: seat_rematch(new, seats, old.code))
     return new.summary()
 
 

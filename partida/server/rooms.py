@@ -255,7 +255,7 @@ class Room:
         self._arm()
         if self.state is not None:
             self._push_seat(seat)
-        self._broadcast_room()
+        self.broadcast_room()
         return seat
 
     async def seat_bot(self, bot: Session, seat: int | None) -> int:
@@ -281,7 +281,7 @@ class Room:
                     self.endings.leave(seat, self._now())
         session.rooms.discard(self)
         self._arm()
-        self._broadcast_room()
+        self.broadcast_room()
 
     async def disconnect(self, session: Session) -> None:
         """A dropped connection keeps its seats in a started game (they are held until it comes
@@ -328,20 +328,15 @@ class Room:
         )
         over = await self._record_finish_if_over()
         self._sync_clock(None)
-        self._broadcast_room()
-        self._push_all()
+        self.broadcast_room()
+        self.push_all()
         if over:
             await self._announce_finish()
         await self._autoplay()
         self._arm()
 
-    async def seat_all(self, seats: list[Seat | None], old_code: str) -> None:
-        from partida.server.rematch import seat_rematch
-
-        await seat_rematch(self, seats, old_code)
-
     async def after_seating(self) -> None:
-        self._broadcast_room()
+        self.broadcast_room()
         if self.auto_start and self.status == "waiting" and all(s is not None for s in self.seats):
             await self.start(None)
 
@@ -403,7 +398,7 @@ class Room:
         if over:
             assert result is not None
             self._mark_finished(result)
-        self._push_all()
+        self.push_all()
         await self.server.publish(
             f"rooms/{self.event_name}/action",
             {"type": "action", **self.event_base(), "seq": self.seq, "seat": seat, **self._public_action(action)},
@@ -471,10 +466,10 @@ class Room:
             self.clock.stop_all(self._now())
         self._disarm()
 
-    async def _end(self, result: dict[str, Any]) -> None:
+    async def end(self, result: dict[str, Any]) -> None:
         """End the game for a reason other than its rules, and tell everyone."""
         await self._finish(result)
-        self._push_all()
+        self.push_all()
         await self._announce_finish()
 
     async def _announce_finish(self) -> None:
@@ -487,7 +482,7 @@ class Room:
             f"rooms/{self.event_name}/game_over",
             {"type": "game_over", **self.event_base(), "result": result, "seed": self.seed, "moves": self.seq},
         )
-        self._broadcast_room()
+        self.broadcast_room()
 
     async def finish_resumed(self) -> None:
         """After a restart: store the result of a game whose last action ended it, or start the
@@ -544,7 +539,7 @@ class Room:
         else:
             result = self.endings.abandoned(now, self.seq)
             if result is not None:
-                await self._end(result)
+                await self.end(result)
         await self._autoplay()
         self._arm()
 
@@ -553,7 +548,7 @@ class Room:
         after the room's number of timeouts the server's random bot plays it to the end."""
         assert self.state is not None and self.clock_spec is not None
         if self.endings.timed_out(seat) == "lose":
-            await self._end(endings.decisive(self.num_seats, [seat], "time"))
+            await self.end(endings.decisive(self.num_seats, [seat], "time"))
             return
         taken = self.endings.take_over_if_due(seat, self.clock_spec.timeouts)
         await self.server.store.save_endings(self.game_id, self.endings.to_data())
@@ -561,9 +556,8 @@ class Room:
         if decision is not None and not taken:
             await self._play(seat, decision.prompt.random_answer(self._rng))
 
-    # Resign, draw offers, abort.
-
-    def _own_seat(self, session: Session, seat: int | None) -> int:
+    def own_seat(self, session: Session, seat: int | None) -> int:
+        """The seat a request of `session` is about: `seat` if it holds it, else its first."""
         mine = self.seats_of(session)
         if not mine:
             raise ProtocolError(ErrorCode.NOT_SEATED, "you have no seat in this room")
@@ -573,57 +567,21 @@ class Room:
             raise ProtocolError(ErrorCode.NOT_SEATED, f"seat {seat} is not yours")
         return seat
 
-    def _in_play(self, session: Session, seat: int | None) -> int:
-        seat = self._own_seat(session, seat)
+    def seat_in_play(self, session: Session, seat: int | None) -> int:
+        """`own_seat`, in a game that has started and not ended."""
+        seat = self.own_seat(session, seat)
         if self.state is None:
             raise ProtocolError(ErrorCode.NOT_STARTED, "the game has not started")
         if self.result is not None:
             raise ProtocolError(ErrorCode.GAME_OVER, "the game is over")
         return seat
 
-    async def resign(self, session: Session, seat: int | None) -> None:
-        seat = self._in_play(session, seat)
-        result = self.endings.resign(seat)
-        if result is not None:
-            await self._end(result)
-            return
-        await self.server.store.save_endings(self.game_id, self.endings.to_data())
+    async def settle(self) -> None:
+        """After a change made outside an action (a resignation): restart the clocks of the seats
+        to act, let the server's bot answer for its seats, and re-arm the timer."""
         self._sync_clock(None)
-        self._push_all()
         await self._autoplay()
         self._arm()
-
-    async def offer_draw(self, session: Session, seat: int | None) -> None:
-        seat = self._in_play(session, seat)
-        if self.endings.offer_draw(seat):
-            await self._end(endings.draw(self.num_seats, "draw_agreed"))
-        else:
-            self._push_all()
-
-    async def accept_draw(self, session: Session, seat: int | None) -> None:
-        seat = self._in_play(session, seat)
-        self.endings.accept_draw(seat)
-        await self._end(endings.draw(self.num_seats, "draw_agreed"))
-
-    async def decline_draw(self, session: Session, seat: int | None) -> None:
-        seat = self._in_play(session, seat)
-        self.endings.decline_draw(seat)
-        self._push_all()
-
-    async def abort(self, session: Session, seat: int | None) -> None:
-        self._in_play(session, seat)
-        self.endings.check_abort(s for s, _ in self.actions)
-        await self._end(endings.aborted())
-
-    async def offer_rematch(self, session: Session, seat: int | None) -> bool:
-        """Record a rematch offer; True when every human seat wants one (the caller opens it)."""
-        seat = self._own_seat(session, seat)
-        if self.result is None:
-            raise ProtocolError(ErrorCode.GAME_NOT_OVER, "a rematch is offered once the game is over")
-        humans = [i for i, s in enumerate(self.seats) if s is not None and s.agent is None]
-        ready = self.endings.offer_rematch(seat, humans)
-        self._broadcast_room()
-        return ready
 
     @property
     def event_name(self) -> str:
@@ -639,7 +597,7 @@ class Room:
         self.status = "aborted"
         self.finished_at = asyncio.get_running_loop().time()
         await self.server.store.finish_game(self.game_id, None, status="aborted")
-        self._broadcast_room()
+        self.broadcast_room()
         for session in self._audience():
             session.rooms.discard(self)
 
@@ -693,7 +651,7 @@ class Room:
         if occupant is not None and occupant.session is not None:
             occupant.session.send(self._update(seat, pending, clock))
 
-    def _push_all(self) -> None:
+    def push_all(self) -> None:
         assert self.state is not None
         pending = self.state.pending()  # once per action, not once per seat
         clock = self._clock_data()
@@ -704,7 +662,7 @@ class Room:
             for session in self.spectators:
                 session.send(public)
 
-    def _broadcast_room(self) -> None:
+    def broadcast_room(self) -> None:
         message = server_message("room", room=self.summary())
         for session in self._audience():
             session.send(message)
