@@ -390,3 +390,44 @@ async def test_client_modules_read_big_seeds_check_hashes_and_announce_passes(se
     assert result["noPass"] is None
     assert result["fallback"] == [True] * 8  # the bundled SHA-256 (plain-http LAN pages) agrees
     assert errors == []
+
+
+async def test_clocks_draw_offers_rematch_and_resigning(server: Server, browser: Any) -> None:
+    ada = await Person.open(browser, server.http_url, "ada")
+    page = ada.page
+    await page.select_option("#game", "tictactoe")
+    await page.select_option("#clock", label="5 min + 3 s")
+    await page.click("#create-room")
+    bob = await Person.open(browser, await page.locator("#invite").input_value(), "bob")
+    await bob.page.wait_for_selector("#board")
+    await page.wait_for_selector('[data-clock="0"]')
+    assert await page.locator(".clock.running").count() == 1  # only the seat to move runs
+    await ada.click_and_wait('[data-square="4"]')
+    await page.click("#offer-draw")
+    await page.wait_for_selector("#draw-offered")
+    await bob.page.click("#accept-draw")
+    for person in (ada, bob):
+        await person.page.wait_for_selector("#result")
+        assert "Draw by agreement" in await person.page.locator("#result .headline").inner_text()
+    old = await page.locator("#room-code").inner_text()
+    # Both ask for a rematch: a new room opens, colours swapped, each browser in its new seat.
+    await page.click("#rematch")
+    await bob.page.wait_for_selector("text=ada asks for a rematch")
+    await bob.page.click("#rematch")
+    for person in (ada, bob):
+        await person.page.wait_for_function(
+            "old => { const c = document.querySelector('#room-code'); return c && c.textContent !== old; }", arg=old
+        )
+        await person.page.wait_for_selector("#board")
+    new = await page.locator("#room-code").inner_text()
+    assert await bob.page.locator("#room-code").inner_text() == new
+    assert (await page.locator("li.me").get_attribute("data-seat")) == "1"  # ada now plays O
+    # Bob (X now) resigns: two clicks, the second to confirm.
+    await bob.page.click("#resign")
+    assert not await bob.page.locator("#result").count()
+    await bob.page.click("#resign")
+    await page.wait_for_selector("#result")
+    assert "ada (you) wins by resignation" in await page.locator("#result .headline").inner_text()
+    assert bob.page.url.endswith(f"/r/{new}")
+    for person in (ada, bob):
+        assert person.errors == [], person.errors

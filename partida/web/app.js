@@ -7,6 +7,7 @@ import { promptWidget } from "./prompts.js";
 import { generic, othello, tictactoe } from "./board_basic.js";
 import { recycle } from "./board_recycle.js";
 import { duel } from "./board_duel.js";
+import { CLOCKS, clockBar, endingControls } from "./room_controls.js";
 
 const BOARDS = { tictactoe, othello, duel };
 const SEATS_KEY = "partida.seats"; // room code -> {seat, token}: a reload returns to the seat
@@ -248,6 +249,8 @@ function drawGameFields(container, game) {
     game.min_seats !== game.max_seats ? [h("label", { for: "seats" }, "Seats"), seatCount] : null,
     seatRows,
     options.length ? h("details", {}, h("summary", {}, "Options"), options) : null,
+    h("label", { for: "clock" }, "Clock"),
+    h("select", { id: "clock", name: "clock" }, CLOCKS.map(([value, label]) => h("option", { value }, label))),
     h("label.check", {}, h("input", { type: "checkbox", name: "public", id: "public", checked: true }), " public (listed in the lobby)"),
     h("button.primary", { type: "submit", id: "create-room" }, "Create room"),
   );
@@ -292,6 +295,8 @@ async function createRoom(form, game) {
     else if (select.value.startsWith("bot:")) bots[seat] = select.value.slice(4);
   });
   if (Object.keys(bots).length) request.bots = bots;
+  const clock = form.querySelector("#clock").value;
+  if (clock) request.clock = JSON.parse(clock);
   try {
     const reply = await app.conn.request("create_room", request);
     const code = codeOf(reply);
@@ -396,6 +401,7 @@ function onPush(message) {
     }
     if (room.update && message.seq < room.update.seq) return;
     if (room.update && message.seq > room.update.seq) noteLast(room, message);
+    noteEnding(room, room.update, message);
     room.prev = room.update;
     room.update = message;
     if (message.seat !== undefined && message.seat !== null) room.seat = message.seat;
@@ -405,6 +411,14 @@ function onPush(message) {
     room.summary = summaryOf(message);
     drawRoom();
   } else if (message.type === "game_over" && room && codeOf(message) === room.code) {
+    drawRoom();
+  } else if (message.type === "rematch" && message.new_room) {
+    // Everyone asked: the new room, one seat on, with this browser's new seat and token.
+    const code = message.new_room.code;
+    saveSeat(code, message.seat, message.token);
+    history.pushState({}, "", `/r/${code}`);
+    openRoom(code, message.new_room, message.seat);
+    addLog(app.room, "Rematch: a new game in a new room.");
     drawRoom();
   } else if (message.type === "seat_lost" && room && codeOf(message) === room.code) {
     room.seat = null;
@@ -444,7 +458,14 @@ function noteLast(room, update) {
   }
 }
 
+function noteEnding(room, before, after) {
+  const offer = after.draw_offer;
+  if (offer !== null && offer !== undefined && (!before || before.draw_offer !== offer)) addLog(room, `${seatName(room, offer)} offers a draw`);
+  for (const seat of after.resigned || []) if (!before || !(before.resigned || []).includes(seat)) addLog(room, `${seatName(room, seat)} resigns`);
+}
+
 function noteSeats(room, before, after) {
+  for (const seat of after.rematch || []) if (!(before.rematch || []).includes(seat)) addLog(room, `${seatName(room, seat)} asks for a rematch`);
   if (!before) return;
   after.seats.forEach((s, i) => {
     const old = before.seats[i] || {};
@@ -464,6 +485,14 @@ function act(action) {
     say(error.message, "error");
   });
   say("");
+}
+
+// A request about the room (resign, offer_draw, rematch, ...); its error is shown, nothing else.
+function request(room, type) {
+  app.conn.request(type, { room: room.code }).then(
+    () => say(""),
+    (error) => say(error.message, "error"),
+  );
 }
 
 function drawRoom() {
@@ -526,6 +555,8 @@ function drawRoom() {
     const drawn = board.render(ctx);
     body.push(h("div.board", { id: "board", dataset: { game: summary.game, seq: update.seq } }, drawn.element));
     side = sidePanel(room, update, board, drawn, ctx);
+    body.unshift(clockBar(update, (seat) => seatName(room, seat)));
+    side.push(endingControls(room, update, (type) => request(room, type), (seat) => seatName(room, seat)));
   }
   const log = h("ol.log", { id: "log" }, room.log.slice(-30).map((line) => h("li", {}, line)));
   clear(
