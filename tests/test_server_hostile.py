@@ -253,6 +253,10 @@ async def test_account_names_have_no_case_twins_and_passwords_a_minimum_length(s
         await server.store.create_user("ada", "long enough")
     with pytest.raises(NameTaken):
         await server.store.create_bot("ADA")
+    await server.store.create_user("Émile", "long enough")
+    with pytest.raises(NameTaken):
+        await server.store.create_user("émile", "long enough")
+    assert await server.store.reserved_name("ÉMILE") == "Émile"
     with pytest.raises(StorageError):
         await server.store.create_user("bob", "x")
 

@@ -173,13 +173,23 @@ class Store:
 
     async def _check_no_twin(self, name: str) -> None:
         """Names differing only in case would pass for each other: refuse a new one whose
-        lower case is another account's (the same name is left to the caller)."""
-        async with self.db.session() as session:
-            twin = await session.scalar(
-                select(Account.name).where(func.lower(Account.name) == name.lower(), Account.name != name)
-            )
+        letters are another account's in another case (the same name is left to the caller)."""
+        twin = next((other for other in await self._same_letters(name) if other != name), None)
         if twin is not None:
             raise NameTaken(f"the name {name!r} is too like the account {twin!r}; choose another.")
+
+    async def _same_letters(self, name: str) -> list[str]:
+        """Account names that are `name` in any case. SQL's lower() folds only ASCII on SQLite, so
+        there names with other letters are compared here, by Unicode case folding."""
+        key = name.casefold()
+        query = select(Account.name).where(func.lower(Account.name) == name.lower())
+        if self.db.dialect == "sqlite" and not name.isascii():
+            query = select(Account.name).where(
+                or_(func.lower(Account.name) == name.lower(), Account.name.op("GLOB")("*[^ -~]*"))
+            )
+        async with self.db.session() as session:
+            names = list(await session.scalars(query))
+        return [other for other in names if other.casefold() == key]
 
     async def check_token(self, token: str) -> Account | None:
         """The bot account whose current token this is, else None."""
@@ -195,8 +205,7 @@ class Store:
     async def reserved_name(self, name: str) -> str | None:
         """The account name that `name` would pass for (the same letters in any case), or None.
         Guests may not take it: a name on a seat must say who is behind it."""
-        async with self.db.session() as session:
-            return await session.scalar(select(Account.name).where(func.lower(Account.name) == name.lower()).limit(1))
+        return next(iter(await self._same_letters(name)), None)
 
     async def get_account_by_name(self, name: str) -> Account | None:
         async with self.db.session() as session:
