@@ -30,8 +30,8 @@ def test_the_hand_computed_three_player_match() -> None:
     # Drama by path: MDP(m) = ceil(3 - (m - 1)) = 3, 2, 1; p2's ranks 3, 2, 1 follow it exactly;
     # p2 was behind in 2 of the M - 1 = 2 rounds: (2 / 2) * (1 - 0 / (2 * 2)) = 1.
     drama_path = 1.0
-    # Lead change: leaders p0 (round 0), p0, p1, p2: three distinct, two changes in three rounds.
-    lead_change = (math.sqrt(2 / 2) + math.sqrt(2 / 3)) / 2
+    # Lead change: leaders p0, p1, p2 over rounds 1..3: three distinct, two changes in M - 1 = 2.
+    lead_change = (math.sqrt(2 / 2) + math.sqrt(2 / 2)) / 2
     # Uncertainty over rounds 1..2; shares [1/2, 1/2, 0] and [1/5, 2/5, 2/5].
     h1 = -(0.5 * math.log2(0.5) * 2) / math.log2(3)
     h2 = -(0.2 * math.log2(0.2) + 2 * 0.4 * math.log2(0.4)) / math.log2(3)
@@ -53,7 +53,7 @@ def test_the_hand_computed_three_player_match() -> None:
     assert got == pytest.approx(expected)
     # The same values written as decimals, so a reader can check them against a calculator.
     assert got["drama_position"] == pytest.approx(0.696923, abs=1e-6)
-    assert got["lead_change"] == pytest.approx(0.908248, abs=1e-6)
+    assert got["lead_change"] == 1.0
     assert got["uncertainty_entropy"] == pytest.approx(0.795580, abs=1e-6)
     assert got["uncertainty_distance"] == pytest.approx(0.588048, abs=1e-6)
 
@@ -63,7 +63,7 @@ def test_a_winner_who_leads_throughout_has_no_drama() -> None:
     match = [[3, 1, 1], [5, 2, 2], [9, 4, 4]]
     got = all_metrics(match)
     assert got["drama_points"] == got["drama_position"] == got["drama_path"] == 0
-    # Leaders p0 throughout, including round 0: no change, one distinct leader.
+    # Leader p0 in every round: no change, one distinct leader.
     assert got["lead_change"] == 0
 
 
@@ -73,8 +73,8 @@ def test_a_tie_with_the_leader_counts_as_a_round_behind_with_no_points_gap() -> 
     got = all_metrics(match)
     assert got["drama_points"] == 0  # the term is sqrt(0 / 2)
     assert got["drama_position"] == pytest.approx(math.sqrt(1 / 2))
-    # Leaders p0 (round 0), p0, p1: two distinct, one change in two rounds.
-    assert got["lead_change"] == pytest.approx((1 + math.sqrt(1 / 2)) / 2)
+    # Leaders p0, p1 over rounds 1..2: two distinct, one change in M - 1 = 1.
+    assert got["lead_change"] == 1.0
 
 
 def test_all_zero_scores_are_uniform_and_a_single_round_has_no_earlier_rounds() -> None:
@@ -83,3 +83,17 @@ def test_all_zero_scores_are_uniform_and_a_single_round_has_no_earlier_rounds() 
     assert got["uncertainty_distance"] == pytest.approx(1.0)
     one = all_metrics([[4, 2, 1]])
     assert one["drama_path"] == one["uncertainty_entropy"] == one["uncertainty_distance"] == 0
+
+
+def test_lead_change_has_no_round_zero() -> None:
+    # p1 leads after every round: the first seat's lead before play does not count as a change.
+    assert all_metrics([[0, 2], [1, 3], [2, 5]])["lead_change"] == 0
+
+
+def test_lead_change_is_reported_over_the_matches_above_zero_like_drama() -> None:
+    from partida.lab.report import summarize
+
+    results = [{"ranks": [1, 2]}, {"ranks": [2, 1]}, {"ranks": [1, 2]}]
+    metrics = [all_metrics(m) for m in ([[2, 0], [3, 1]], [[2, 0], [2, 3]], [[0, 1], [3, 1]])]
+    lead = summarize(results, metrics, 2)["metrics"]["lead_change"]
+    assert lead == {"above_zero": 2, "mean": 1.0, "std": 0.0}

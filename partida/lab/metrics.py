@@ -1,8 +1,8 @@
-"""The six game-quality metrics of specs/metrics.md, as pure functions of a score matrix.
+"""The six game-quality metrics of docs/specs/metrics.md, as pure functions of a score matrix.
 
-`rounds[m - 1][p]` is the score of seat p after round m (m = 1..M). Round 0 is implicit: every
-player equal, the first seat leading. Ties in a ranking keep seat order. Negative scores count as
-0 in the point shares of the uncertainty metrics (a share cannot be negative).
+`rounds[m - 1][p]` is the score of seat p after round m (m = 1..M). Ties in a ranking keep seat
+order. Negative scores count as 0 in the point shares of the uncertainty metrics (a share cannot
+be negative).
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ Scores = Sequence[Sequence[float]]
 
 DRAMA = ("drama_points", "drama_position", "drama_path")
 METRICS = (*DRAMA, "lead_change", "uncertainty_entropy", "uncertainty_distance")
+# Reported over the matches that score above 0 (with how many do), as the study reports them.
+ABOVE_ZERO = (*DRAMA, "lead_change")
 
 
 def ranking(scores: Sequence[float]) -> list[int]:
@@ -85,12 +87,13 @@ def _drama_path(m: _Match) -> float:
 
 
 def _lead_change(m: _Match) -> float:
-    if not m.rounds:
+    """The study's equation 2.5: leaders over rounds 1..M (no round 0), the distinct leaders and the
+    changes of leader between consecutive rounds, the changes divided by M - 1."""
+    if len(m.rounds) < 2 or m.players < 2:
         return 0.0
-    leaders = [0, *m.leaders]
-    changes = sum(1 for a, b in itertools.pairwise(leaders) if a != b)
-    spread = math.sqrt((len(set(leaders)) - 1) / (m.players - 1)) if m.players > 1 else 0.0
-    return (spread + math.sqrt(changes / len(m.rounds))) / 2
+    changes = sum(1 for a, b in itertools.pairwise(m.leaders) if a != b)
+    spread = math.sqrt((len(set(m.leaders)) - 1) / (m.players - 1))
+    return (spread + math.sqrt(changes / (len(m.rounds) - 1))) / 2
 
 
 def shares(scores: Sequence[float]) -> list[float]:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from partida.lab.metrics import DRAMA, METRICS
+from partida.lab.metrics import ABOVE_ZERO, METRICS
 
 
 def _mean_std(values: Sequence[float]) -> tuple[float, float]:
@@ -18,7 +18,8 @@ def _mean_std(values: Sequence[float]) -> tuple[float, float]:
 
 def summarize(results: Sequence[dict[str, Any]], metrics: Sequence[dict[str, float]], seats: int) -> dict[str, Any]:
     """Win share per seat (sole first places), draw share (shared first places), and the metrics:
-    for drama, how many matches score above 0 and the mean and standard deviation over those;
+    for drama and lead change, how many matches score above 0 and the mean and standard deviation
+    over those;
     for the others, mean and standard deviation over all matches (population std)."""
     n = len(results)
     wins = [0] * seats
@@ -37,7 +38,7 @@ def summarize(results: Sequence[dict[str, Any]], metrics: Sequence[dict[str, flo
     }
     for name in METRICS:
         values = [m[name] for m in metrics]
-        if name in DRAMA:
+        if name in ABOVE_ZERO:
             positive = [v for v in values if v > 0]
             mean, std = _mean_std(positive)
             summary["metrics"][name] = {"above_zero": len(positive), "mean": mean, "std": std}
