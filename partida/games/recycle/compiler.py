@@ -21,6 +21,16 @@ from partida.games.recycle.parser import Num, RecycleSyntaxError, SExpr, SList, 
 Fn = Callable[[Any, dict], Any]
 KINDS = ("iloc", "vloc", "mem", "sto")
 GAME = -1  # owner of the game's own locations
+TEAM0 = -2  # team t owns locations as TEAM0 - t (players own theirs as 0, 1, ...)
+
+
+def team_owner(team: int) -> int:
+    return TEAM0 - team
+
+
+def owner_team(owner: int) -> int | None:
+    """The team index behind a location owner, None for a player or the game."""
+    return TEAM0 - owner if owner <= TEAM0 else None
 
 
 class RecycleRuntimeError(ValueError):
@@ -71,6 +81,7 @@ class Stage(Node):
     body: Seq
     line: int
     column: int
+    team: bool = False  # a (stage team ...): turns go to teams, not players
     control = True
 
 
@@ -124,6 +135,7 @@ class Program:
     scoring_max: bool
     scoring: Fn
     locations_written: set[tuple[str, str]] = field(default_factory=set)
+    teams: tuple[tuple[int, ...], ...] = ()  # (create teams (0 2) (1 3)): seats per team
 
 
 # The compiler ------------------------------------------------------------------------------
@@ -137,6 +149,8 @@ class Compiler:
         self.seat_declare: str | None = None
         self.written: set[tuple[str, str]] = set()
         self.read: list[tuple[tuple[str, str], SExpr]] = []
+        self.teams: tuple[tuple[int, ...], ...] = ()
+        self.team_uses: list[SExpr] = []
 
     # helpers
     def _node(self, node: Node) -> Node:
@@ -200,9 +214,19 @@ class Compiler:
                     f"unknown location {key[0]} {key[1]}: no card is ever put there (expected a location "
                     "created by (create deck ...), (move ...) or (remember ...))",
                 )
+        if self.team_uses and not self.teams:
+            raise _err(self.team_uses[0], "expected (create teams (SEAT ...) ...) in the (setup ...) to use teams")
         root = self._seq(stmts)
         return Program(
-            root, self.nodes, self.declares, self.seats, self.seat_declare, scoring[0], scoring[1], self.written
+            root,
+            self.nodes,
+            self.declares,
+            self.seats,
+            self.seat_declare,
+            scoring[0],
+            scoring[1],
+            self.written,
+            self.teams,
         )
 
     def _declare(self, sl: SList) -> None:
@@ -300,15 +324,18 @@ class Compiler:
         return Prim(all_players)
 
     def _s_stage(self, sl: SList, scope: frozenset[str]) -> Node:
-        self._list(sl, "(stage player (end CONDITION) ACTION...)", at_least=3)
-        if self._sym(sl.items[1], "player") != "player":
-            raise _err(sl.items[1], "expected (stage player ...): only player stages are supported")
+        self._list(sl, "(stage player|team (end CONDITION) ACTION...)", at_least=3)
+        kind = self._sym(sl.items[1], "player or team")
+        if kind not in ("player", "team"):
+            raise _err(sl.items[1], f"expected (stage player ...) or (stage team ...), not {kind!r}")
+        if kind == "team":
+            self.team_uses.append(sl)
         end = self._list(sl.items[2], "(end CONDITION)", length=2)
         if end.head() != "end":
-            raise _err(end, "expected (end CONDITION) after (stage player")
+            raise _err(end, f"expected (end CONDITION) after (stage {kind}")
         cond = self.cond(end.items[1], scope)
         body = self._seq([self.stmt(s, scope) for s in sl.items[3:]])
-        return self._node(Stage(cond, body, sl.line, sl.column))
+        return self._node(Stage(cond, body, sl.line, sl.column, kind == "team"))
 
     def _s_choice(self, sl: SList, scope: frozenset[str]) -> Node:
         self._list(sl, "(choice (OPTION ...))", at_least=2)
@@ -322,6 +349,14 @@ class Compiler:
         if isinstance(sl.items[0], SList):
             self._list(sl, "(CONDITION OPTION)", length=2)
             return self._option(sl.items[1], scope, [*conds, self.cond(sl.items[0], scope)])
+        if sl.head() == "do":
+            # (do ((any ...))): the study's texts wrap a card option in a do; one option, unwrapped
+            inner = sl.items[1:]
+            if len(inner) == 1 and isinstance(inner[0], SList) and inner[0].items:
+                if isinstance(inner[0].items[0], SList) and len(inner[0].items) == 1:
+                    inner = inner[0].items
+            if len(inner) == 1 and isinstance(inner[0], SList) and inner[0].head() == "any":
+                return self._option(inner[0], scope, conds)
         if sl.head() == "any":
             self._list(sl, "(any COLLECTION 'C ACTION)", length=4)
             coll = self.coll(sl.items[1], scope)
@@ -439,7 +474,11 @@ class Compiler:
         which = self._sym(sl.items[1], "next or current")
         if which not in ("next", "current"):
             raise _err(sl.items[1], f"expected next or current, not {which!r}")
-        player = self.player(sl.items[2], scope)
+        target = sl.items[2]
+        if isinstance(target, Sym) and target.name in ("current", "next", "previous"):
+            # (cycle current previous): the study's short form of (previous player)
+            target = SList([target, Sym("player", target.line, target.column)], target.line, target.column)
+        player = self.player(target, scope)
 
         def cycle(st: Any, env: dict) -> None:
             p = player(st, env)
@@ -493,6 +532,23 @@ class Compiler:
             self.seats = (counts[0], counts[-1])
             return Prim(_nothing)
         if what == "teams":
+            self._list(sl, "(create teams (SEAT ...) ...)", at_least=3)
+            if self.seats is None:
+                raise _err(sl, "expected (create players N) before (create teams ...)")
+            teams: list[tuple[int, ...]] = []
+            seen: set[int] = set()
+            for team in sl.items[2:]:
+                members = self._list(team, "a team: a list of seats such as (0 2)", at_least=1)
+                seats = []
+                for item in members.items:
+                    if not isinstance(item, Num) or not 0 <= item.value < self.seats[0] or item.value in seen:
+                        raise _err(item, f"expected a seat number from 0 to {self.seats[0] - 1} in no other team")
+                    seen.add(item.value)
+                    seats.append(item.value)
+                teams.append(tuple(seats))
+            if len(seen) != self.seats[0] or self.seats[0] != self.seats[1]:
+                raise _err(sl, f"expected every seat from 0 to {self.seats[0] - 1} in exactly one team")
+            self.teams = tuple(teams)
             return Prim(_nothing)
         if what == "deck":
             self._list(sl, "(create deck LOCATION (deck ATTRIBUTES...))", length=4)
@@ -573,6 +629,19 @@ class Compiler:
             return self._lookup(sx, scope)
         sl = self._list(sx, "a player: (current player), (next player), (previous player), (owner CARD) or 'P")
         head = sl.head()
+        if len(sl.items) == 2 and isinstance(sl.items[1], Sym) and sl.items[1].name in ("player", "team"):
+            if isinstance(sl.items[0], SList):
+                # ((current player) player): a player expression applied to a player expression, which
+                # names that same player; ((current player) team) names the player's team
+                inner = self.player(sl.items[0], scope)
+                if sl.items[1].name == "player":
+                    return inner
+                self.team_uses.append(sl)
+                return lambda st, env: team_owner(st.team_of(inner(st, env)))
+            if sl.items[1].name == "team" and head in ("current", "next", "previous"):
+                self.team_uses.append(sl)
+                step = {"current": 0, "next": 1, "previous": -1}[head]
+                return lambda st, env: team_owner((st.team + step) % len(st.program.teams))
         if head in ("current", "next", "previous") and len(sl.items) == 2:
             if head == "current":
                 return lambda st, env: st.cur
@@ -650,6 +719,13 @@ class Compiler:
                 return out
 
             return filtered
+        if head == "all" and len(sl.items) == 4 and isinstance(sl.items[1], Sym):
+            # (all player 'P COLLECTION): one collection per player, in seat order (inside a union)
+            if sl.items[1].name != "player":
+                raise _err(sl.items[1], "expected (all player 'P COLLECTION)")
+            var = self._var(sl.items[2])
+            each = self.coll(sl.items[3], scope | {var})
+            return lambda st, env: [ref for p in range(st.n) for ref in each(st, {**env, var: p})]
         if head == "union":
             parts = [self.coll(i, scope) for i in sl.items[1:]]
             return lambda st, env: [ref for p in parts for ref in p(st, env)]
@@ -713,7 +789,12 @@ class Compiler:
                 key = self.storage(sl, scope)
                 return lambda st, env: st.sto.get(key(st, env), 0)
             return self.coll(sl, scope)
-        if head in ("current", "next", "previous", "owner"):
+        if head in ("current", "next", "previous", "owner") or (
+            len(sl.items) == 2
+            and isinstance(sl.items[0], SList)
+            and isinstance(sl.items[1], Sym)
+            and sl.items[1].name in ("player", "team")
+        ):
             return self.player(sl, scope)
         if head in ("top", "bottom", "max", "min"):
             return self.card(sl, scope)

@@ -14,7 +14,7 @@ from typing import Any
 
 from partida.games.base import BadOptions, Game, IllegalAction, Option, View
 from partida.games.prompts import Prompt
-from partida.games.recycle.compiler import GAME, Program, RecycleRuntimeError, compile_program
+from partida.games.recycle.compiler import GAME, Program, RecycleRuntimeError, compile_program, owner_team
 from partida.games.recycle.parser import RecycleSyntaxError, parse_sexpr
 from partida.games.recycle.state import RecycleState, card_label
 
@@ -125,6 +125,7 @@ class RecycleGame(Game):
         }
         state.stats = {int(r): list(v) for r, v in view["round_scores"]}
         state.cur, state.nxt = int(view["current"]), int(view["next"])
+        state.team = int(view.get("team", 0))
         nodes = self.program.nodes
         state.frames = [[nodes[nid], _env(state, env), i] for nid, env, i in view["control"]]
         state.over = bool(view["over"])
@@ -156,14 +157,14 @@ class RecycleGame(Game):
     def render(self, view: View) -> str:
         lines = [f"{self.title}: player {view['current'] + 1} to play" if not view["over"] else f"{self.title}: over"]
         for loc in view["locations"]:
-            owner = "game" if loc["owner"] == GAME else f"player {loc['owner'] + 1}"
+            owner = _owner_name(loc["owner"])
             if "cards" in loc:
                 shown = ", ".join(card_label(c["attrs"]) for c in loc["cards"]) or "-"
             else:
                 shown = f"{loc['count']} hidden card(s)"
             lines.append(f"  {owner} {loc['name']} ({loc['kind']}): {shown}")
         for owner, name, value in view["storage"]:
-            lines.append(f"  {'game' if owner == GAME else f'player {owner + 1}'} {name} = {value}")
+            lines.append(f"  {_owner_name(owner)} {name} = {value}")
         for name, values in view["dice"].items():
             lines.append(f"  dice {name}: {values} (total {sum(values)})")
         if view.get("scores") is not None:
@@ -213,3 +214,10 @@ def load_game_file(path: Path) -> RecycleGame:
 
 
 __all__ = ["RecycleGame", "RecycleRuntimeError", "RecycleSyntaxError", "load_game_file"]
+
+
+def _owner_name(owner: int) -> str:
+    if owner == GAME:
+        return "game"
+    team = owner_team(owner)
+    return f"player {owner + 1}" if team is None else f"team {team + 1}"

@@ -24,6 +24,7 @@ from partida.games.recycle.compiler import (
     Seq,
     Stage,
     When,
+    owner_team,
 )
 
 STEP_LIMIT = 100_000  # stage turns without a player decision before the description is declared broken
@@ -44,6 +45,7 @@ class RecycleState(State):
         self.secret = hashlib.blake2b(f"ids:{seed}".encode(), digest_size=8).hexdigest()
         self.cur = 0
         self.nxt = 1 % seats
+        self.team = 0  # the team whose turn it is in a (stage team ...)
         self.cards: list[dict[str, Any]] = []  # attributes, fixed once set-up has run (shared by clones)
         self.where: list[tuple[int, str, str]] = []
         self.card_owner: list[int] = []
@@ -127,7 +129,9 @@ class RecycleState(State):
                 else:
                     stmt.fn(self, frame[1])
             elif kind is Stage:
-                if frame[2]:  # a turn just ended: the next player's turn
+                if node.team:
+                    self._team_turn(frame[2])
+                elif frame[2]:  # a turn just ended: the next player's turn
                     self.cur = self.nxt % self.n
                     self.nxt = (self.cur + 1) % self.n
                 if node.end(self, frame[1]):
@@ -157,6 +161,20 @@ class RecycleState(State):
             else:  # pragma: no cover
                 raise RecycleRuntimeError(f"unexpected frame {node!r}")
         self.over = True
+
+    def team_of(self, seat: int) -> int:
+        for t, members in enumerate(self.program.teams):
+            if seat in members:
+                return t
+        return 0
+
+    def _team_turn(self, ended: int) -> None:
+        """A team stage starts with the current player's team; after each turn the next team plays,
+        its first seat being the current player."""
+        teams = self.program.teams
+        self.team = (self.team + 1) % len(teams) if ended else self.team_of(self.cur)
+        self.cur = teams[self.team][0]
+        self.nxt = (self.cur + 1) % self.n
 
     def enter(self, node: Node, env: dict) -> bool:
         """Start a control statement; True when it opened a choice."""
@@ -209,9 +227,11 @@ class RecycleState(State):
             return card_label(self.cards[c])
         return f"hidden card {self.locs[key].index(c) + 1} of {key[2]}"
 
-    @staticmethod
-    def visible(key: tuple[int, str, str], seat: int | None) -> bool:
-        return key[1] != "iloc" or (seat is not None and key[0] == seat)
+    def visible(self, key: tuple[int, str, str], seat: int | None) -> bool:
+        if key[1] != "iloc" or seat is None:
+            return key[1] != "iloc"
+        team = owner_team(key[0])
+        return key[0] == seat if team is None else seat in self.program.teams[team]
 
     # the State interface
     @property
@@ -294,6 +314,7 @@ class RecycleState(State):
             "players": self.n,
             "current": self.cur,
             "next": self.nxt,
+            "team": self.team,
             "options": dict(self.consts),
             "locations": locations,
             "storage": storage,
