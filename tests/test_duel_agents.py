@@ -4,13 +4,16 @@ positions where the right answer is clear."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
 from partida.bots.base import RandomAgent, Turn
+from partida.bots.duel_eval import evaluation
 from partida.bots.duel_lookahead import LookaheadAgent
 from partida.bots.duel_mulligan import REWARD_ON_PLAY, MulliganAgent, mulligan_table
-from partida.bots.duel_search import SearchAgent
+from partida.bots.duel_search import SearchAgent, SplitSearchAgent
+from partida.bots.duel_turn import TurnSearch
 from partida.bots.local import play_local
 from partida.cli import main as cli_main
 from partida.games.duel import GAMES
@@ -88,6 +91,49 @@ def test_search_agent_attacks_an_empty_board() -> None:
     bears = put(state, "Grizzly Bears", 0)
     state.apply(0, "pass")
     assert SearchAgent(seed=1).act(turn_for(state, 0)) == [bears]
+
+
+def showcase():
+    """The study's showcase: Nest Robber attacks into a Siege Mastodon that must block (else the
+    Robber and a Volcanic Hammer are lethal), and the Hammer finishes the damaged Mastodon in the
+    second main phase."""
+    state = blank()
+    state.players[1].life = 5
+    for _ in range(4):
+        put(state, "Mountain", 0)
+    robber = give(state, "Nest Robber", 0)
+    hammer = give(state, "Volcanic Hammer", 0)
+    mastodon = put(state, "Siege Mastodon", 1)
+    return state, robber, hammer, mastodon
+
+
+def test_whole_turn_search_plans_the_attack_that_main_two_finishes() -> None:
+    state, robber, hammer, mastodon = showcase()
+    plan = TurnSearch(evaluation("reference"), random.Random(1)).turn(state)
+    assert plan.main1 == [{"cast": robber}]
+    assert plan.attack == [robber]
+    assert plan.blocks == [[mastodon, robber]]
+    assert plan.main2 == [{"cast": hammer, "target": mastodon}]
+
+    agent = SearchAgent(seed=1)
+    assert agent.act(turn_for(state, 0)) == {"cast": robber}
+    state.apply(0, {"cast": robber})
+    assert agent.act(turn_for(state, 0)) == "pass"
+    state.apply(0, "pass")
+    assert agent.act(turn_for(state, 0)) == [robber]
+    state.apply(0, [robber])
+    state.apply(1, [[mastodon, robber]])
+    assert state.permanent(mastodon).damage == 2
+    assert agent.act(turn_for(state, 0)) == {"cast": hammer, "target": mastodon}
+    state.apply(0, {"cast": hammer, "target": mastodon})
+    assert state.permanent(mastodon) is None
+
+
+def test_split_planner_cannot_see_the_follow_up_in_main_two() -> None:
+    state, robber, _, _ = showcase()
+    state.apply(0, {"cast": robber})
+    state.apply(0, "pass")
+    assert SplitSearchAgent(seed=1).act(turn_for(state, 0)) == []
 
 
 def test_scry_keeps_a_land_on_top_of_a_land_light_hand() -> None:

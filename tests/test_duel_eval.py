@@ -112,7 +112,7 @@ def test_agents_take_a_weights_file(tmp_path: Path) -> None:
     agent = make_agent("duel-search", evaluation="fitted", weights=str(mine))
     state = blank()
     state.players[0].life = 17
-    assert agent.planner.evaluate(state, 0) == 17.0
+    assert agent.evaluate(state, 0) == 17.0
     assert make_agent("duel-lookahead", weights=str(mine)).evaluate(state, 0) == 17.0
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ValueError, match="cannot read Duel evaluation weights"):

@@ -151,8 +151,17 @@ def simulate_combat(
     state: DuelState, attackers: list[Permanent], blocks: dict[str, list[Permanent]]
 ) -> tuple[int, set[str]]:
     """Damage to the defending player and the ids of the creatures that die, for attackers with
-    their (ordered) blockers. The same rules as the engine, without copying the state (and read
-    from the cards' fields directly: the searches run this hundreds of thousands of times)."""
+    their (ordered) blockers."""
+    to_player, hp = combat_hit_points(attackers, blocks)
+    return to_player, {pid for pid, h in hp.items() if h <= 0}
+
+
+def combat_hit_points(
+    attackers: list[Permanent], blocks: dict[str, list[Permanent]]
+) -> tuple[int, dict[str, int]]:
+    """Damage to the defending player and each fighter's toughness left after the combat (0 or
+    less: it dies). The same rules as the engine, without copying the state (and read from the
+    cards' fields directly: the searches run this hundreds of thousands of times)."""
     hp: dict[str, int] = {}
     power: dict[str, int] = {}
     early: set[str] = set()  # first or double strike: deals damage in the first step
@@ -197,7 +206,7 @@ def simulate_combat(
                     marks.append((aid, power[bid]))
         for pid, amount in marks:
             hp[pid] -= amount
-    return to_player, {pid for pid, h in hp.items() if h <= 0}
+    return to_player, hp
 
 
 def combat_value(

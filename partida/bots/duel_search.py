@@ -1,7 +1,12 @@
-"""The spec's one-turn lookahead agent: breadth-first search over main-phase sequences, combat as
-minimax (own attacks max, the opponent's blocks min, own damage orders max), every position scored
-with the spec's R(s). It re-plans at every decision, so a block it did not predict simply leads to
-a fresh plan for the second main phase. Myopic and aggressive by design."""
+"""The spec's one-turn lookahead agents, both myopic and aggressive by design.
+
+`duel-search` is the study's agent: the whole-turn search of `duel_turn` (main 1, combat minimax,
+main 2, scored at the end of the turn). It plays the turn it planned and re-plans when the game
+leaves the plan (a block it did not predict leads to a fresh second main phase).
+
+`duel-search-split` is the cheaper planner the rollouts of `duel-lookahead` use: the first main
+phase is scored right after the combat it leads to, and the second main phase is searched only
+when it comes, so a follow-up in main 2 cannot motivate an attack."""
 
 from __future__ import annotations
 
@@ -21,12 +26,15 @@ from partida.bots.duel_plan import (
     discard_choice,
     line_value,
     main_lines,
+    state_key,
 )
+from partida.bots.duel_turn import TurnPlan, TurnSearch
 from partida.games.duel.state import DuelState
 
 
 class Planner:
-    """One-turn decisions on a full state, with a given evaluation function."""
+    """One-turn decisions on a full state, with a given evaluation function: the split planner
+    (main 1 scored after combat, main 2 searched when it comes)."""
 
     def __init__(
         self,
@@ -100,10 +108,10 @@ def single_answer(turn: Turn) -> Any | None:
     return None
 
 
-class SearchAgent(Agent):
-    """The spec's reference search agent; mulligan and scry by the mulligan policy."""
+class SplitSearchAgent(Agent):
+    """The split one-turn planner as an agent; mulligan and scry by the mulligan policy."""
 
-    name = "duel-search"
+    name = "duel-search-split"
 
     def __init__(self, seed: int | None = None, evaluation: str = "reference", weights: str | None = None) -> None:
         self.rng = random.Random(seed)
@@ -121,12 +129,86 @@ class SearchAgent(Agent):
         return self.planner.decide(state, name, turn.seat)
 
 
+def plan_key(state: DuelState) -> tuple[Any, ...]:
+    return (state.turn, state.active, *state_key(state))
+
+
+class SearchAgent(Agent):
+    """The study's search agent: whole-turn search with R(s) (or another evaluation); mulligan and
+    scry by the mulligan policy."""
+
+    name = "duel-search"
+
+    def __init__(self, seed: int | None = None, evaluation: str = "reference", weights: str | None = None) -> None:
+        self.rng = random.Random(seed)
+        self.policy = MulliganPolicy()
+        self.evaluate = named_evaluation(evaluation, weights)
+        self.search = TurnSearch(self.evaluate, self.rng)
+        self.planned: dict[tuple[Any, ...], Any] = {}  # position -> the planned answer there
+
+    def new_game(self, game: Any, seat: int) -> None:
+        self.planned = {}
+
+    def remember(self, state: DuelState, plan: TurnPlan) -> None:
+        """Note the answer the plan gives at each position it passes through this turn, so the turn
+        is searched once, not once per action."""
+        self.planned = {}
+        walk = state.clone()
+        try:
+            if walk.phase == "main1":
+                for action in plan.main1:
+                    self.planned[plan_key(walk)] = action
+                    walk.apply_fast(action)
+                    if walk.is_over():
+                        return
+                self.planned[plan_key(walk)] = "pass"
+                walk.apply_fast("pass")
+            if walk.phase == "attackers":
+                self.planned[plan_key(walk)] = plan.attack
+        except (StopIteration, KeyError, ValueError):  # a determinization the plan does not fit
+            self.planned = {}
+
+    def act(self, turn: Turn) -> Any:
+        name = turn.prompt.name
+        if name in ("mulligan", "scry"):
+            return self.policy.answer(turn)
+        only = single_answer(turn)
+        if only is not None:
+            return only
+        state = turn.state(self.rng)
+        if state.phase in ("main1", "attackers"):
+            known = self.planned.get(plan_key(state))
+            if known is not None:
+                return known
+            plan = self.search.turn(state) if state.phase == "main1" else self.search.from_attackers(state)
+            self.remember(state, plan)
+            return self.planned.get(plan_key(state), "pass" if state.phase == "main1" else [])
+        if name == "main":  # main 2: the best end of the turn from where combat left it
+            self.search.cache.clear()
+            line = self.search.main2(state)[1]
+            return line[0] if line else "pass"
+        if name == "blockers":
+            return self.search.blocks(state)
+        if name == "damage_order":
+            return self.search.order(state)
+        if name == "discard":
+            return discard_choice(state)
+        return "top"
+
+
 AGENTS = [
     AgentSpec(
         "duel-search",
         SearchAgent,
-        "Duel: the spec's one-turn lookahead (main-phase BFS, combat minimax, R(s))",
+        "Duel: the study's one-turn lookahead (whole-turn search: main 1, combat minimax, main 2; R(s))",
         games=frozenset({"duel"}),
         params={"seed": None, "evaluation": "reference", "weights": None},
-    )
+    ),
+    AgentSpec(
+        "duel-search-split",
+        SplitSearchAgent,
+        "Duel: one-turn lookahead with main 1 scored after combat and main 2 searched when it comes",
+        games=frozenset({"duel"}),
+        params={"seed": None, "evaluation": "reference", "weights": None},
+    ),
 ]
