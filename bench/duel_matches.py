@@ -12,6 +12,14 @@ first agent's result over both sides of every deal, where the luck of the deal c
 
     .venv/bin/python bench/duel_matches.py --games 200 --pairings random:random,duel-search:random
     nice -n 10 .venv/bin/python bench/duel_matches.py --games 200 --mirror --pairings duel-lookahead:duel-search
+
+`--study` runs the study's three experiments instead (its random player is the mulligan agent,
+`duel-mulligan`, random except for the mulligan): random vs random, search vs random and search vs
+search, and adds a `study` table that puts each of its figures (the white deck's wins between
+random players, the search's wins with each deck against random, the red deck's wins between
+search players) next to ours with a 95% interval.
+
+    nice -n 10 .venv/bin/python bench/duel_matches.py --study --games 200 --seed 11
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ def make_agent(name: str, **params: Any) -> Agent:
 
 
 DEFAULT_PAIRINGS = "random:random,duel-search:random,duel-lookahead:random,duel-lookahead:duel-search"
+STUDY_PAIRINGS = "duel-mulligan:duel-mulligan,duel-search:duel-mulligan,duel-search:duel-search"
 
 
 def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -131,6 +140,40 @@ def mirrored(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def deck_share(games: int, wins: float, draws: int) -> dict[str, Any]:
+    score = wins + 0.5 * draws
+    low, high = wilson(score, games)
+    return {"games": games, "rate": round(score / games, 4) if games else None, "ci95": [round(low, 4), round(high, 4)]}
+
+
+def study_table(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The study's figures next to ours: which deck wins between equal players, and how often the
+    search beats random with each deck."""
+    by_pair = {(r["agent"], r["opponent"]): r for r in results}
+    rows = []
+    for (a, b), what, study in (
+        (("duel-mulligan", "duel-mulligan"), "random vs random: white wins", 0.718),
+        (("duel-search", "duel-search"), "search vs search: red wins", 0.765),
+    ):
+        r = by_pair.get((a, b))
+        if r is None:
+            continue
+        d = r["by_deck_of_agent"]
+        deck = "white" if "white" in what else "red"
+        other = "red" if deck == "white" else "white"
+        wins = d[deck]["wins"] + d[other]["losses"]
+        draws = d[deck]["draws"] + d[other]["draws"]
+        rows.append({"figure": what, "study": study, **deck_share(r["games"], wins, draws)})
+    r = by_pair.get(("duel-search", "duel-mulligan"))
+    if r is not None:
+        for deck, study in (("white", 0.959), ("red", 0.972)):
+            v = r["by_deck_of_agent"][deck]
+            games = v["wins"] + v["losses"] + v["draws"]
+            row = {"figure": f"search vs random: search wins playing {deck}", "study": study}
+            rows.append(row | deck_share(games, v["wins"], v["draws"]))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=200, help="games per pairing, half with each deck (default 200)")
@@ -141,7 +184,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--mirror", action="store_true", help="also play every deal with the agents swapped and report both sides"
     )
+    parser.add_argument(
+        "--study", action="store_true", help="the study's three experiments, with its figures beside ours"
+    )
     args = parser.parse_args(argv)
+    if args.study:
+        args.pairings = STUDY_PAIRINGS
     results = []
     for pair in args.pairings.split(","):
         a, sep, b = pair.strip().partition(":")
@@ -152,7 +200,10 @@ def main(argv: list[str] | None = None) -> int:
             result["mirror"] = run_pairing(b, a, args.games, args.seconds, args.seed, args.progress)
             result["mirrored"] = mirrored(result, result["mirror"])
         results.append(result)
-    print(json.dumps({"game": "duel", "pairings": results}, indent=2))
+    report: dict[str, Any] = {"game": "duel", "pairings": results}
+    if args.study:
+        report["study"] = study_table(results)
+    print(json.dumps(report, indent=2))
     return 0
 
 
