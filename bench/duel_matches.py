@@ -31,15 +31,16 @@ import sys
 import time
 from typing import Any
 
-from partida.bots import base, duel_lookahead, duel_mulligan, duel_search
+from partida.bots import base
 from partida.bots.base import Agent, AgentSpec
+from partida.bots.duel import lookahead, mulligan, search
 from partida.bots.local import play_local
 from partida.games.duel import GAMES
 
 # The Duel agents and random, imported directly: the match runner does not depend on every other
 # bots module importing cleanly (the shared registry imports them all).
 SPECS: dict[str, AgentSpec] = {
-    spec.name: spec for module in (base, duel_mulligan, duel_search, duel_lookahead) for spec in module.AGENTS
+    spec.name: spec for module in (base, mulligan, search, lookahead) for spec in module.AGENTS
 }
 
 

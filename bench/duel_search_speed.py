@@ -22,10 +22,10 @@ import random
 import time
 from typing import Any
 
-from partida.bots.duel_eval import fitted_eval
-from partida.bots.duel_lookahead import LookaheadAgent
-from partida.bots.duel_plan import attack_sets, block_sets, simulate_combat
-from partida.bots.duel_search import SearchAgent
+from partida.bots.duel.evaluation import fitted_eval
+from partida.bots.duel.lookahead import LookaheadAgent
+from partida.bots.duel.plan import attack_sets, block_sets, simulate_combat
+from partida.bots.duel.search import SearchAgent
 from partida.bots.local import play_local
 from partida.games.duel import GAMES
 from partida.games.duel.state import DuelState

@@ -9,11 +9,11 @@ import random
 import pytest
 
 from partida.bots.base import RandomAgent, Turn
-from partida.bots.duel_eval import evaluation
-from partida.bots.duel_lookahead import LookaheadAgent
-from partida.bots.duel_mulligan import REWARD_ON_PLAY, MulliganAgent, mulligan_table
-from partida.bots.duel_search import SearchAgent, SplitSearchAgent
-from partida.bots.duel_turn import TurnSearch
+from partida.bots.duel.evaluation import evaluation
+from partida.bots.duel.lookahead import LookaheadAgent
+from partida.bots.duel.mulligan import REWARD_ON_PLAY, MulliganAgent, mulligan_table
+from partida.bots.duel.search import SearchAgent, SplitSearchAgent
+from partida.bots.duel.turn import TurnSearch
 from partida.bots.local import play_local
 from partida.cli import main as cli_main
 from partida.games.duel import GAMES

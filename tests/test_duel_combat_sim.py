@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from partida.bots.duel_plan import simulate_combat
+from partida.bots.duel.plan import simulate_combat
 from partida.games.duel import GAMES
 from partida.games.duel.state import DuelState
 

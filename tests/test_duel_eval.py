@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from partida.bots.duel_eval import FEATURES, WEIGHTS_FILE, evaluation, features, fitted_eval, load_weights
-from partida.bots.duel_fit import fit_logistic, log_loss, self_play
-from partida.bots.duel_search import SearchAgent
+from partida.bots.duel.evaluation import FEATURES, WEIGHTS_FILE, evaluation, features, fitted_eval, load_weights
+from partida.bots.duel.fit import fit_logistic, log_loss, self_play
+from partida.bots.duel.search import SearchAgent
 from partida.cli import main as cli_main
 from tests.test_duel_rules import blank, give, put
 

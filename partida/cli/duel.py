@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     f.add_argument("--games", type=int, default=3000, help="self-play games (default: %(default)s)")
     f.add_argument("--seed", type=int, default=0, help="seed of the games (default: %(default)s)")
-    f.add_argument("--out", default=None, help="where to write the weights (default: the installed duel_weights.json)")
+    f.add_argument("--out", default=None, help="where to write the weights (default: the installed weights.json)")
     add_json_flag(f)
     f.set_defaults(func=fit_eval)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
@@ -48,8 +48,8 @@ def fit_eval(args: argparse.Namespace) -> int:
 
     from rich.progress import Progress
 
-    from partida.bots.duel_eval import WEIGHTS_FILE
-    from partida.bots.duel_fit import fit
+    from partida.bots.duel.evaluation import WEIGHTS_FILE
+    from partida.bots.duel.fit import fit
 
     if args.games < 10:
         raise CliError("--games must be at least 10 (a fit on fewer games is noise)")
@@ -72,7 +72,7 @@ def fit_eval(args: argparse.Namespace) -> int:
 
 
 def mulligan_table(args: argparse.Namespace) -> int:
-    from partida.bots.duel_mulligan import deck_lands, mulligan_table
+    from partida.bots.duel.mulligan import deck_lands, mulligan_table
     from partida.games.duel.cards import default_pool
 
     pool = default_pool()

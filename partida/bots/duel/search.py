@@ -1,6 +1,6 @@
 """The spec's one-turn lookahead agents, both myopic and aggressive by design.
 
-`duel-search` is the study's agent: the whole-turn search of `duel_turn` (main 1, combat minimax,
+`duel-search` is the study's agent: the whole-turn search of `turn` (main 1, combat minimax,
 main 2, scored at the end of the turn). It plays the turn it planned and re-plans when the game
 leaves the plan (a block it did not predict leads to a fresh second main phase).
 
@@ -14,9 +14,9 @@ import random
 from typing import Any
 
 from partida.bots.base import Agent, AgentSpec, Turn
-from partida.bots.duel_eval import evaluation as named_evaluation
-from partida.bots.duel_mulligan import MulliganPolicy
-from partida.bots.duel_plan import (
+from partida.bots.duel.evaluation import evaluation as named_evaluation
+from partida.bots.duel.mulligan import MulliganPolicy
+from partida.bots.duel.plan import (
     MAX_ATTACK_SETS,
     MAX_BLOCK_SETS,
     Evaluator,
@@ -28,7 +28,7 @@ from partida.bots.duel_plan import (
     main_lines,
     state_key,
 )
-from partida.bots.duel_turn import TurnPlan, TurnSearch
+from partida.bots.duel.turn import TurnPlan, TurnSearch
 from partida.games.duel.state import DuelState
 
 

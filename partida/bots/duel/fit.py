@@ -1,4 +1,4 @@
-"""Fitting the Duel evaluation (`duel_eval`) to game outcomes.
+"""Fitting the Duel evaluation (`evaluation`) to game outcomes.
 
 Self-play games between one-turn planners (the spec's R(s) or the hand-set `strong_eval`, drawn
 per seat, with some random moves so the positions vary) are played on the full state, both deck
@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from partida.bots.base import Turn
-from partida.bots.duel_eval import FEATURES, features
-from partida.bots.duel_mulligan import MulliganPolicy
-from partida.bots.duel_plan import reference_eval, strong_eval
-from partida.bots.duel_search import Planner
+from partida.bots.duel.evaluation import FEATURES, features
+from partida.bots.duel.mulligan import MulliganPolicy
+from partida.bots.duel.plan import reference_eval, strong_eval
+from partida.bots.duel.search import Planner
 from partida.games.duel.game import Duel
 from partida.games.duel.state import DuelState
 

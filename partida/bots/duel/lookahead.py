@@ -5,8 +5,8 @@ all-out attack, a burn spell at a low life total, a flyer it left no blocker for
 keeps the one-turn search as a candidate generator and adds what it misses:
 
 1. Candidates. From its own turn it takes the best few main-phase lines, each with its best few
-   attack choices (main-phase BFS and the pruned combat minimax of `duel_plan`), ranked by its
-   evaluation: by default the one fitted to game outcomes (`duel_eval`), the log-odds of winning.
+   attack choices (main-phase BFS and the pruned combat minimax of `plan`), ranked by its
+   evaluation: by default the one fitted to game outcomes (`evaluation`), the log-odds of winning.
 2. Determinization. It samples the opponent's hand and both libraries from the unseen cards
    (`Game.determinize`), several times within the time budget.
 3. Rollout. Each candidate is played out in each sample: the rest of its own turn, the
@@ -27,16 +27,16 @@ import time
 from typing import Any
 
 from partida.bots.base import Agent, AgentSpec, Turn
-from partida.bots.duel_eval import evaluation as named_evaluation
-from partida.bots.duel_mulligan import MulliganPolicy
-from partida.bots.duel_plan import (
+from partida.bots.duel.evaluation import evaluation as named_evaluation
+from partida.bots.duel.mulligan import MulliganPolicy
+from partida.bots.duel.plan import (
     best_orders,
     block_sets,
     line_value,
     main_lines,
     ranked_attacks,
 )
-from partida.bots.duel_search import Planner, single_answer
+from partida.bots.duel.search import Planner, single_answer
 from partida.games.duel.state import DuelState
 from partida.games.prompts import freeze
 

@@ -3,8 +3,8 @@
 Hand-set weights (the spec's R(s), `strong_eval`) say what a position is worth in someone's
 opinion; this one says what it was worth in thousands of games: a logistic regression of the
 final result on features of positions at turn boundaries, fitted by `partida duel fit-eval`
-(module `duel_fit`). The value is the log-odds of winning for `me`, so the searches that use it
-compare positions in the unit that matters. The weights are data (`duel_weights.json`), refitted
+(module `fit`). The value is the log-odds of winning for `me`, so the searches that use it
+compare positions in the unit that matters. The weights are data (`weights.json`), refitted
 when the cards or the agents change.
 
 Features look only at what a seat can see or what a determinization samples consistently with it:
@@ -21,10 +21,10 @@ from functools import cache
 from operator import mul
 from pathlib import Path
 
-from partida.bots.duel_plan import Evaluator, reference_eval, strong_eval, terminal_value
+from partida.bots.duel.plan import Evaluator, reference_eval, strong_eval, terminal_value
 from partida.games.duel.state import DuelState
 
-WEIGHTS_FILE = Path(__file__).with_name("duel_weights.json")
+WEIGHTS_FILE = Path(__file__).with_name("weights.json")
 
 FEATURES = [
     "bias",

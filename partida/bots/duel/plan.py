@@ -156,9 +156,7 @@ def simulate_combat(
     return to_player, {pid for pid, h in hp.items() if h <= 0}
 
 
-def combat_hit_points(
-    attackers: list[Permanent], blocks: dict[str, list[Permanent]]
-) -> tuple[int, dict[str, int]]:
+def combat_hit_points(attackers: list[Permanent], blocks: dict[str, list[Permanent]]) -> tuple[int, dict[str, int]]:
     """Damage to the defending player and each fighter's toughness left after the combat (0 or
     less: it dies). The same rules as the engine, without copying the state (and read from the
     cards' fields directly: the searches run this hundreds of thousands of times)."""

@@ -7,7 +7,7 @@ Nest Robber into a Siege Mastodon block, then Volcanic Hammer the Mastodon): a s
 right after combat cannot see that, since R(s) ignores marked damage.
 
 The search is exact within four caps, each where its space explodes (module constants, shared with
-the split planner of `duel_plan`): a main phase stops after `MAX_MAIN_NODES` distinct positions
+the split planner of `plan`): a main phase stops after `MAX_MAIN_NODES` distinct positions
 (breadth first, so the short lines are all there); at most `MAX_ATTACK_SETS` attack subsets (all of
 them up to five candidates); at most `MAX_BLOCK_SETS` block assignments (all when fewer, else no
 block, every single block and a seeded sample); the blockers of one attacker are permuted up to
@@ -22,7 +22,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from partida.bots.duel_plan import (
+from partida.bots.duel.plan import (
     MAX_ATTACK_SETS,
     MAX_BLOCK_SETS,
     MAX_MAIN_NODES,
