@@ -49,6 +49,8 @@ class Client:
         # updates received but not yet read, per (room, seat): one connection may hold several seats
         self._queued_updates: defaultdict[tuple[str, int | None], int] = defaultdict(int)
         self.seated: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        # pushed `challenge` (to you), `challenge_accepted` and `challenge_declined` (of yours)
+        self.challenges: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.errors: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.closed = asyncio.Event()
         self._reader = asyncio.get_running_loop().create_task(self._read())
@@ -157,8 +159,33 @@ class Client:
             self._rooms[room].put_nowait(message)
         elif kind == "seated":
             self.seated.put_nowait(message)
+        elif kind in ("challenge", "challenge_accepted", "challenge_declined"):
+            self.challenges.put_nowait(message)
         elif kind == "error":
             self.errors.put_nowait(message)
+
+    # Challenges.
+
+    async def challenge(
+        self,
+        to: str,
+        game: str,
+        options: dict[str, Any] | None = None,
+        seats: int | None = None,
+        clock: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Challenge the account `to` (a person or a bot); returns the challenge. Its outcome
+        arrives in `challenges`: `challenge_accepted` (room, seat, token) or `challenge_declined`."""
+        fields = {"options": options, "seats": seats, "clock": clock}
+        reply = await self.request("challenge", to=to, game=game, **{k: v for k, v in fields.items() if v is not None})
+        return reply["challenge"]
+
+    async def accept(self, challenge_id: str) -> dict[str, Any]:
+        """Accept a challenge pushed to you; the reply has the room, your seat and token."""
+        return await self.request("accept", challenge=challenge_id)
+
+    async def decline(self, challenge_id: str) -> dict[str, Any]:
+        return await self.request("decline", challenge=challenge_id)
 
     # The lobby.
 

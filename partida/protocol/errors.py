@@ -26,6 +26,8 @@ class ErrorCode(StrEnum):
     UNKNOWN_GAME = "unknown_game"
     BAD_OPTIONS = "bad_options"
     NO_SUCH_ROOM = "no_such_room"
+    NO_SUCH_PLAYER = "no_such_player"  # `challenge` to a name no connected account has
+    NO_SUCH_CHALLENGE = "no_such_challenge"  # `accept`/`decline` of a challenge not open to you
     NO_SUCH_GAME = "no_such_game"  # `game` for an id that is not stored, or private to others
     NO_SUCH_SEAT = "no_such_seat"
     SEAT_TAKEN = "seat_taken"

@@ -183,6 +183,31 @@ class GameRecord(Request):
     game_id: int
 
 
+@dataclass
+class Challenge(Request):
+    """Ask the account named `to` (a person or a bot, any case) for a game. Answered by
+    `challenge_sent`; the outcome comes as a pushed `challenge_accepted` or `challenge_declined`."""
+
+    type: ClassVar[str] = "challenge"
+    to: str
+    game: str
+    options: dict[str, Any] | None = None
+    seats: int | None = None
+    clock: dict[str, Any] | None = None
+
+
+@dataclass
+class AcceptChallenge(Request):
+    type: ClassVar[str] = "accept"
+    challenge: str
+
+
+@dataclass
+class DeclineChallenge(Request):
+    type: ClassVar[str] = "decline"
+    challenge: str
+
+
 REQUESTS: dict[str, type[Request]] = {
     cls.type: cls
     for cls in (
@@ -205,6 +230,9 @@ REQUESTS: dict[str, type[Request]] = {
         Rematch,
         Games,
         GameRecord,
+        Challenge,
+        AcceptChallenge,
+        DeclineChallenge,
     )
 }
 

@@ -41,6 +41,7 @@ from partida.protocol import (
 )
 from partida.protocol import messages as m
 from partida.server import ending_requests, history
+from partida.server.challenges import Challenge, Challenges
 from partida.server.clocks import MAX_SECONDS, BadClock, ClockSpec
 from partida.server.endings import DEFAULT_ABANDON_AFTER
 from partida.server.events import EventBus, open_bus
@@ -81,6 +82,7 @@ class Server:
         self.rooms: dict[str, Room] = {}
         self.limiter = Limiter(config.limits)
         self.sessions: set[Session] = set()
+        self.challenges = Challenges()
         self.db: Database | None = None
         self.store: Store = None  # type: ignore[assignment]  # set in start()
         self.bus: EventBus | None = None
@@ -106,6 +108,9 @@ class Server:
             "rematch": self.on_rematch,
             "games": self.on_games,
             "game": self.on_game,
+            "challenge": self.on_challenge,
+            "accept": self.on_accept,
+            "decline": self.on_decline,
         }
 
     # Life cycle.
@@ -237,6 +242,7 @@ class Server:
         finally:
             self.limiter.release(limits)
             self.sessions.discard(session)
+            self.challenges.drop_from(session)
             for room in list(session.rooms):
                 with contextlib.suppress(Exception):
                     await room.call(lambda room=room: room.disconnect(session))
@@ -397,19 +403,20 @@ class Server:
             raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"there is no room {code!r}")
         return room
 
-    async def on_create_room(self, session: Session, req: m.CreateRoom) -> None:
+    def _room_terms(
+        self, session: Session, name: str, raw_options: dict[str, Any] | None, raw_seats: int | None, raw_clock: Any
+    ) -> tuple[Game, dict[str, Any], int, ClockSpec | None]:
+        """The game, options, seat count and clock a new room would have, checked (for
+        `create_room` and `challenge`), and the asker allowed one more waiting room."""
         try:
-            game = self.registry.get(req.game)
+            game = self.registry.get(name)
         except UnknownGame as exc:
             raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
         try:
-            options = game.resolve_options(req.options)
-            seats = game.check_seats(req.seats)
+            options = game.resolve_options(raw_options)
+            seats = game.check_seats(raw_seats)
         except BadOptions as exc:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
-        bots = self._parse_bot_seats(req.bots or {}, seats, game.name)
-        if req.seat is not None and not 0 <= req.seat < seats:
-            raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
         size = len(encode(options, Encoding.MSGPACK))
         if size > self.limiter.limits.options_bytes:
             raise ProtocolError(
@@ -423,9 +430,16 @@ class Server:
             )
             self.limiter.may_create_room(session.limits, waiting)
         try:
-            clock = ClockSpec.parse(req.clock)
+            clock = ClockSpec.parse(raw_clock)
         except BadClock as exc:
             raise ProtocolError(ErrorCode.BAD_CLOCK, str(exc)) from None
+        return game, options, seats, clock
+
+    async def on_create_room(self, session: Session, req: m.CreateRoom) -> None:
+        game, options, seats, clock = self._room_terms(session, req.game, req.options, req.seats, req.clock)
+        bots = self._parse_bot_seats(req.bots or {}, seats, game.name)
+        if req.seat is not None and not 0 <= req.seat < seats:
+            raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
         grace = self.config.abandon_after if req.abandon_after is None else req.abandon_after
         if not 0 < grace <= MAX_SECONDS:
             raise ProtocolError(
@@ -551,6 +565,89 @@ class Server:
             raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
         live = next((r for r in self.rooms.values() if r.game_id == stored.id), None)
         session.send(server_message("stored_game", req.id, game=history.record(stored, game, live)))
+
+    # Challenges (the bookkeeping is server/challenges.py).
+
+    async def on_challenge(self, session: Session, req: m.Challenge) -> None:
+        me = session.identity
+        assert me is not None
+        targets = [
+            s
+            for s in self.sessions
+            if s.identity is not None
+            and s.identity.account_id is not None
+            and s.identity.name.lower() == req.to.strip().lower()
+            and not s.closed
+        ]
+        if not targets:
+            raise ProtocolError(
+                ErrorCode.NO_SUCH_PLAYER, f"no account named {req.to!r} is connected (guests cannot be challenged)"
+            )
+        target = targets[0].identity
+        assert target is not None and target.account_id is not None
+        if target.account_id == me.account_id:
+            raise ProtocolError(ErrorCode.BAD_FIELD, "challenge: you cannot challenge yourself")
+        game, options, seats, clock = self._room_terms(session, req.game, req.options, req.seats, req.clock)
+        challenge = Challenge(session, target.account_id, target.name, game, options, seats, clock)
+        if target.kind == "bot":
+            # A bot answers by the games it declared: no round trip, it is seated like any bot.
+            session.send(server_message("challenge_sent", req.id, challenge=challenge.to_data()))
+            bot = min(targets, key=lambda s: len(s.rooms))
+            if not self._bot_plays(bot, game.name):
+                reason = f"{target.name} does not play {game.name}"
+                declined = server_message("challenge_declined", challenge=challenge.id, by=target.name, reason=reason)
+                session.send(declined)
+                return
+            await self._open_challenge_room(challenge, bot)
+            return
+        self.challenges.add(challenge)
+        session.send(server_message("challenge_sent", req.id, challenge=challenge.to_data()))
+        for other in targets:
+            other.send(server_message("challenge", challenge=challenge.to_data()))
+
+    async def on_accept(self, session: Session, req: m.AcceptChallenge) -> None:
+        challenge = self.challenges.take(req.challenge, session)
+        room, seat, token = await self._open_challenge_room(challenge, session)
+        session.send(
+            server_message("challenge_accepted", req.id, challenge=challenge.id, room=room, seat=seat, token=token)
+        )
+
+    async def on_decline(self, session: Session, req: m.DeclineChallenge) -> None:
+        challenge = self.challenges.take(req.challenge, session)
+        assert session.identity is not None
+        challenge.challenger.send(
+            server_message("challenge_declined", challenge=challenge.id, by=session.identity.name, reason="declined")
+        )
+        session.send(server_message("challenge_declined", req.id, challenge=challenge.id, by=session.identity.name))
+
+    async def _open_challenge_room(
+        self, challenge: Challenge, opponent: Session
+    ) -> tuple[dict[str, Any], int, str | None]:
+        """A private room for a challenge: the challenger in seat 0, the opponent in seat 1 (a bot
+        is seated as a bot), other seats free for whoever gets the code. Returns the opponent's
+        room summary, seat and token; the challenger is told by `challenge_accepted`."""
+        room = await self.open_room(
+            challenge.game,
+            challenge.options,
+            challenge.seats,
+            False,
+            challenge.challenger,
+            True,
+            challenge.clock,
+            self.config.abandon_after,
+        )
+        await room.call(lambda: room.join(challenge.challenger, 0, None))
+        challenge.challenger.send(
+            server_message(
+                "challenge_accepted", challenge=challenge.id, room=room.summary(), seat=0, token=room.token_for(0)
+            )
+        )
+        assert opponent.identity is not None
+        if opponent.identity.kind == "bot":
+            seat = await room.call(lambda: room.seat_bot(opponent, 1))
+            return room.summary(), seat, None
+        seat = await room.call(lambda: room.join(opponent, 1, None))
+        return room.summary(), seat, room.token_for(seat)
 
     async def on_join(self, session: Session, req: m.Join) -> None:
         room = self.room(req.room)

@@ -1,0 +1,96 @@
+"""Challenges: asking a named account (a person or a bot) for a game.
+
+A challenge names an account, not a connection: every connection of that account is told
+(pushed `challenge`), and any of them may `accept` or `decline`. It lives while its challenger is
+connected and at most `CHALLENGE_TTL` seconds. A bot account answers by the games it declared,
+without a round trip: the server seats it as it seats any bot (`seated`). The challenger learns
+the outcome by a pushed `challenge_accepted` (with the room, its seat and token) or
+`challenge_declined`.
+
+The bookkeeping here is plain data, testable without a socket; `Server` wires it to requests.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from partida.protocol import ErrorCode, ProtocolError
+
+if TYPE_CHECKING:
+    from partida.games.base import Game
+    from partida.server.clocks import ClockSpec
+    from partida.server.session import Session
+
+CHALLENGE_TTL = 300.0  # seconds an unanswered challenge stands
+MAX_OPEN_PER_SESSION = 8  # open challenges one connection may have at a time
+
+
+@dataclass(eq=False)
+class Challenge:
+    challenger: Session
+    account_id: int  # the challenged account
+    to: str  # its name as stored
+    game: Game
+    options: dict[str, Any]
+    seats: int
+    clock: ClockSpec | None
+    id: str = field(default_factory=lambda: secrets.token_hex(6))
+    created: float = field(default_factory=time.monotonic)
+
+    def to_data(self) -> dict[str, Any]:
+        identity = self.challenger.identity
+        assert identity is not None
+        return {
+            "id": self.id,
+            "from": {"name": identity.name, "kind": identity.kind},
+            "to": self.to,
+            "game": self.game.name,
+            "options": self.options,
+            "seats": self.seats,
+            "clock": self.clock.to_data() if self.clock else None,
+        }
+
+    def expired(self, now: float) -> bool:
+        return self.challenger.closed or now - self.created > CHALLENGE_TTL
+
+
+class Challenges:
+    """The open challenges of a server, by id."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, Challenge] = {}
+
+    def add(self, challenge: Challenge) -> None:
+        self._expire()
+        mine = sum(1 for c in self.open.values() if c.challenger is challenge.challenger)
+        if mine >= MAX_OPEN_PER_SESSION:
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED, f"at most {MAX_OPEN_PER_SESSION} open challenges at a time; wait for answers"
+            )
+        self.open[challenge.id] = challenge
+
+    def take(self, challenge_id: str, session: Session) -> Challenge:
+        """Remove and return the challenge addressed to `session`'s account. Anyone else asking
+        about it learns nothing of it: the same error as for no challenge at all."""
+        self._expire()
+        challenge = self.open.get(challenge_id)
+        account_id = session.identity.account_id if session.identity else None
+        if challenge is None or account_id is None or challenge.account_id != account_id:
+            raise ProtocolError(ErrorCode.NO_SUCH_CHALLENGE, f"there is no open challenge {challenge_id!r} to you")
+        del self.open[challenge_id]
+        return challenge
+
+    def drop_from(self, session: Session) -> list[Challenge]:
+        """A challenger left: its challenges lapse."""
+        gone = [c for c in self.open.values() if c.challenger is session]
+        for challenge in gone:
+            del self.open[challenge.id]
+        return gone
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for challenge_id in [i for i, c in self.open.items() if c.expired(now)]:
+            del self.open[challenge_id]

@@ -1,0 +1,137 @@
+"""Challenges: a named account (person or bot) is asked for a game, answers accept or decline,
+and an accepted challenge is a private room with both seated; bots answer by their games."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+
+from partida.client import ServerError
+from partida.server.app import Server
+
+PASSWORD = "correct horse battery"
+
+
+async def _user(server: Server, connect, name: str):  # type: ignore[no-untyped-def]
+    await server.store.create_user(name, PASSWORD)
+    return await connect(name=name, password=PASSWORD)
+
+
+def _random(seed: int):  # type: ignore[no-untyped-def]
+    rng = random.Random(seed)
+    return lambda update, prompt: prompt.random_answer(rng)
+
+
+async def test_a_person_accepts_a_challenge_and_both_play(server: Server, connect) -> None:
+    alice = await _user(server, connect, "Alice")
+    bob = await _user(server, connect, "Bob")
+    clock = {"initial": 600, "increment": 5}
+    sent = await alice.challenge("bob", "tictactoe", clock=clock)
+    assert sent["from"] == {"name": "Alice", "kind": "user"} and sent["to"] == "Bob"
+    pushed = await asyncio.wait_for(bob.challenges.get(), 5)
+    assert pushed["type"] == "challenge" and pushed["challenge"]["id"] == sent["id"]
+    assert pushed["challenge"]["game"] == "tictactoe" and pushed["challenge"]["clock"]["initial"] == 600
+
+    accepted = await bob.accept(sent["id"])
+    theirs = await asyncio.wait_for(alice.challenges.get(), 5)
+    assert theirs["type"] == "challenge_accepted" and theirs["challenge"] == sent["id"]
+    assert (theirs["seat"], accepted["seat"]) == (0, 1) and theirs["token"] and accepted["token"]
+    room = accepted["room"]
+    assert room["code"] == theirs["room"]["code"] and not room["public"]
+    assert [s["name"] for s in room["seats"]] == ["Alice", "Bob"]
+    assert room["clock"]["initial"] == 600
+    code = room["code"]
+    finals = await asyncio.wait_for(asyncio.gather(alice.play(code, _random(1)), bob.play(code, _random(2))), 20)
+    assert all(final["status"] == "finished" for final in finals)
+
+    with pytest.raises(ServerError) as refused:  # answered once only
+        await bob.accept(sent["id"])
+    assert refused.value.code == "no_such_challenge"
+
+
+async def test_a_declined_challenge_tells_the_challenger(server: Server, connect) -> None:
+    carol = await _user(server, connect, "carol")
+    dave = await _user(server, connect, "dave")
+    eve = await _user(server, connect, "eve")
+    sent = await carol.challenge("DAVE", "othello")
+    pushed = await asyncio.wait_for(dave.challenges.get(), 5)
+    with pytest.raises(ServerError) as refused:  # not eve's to answer, nor a guest's
+        await eve.accept(pushed["challenge"]["id"])
+    assert refused.value.code == "no_such_challenge"
+    await dave.decline(pushed["challenge"]["id"])
+    answer = await asyncio.wait_for(carol.challenges.get(), 5)
+    assert (answer["type"], answer["challenge"], answer["by"]) == ("challenge_declined", sent["id"], "dave")
+    assert not [r for r in server.rooms.values() if r.game.name == "othello"]
+
+
+async def test_a_challenge_lapses_when_its_challenger_leaves(server: Server, connect) -> None:
+    fred = await _user(server, connect, "fred")
+    gina = await _user(server, connect, "gina")
+    sent = await fred.challenge("gina", "tictactoe")
+    await asyncio.wait_for(gina.challenges.get(), 5)
+    await fred.close()
+    for _ in range(100):
+        if sent["id"] not in server.challenges.open:
+            break
+        await asyncio.sleep(0.02)
+    with pytest.raises(ServerError) as refused:
+        await gina.accept(sent["id"])
+    assert refused.value.code == "no_such_challenge"
+
+
+async def test_a_bot_accepts_the_games_it_declared(server: Server, connect) -> None:
+    _, token = await server.store.create_bot("TacBot")
+    bot = await connect(token=token, agent="my-brain", games=["tictactoe"])
+
+    games: set[asyncio.Task[dict]] = set()
+
+    async def play_when_seated() -> None:
+        while True:
+            notice = await bot.seated.get()
+            game = asyncio.create_task(bot.play(notice["room"]["code"], _random(3)))
+            games.add(game)
+            game.add_done_callback(games.discard)
+
+    player = asyncio.create_task(play_when_seated())
+    try:
+        guest = await connect(name="hana")
+        sent = await guest.challenge("tacbot", "tictactoe")
+        accepted = await asyncio.wait_for(guest.challenges.get(), 5)
+        assert accepted["type"] == "challenge_accepted" and accepted["challenge"] == sent["id"]
+        seats = accepted["room"]["seats"]
+        assert (seats[0]["name"], seats[0]["kind"]) == ("hana", "guest")
+        final = await asyncio.wait_for(guest.play(accepted["room"]["code"], _random(4)), 20)
+        assert final["status"] == "finished"
+
+        await guest.challenge("TacBot", "othello")
+        declined = await asyncio.wait_for(guest.challenges.get(), 5)
+        assert declined["type"] == "challenge_declined" and "does not play othello" in declined["reason"]
+    finally:
+        player.cancel()
+
+
+async def test_bad_challenges_get_clear_errors(server: Server, connect) -> None:
+    ivan = await _user(server, connect, "ivan")
+    guest = await connect(name="jo")
+    cases = [
+        ({"to": "jo", "game": "tictactoe"}, "no_such_player"),  # guests cannot be challenged
+        ({"to": "nobody", "game": "tictactoe"}, "no_such_player"),
+        ({"to": "ivan", "game": "chess"}, "unknown_game"),
+        ({"to": "ivan", "game": "tictactoe", "clock": {"per_move": -1}}, "bad_clock"),
+        ({"to": "ivan", "game": "tictactoe", "seats": 9}, "bad_options"),
+        ({"to": 5, "game": "tictactoe"}, "bad_field"),
+    ]
+    for fields, code in cases:
+        with pytest.raises(ServerError) as refused:
+            await guest.request("challenge", **fields)
+        assert refused.value.code == code, fields
+    with pytest.raises(ServerError) as refused:
+        await ivan.challenge("IVAN", "tictactoe")
+    assert refused.value.code == "bad_field"
+    for kind in ("accept", "decline"):
+        with pytest.raises(ServerError) as refused:
+            await guest.request(kind, challenge="nope")
+        assert refused.value.code == "no_such_challenge"
+    assert not server.challenges.open and await guest.list_rooms() == []
