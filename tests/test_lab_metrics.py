@@ -97,3 +97,13 @@ def test_lead_change_is_reported_over_the_matches_above_zero_like_drama() -> Non
     metrics = [all_metrics(m) for m in ([[2, 0], [3, 1]], [[2, 0], [2, 3]], [[0, 1], [3, 1]])]
     lead = summarize(results, metrics, 2)["metrics"]["lead_change"]
     assert lead == {"above_zero": 2, "mean": 1.0, "std": 0.0}
+
+
+def test_win_shares_as_the_study_counts_them_credit_ties_to_the_earliest_seat() -> None:
+    from partida.lab.report import summarize
+
+    results = [{"ranks": [1, 1, 3]}, {"ranks": [3, 1, 1]}, {"ranks": [2, 1, 3]}, {"ranks": [1, 2, 3]}]
+    metrics = [all_metrics([[1, 1, 0], [2, 2, 0]])] * 4
+    summary = summarize(results, metrics, 3)
+    assert summary["wins"] == [0.25, 0.25, 0.0] and summary["draws"] == 0.5
+    assert summary["wins_earliest_seat"] == [0.5, 0.5, 0.0]  # (0,1) tie to seat 0, (1,2) tie to seat 1

@@ -17,15 +17,20 @@ def _mean_std(values: Sequence[float]) -> tuple[float, float]:
 
 
 def summarize(results: Sequence[dict[str, Any]], metrics: Sequence[dict[str, float]], seats: int) -> dict[str, Any]:
-    """Win share per seat (sole first places), draw share (shared first places), and the metrics:
+    """Win share per seat (sole first places), draw share (shared first places), the study's win
+    share (`wins_earliest_seat`: a shared first place is credited to its earliest seat, so there are
+    no draws and the shares sum to 1), and the metrics:
     for drama and lead change, how many matches score above 0 and the mean and standard deviation
     over those;
     for the others, mean and standard deviation over all matches (population std)."""
     n = len(results)
     wins = [0] * seats
+    earliest = [0] * seats
     draws = 0
     for result in results:
         first = [s for s, r in enumerate(result["ranks"]) if r == 1]
+        if first:
+            earliest[first[0]] += 1
         if len(first) == 1:
             wins[first[0]] += 1
         else:
@@ -34,6 +39,7 @@ def summarize(results: Sequence[dict[str, Any]], metrics: Sequence[dict[str, flo
         "matches": n,
         "wins": [w / n if n else 0.0 for w in wins],
         "draws": draws / n if n else 0.0,
+        "wins_earliest_seat": [w / n if n else 0.0 for w in earliest],
         "metrics": {},
     }
     for name in METRICS:
@@ -62,5 +68,9 @@ def report_table(report: dict[str, Any]) -> Any:
     for name, values in summary["metrics"].items():
         table.add_row(name, str(values.get("above_zero", "")), f"{values['mean']:.4f}", f"{values['std']:.4f}")
     wins = ", ".join(f"{w:.3f}" for w in summary["wins"])
-    table.caption = f"wins per seat: {wins}; draws: {summary['draws']:.3f}; {report.get('seconds', 0):.1f} s"
+    caption = f"wins per seat: {wins}; draws: {summary['draws']:.3f}"
+    if "wins_earliest_seat" in summary:  # runs stored before it was reported lack it
+        study = ", ".join(f"{w:.3f}" for w in summary["wins_earliest_seat"])
+        caption += f"; ties to the earliest seat (the study's count): {study}"
+    table.caption = f"{caption}; {report.get('seconds', 0):.1f} s"
     return table
