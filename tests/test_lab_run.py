@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -76,3 +77,25 @@ def test_lab_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "unknown option 'colour'" in capsys.readouterr().err
     assert main(["lab", "report", "99", "--db", db]) == 2
     assert "there is no lab run 99" in capsys.readouterr().err
+
+
+def test_lab_export_writes_the_studys_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = f"sqlite:///{tmp_path / 'lab.db'}"
+    args = ["lab", "run", "dicepoints", "--option", "rounds=3", "-n", "4", "--seed", "5", "--db", db, "--json"]
+    assert main(args) == 0
+    capsys.readouterr()
+    one, scores, metrics = tmp_path / "one.csv", tmp_path / "scores.csv", tmp_path / "metrics.csv"
+    assert main(["lab", "export", "1", "--match", "2", "--scores", str(one), "--db", db]) == 0
+    lines = one.read_text().splitlines()
+    assert lines[0] == "round;player;score" and len(lines) == 1 + 3 * 4
+    rows = [line.split(";") for line in lines[1:]]
+    assert [(r, p) for r, p, _ in rows[:5]] == [("1", "1"), ("1", "2"), ("1", "3"), ("1", "4"), ("2", "1")]
+    by_player = {p: [int(s) for r, q, s in rows if q == p] for p in "1234"}
+    assert all(b > a for seq in by_player.values() for a, b in itertools.pairwise(seq))  # dice add up
+    assert main(["lab", "export", "1", "--scores", str(scores), "--metrics", str(metrics), "--db", db]) == 0
+    assert scores.read_text().splitlines()[0] == "match;round;player;score"
+    assert len(scores.read_text().splitlines()) == 1 + 4 * 3 * 4
+    table = metrics.read_text().splitlines()
+    assert table[0].split(";")[:3] == ["match", "seed", "ranks"] and len(table) == 5
+    assert main(["lab", "export", "1", "--match", "9", "--scores", str(one), "--db", db]) == 2
+    assert "has no match 9" in capsys.readouterr().err

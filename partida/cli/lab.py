@@ -54,6 +54,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     add_db_flag(plot)
     plot.set_defaults(func=run_plot)
 
+    export = sub.add_parser("export", help="write a stored run's per-round scores and per-match metrics as CSV")
+    export.add_argument("run_id", type=int)
+    export.add_argument("--scores", type=Path, help="CSV of per-round scores (round;player;score)")
+    export.add_argument("--metrics", type=Path, help="CSV of the six metrics per match")
+    export.add_argument("--match", type=int, help="only this match (its index in the run, from 0)")
+    add_db_flag(export)
+    export.set_defaults(func=run_export)
+
 
 def run_lab(args: argparse.Namespace) -> int:
     from partida.bots.registry import UnknownAgent, make_agent
@@ -161,4 +169,29 @@ def run_plot(args: argparse.Namespace) -> int:
     runs = _load(args, args.run_ids, True)
     plot_runs(runs, args.output)
     print(f"wrote {args.output}")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from partida.lab.export import write_metrics, write_scores
+    from partida.lab.storage import load_matches
+    from partida.storage.database import StorageError
+
+    if args.scores is None and args.metrics is None:
+        raise CliError("say what to write: --scores FILE, --metrics FILE or both")
+    try:
+        matches = load_matches(args.db, args.run_id)
+    except (StorageError, LookupError) as exc:
+        raise CliError(str(exc).strip("'\"")) from None
+    if args.match is not None:
+        matches = [m for m in matches if m["index"] == args.match]
+        if not matches:
+            raise CliError(f"lab run {args.run_id} has no match {args.match}")
+    for path, write in ((args.scores, write_scores), (args.metrics, write_metrics)):
+        if path is not None:
+            if write is write_scores:
+                write_scores(path, matches, single=args.match is not None)
+            else:
+                write_metrics(path, matches)
+            print(f"wrote {path}")
     return 0

@@ -97,3 +97,27 @@ async def _load(url: str | None, run_ids: Sequence[int], with_metrics: bool) -> 
 def load_runs(url: str | None, run_ids: Sequence[int], with_metrics: bool = False) -> list[tuple[dict, list[dict]]]:
     """Each run's report and (if asked) its matches' metrics; `LookupError` for an unknown id."""
     return asyncio.run(_load(url, run_ids, with_metrics))
+
+
+async def _load_matches(url: str | None, run_id: int) -> list[dict[str, Any]]:
+    db = await Database.open(url)
+    try:
+        async with db.session() as session:
+            if await session.get(LabRun, run_id) is None:
+                raise LookupError(f"there is no lab run {run_id}")
+            rows = await session.execute(
+                select(LabMatch.index, LabMatch.seed, LabMatch.result, LabMatch.rounds, LabMatch.metrics)
+                .where(LabMatch.run_id == run_id)
+                .order_by(LabMatch.index)
+            )
+            return [
+                {"index": i, "seed": seed, "result": result, "rounds": rounds, "metrics": metrics}
+                for i, seed, result, rounds, metrics in rows
+            ]
+    finally:
+        await db.close()
+
+
+def load_matches(url: str | None, run_id: int) -> list[dict[str, Any]]:
+    """Every match of a stored run whole (index, seed, result, per-round scores, metrics)."""
+    return asyncio.run(_load_matches(url, run_id))
