@@ -141,3 +141,12 @@ def test_limits_from_the_environment_are_checked_like_the_flag(tmp_path: Path) -
     )
     assert out.returncode == 2, out.stderr
     assert out.stderr.startswith("partida: error:") and "no_such_limit" in out.stderr
+
+
+def test_rules_shows_a_games_rules_text() -> None:
+    out = run("rules", "hearts")
+    assert out.returncode == 0, out.stderr
+    assert "Hearts" in out.stdout and "queen of spades" in out.stdout
+    assert run("rules").stdout.count("\n") >= 8  # one line per game
+    unknown = run("rules", "chess")
+    assert unknown.returncode == 2 and "unknown game 'chess'" in unknown.stderr

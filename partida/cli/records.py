@@ -37,7 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json_flag(r)
     r.set_defaults(func=run_replay)
 
-    k = sub.add_parser("rules", help="list the games this installation can play")
+    k = sub.add_parser(
+        "rules",
+        help="list the games this installation can play, or show one game's rules",
+        description="Without a game: one line per game. With one: its rules text, seats and options.",
+    )
+    k.add_argument("game", nargs="?", default=None, help="show this game's rules")
     add_json_flag(k)
     k.set_defaults(func=run_rules)
 
@@ -273,8 +278,23 @@ def run_rules(args: argparse.Namespace) -> int:
     from partida.games.registry import default_registry
 
     games = [g.describe() for g in default_registry().games()]
+    if args.game is not None:
+        chosen = [g for g in games if g["name"] == args.game.lower()]
+        if not chosen:
+            raise CliError(f"unknown game {args.game!r} (known: {', '.join(g['name'] for g in games)})")
+        games = chosen
     if args.json:
         print_json(games)
+        return 0
+    if args.game is not None:
+        import textwrap
+
+        g = games[0]
+        seats = g["min_seats"] if g["min_seats"] == g["max_seats"] else f"{g['min_seats']}-{g['max_seats']}"
+        print(f"{g['title']} ({g['name']}, {seats} players)\n")
+        print(textwrap.fill(g["description"] or "(no rules text)", 88) + "\n")
+        for o in g["options"]:
+            print(f"  --option {o['name']}=VALUE   {o.get('help', '')} (default {o['default']})")
         return 0
     for g in games:
         seats = g["min_seats"] if g["min_seats"] == g["max_seats"] else f"{g['min_seats']}-{g['max_seats']}"
