@@ -431,3 +431,25 @@ async def test_clocks_draw_offers_rematch_and_resigning(server: Server, browser:
     assert bob.page.url.endswith(f"/r/{new}")
     for person in (ada, bob):
         assert person.errors == [], person.errors
+
+
+async def test_a_stored_game_replays_move_by_move(server: Server, browser: Any, connect: Any) -> None:
+    x, o = await connect(name="xena"), await connect(name="oscar")
+    created = await x.create_room("tictactoe", seat=0)
+    code = created["room"]["code"] if isinstance(created["room"], dict) else created["room"]
+    await o.join(code)
+    moves = iter([0, 3, 1, 4, 2])
+    await asyncio.gather(x.play(code, lambda u, p: next(moves)), o.play(code, lambda u, p: next(moves)))
+    ada = await Person.open(browser, server.http_url, "ada")
+    page = ada.page
+    await page.click('#stored [data-game-id] button:text-is("Replay")')
+    await page.wait_for_selector("#replay")
+    assert await page.locator("#replay-step").inner_text() == "move 5 of 5"
+    await page.click("#replay-first")
+    assert await page.locator("#replay-board .cell.mark0").count() == 0
+    await page.click("#replay-next")
+    await page.click("#replay-next")
+    assert await page.locator("#replay-step").inner_text() == "move 2 of 5"
+    assert await page.locator('#replay-board [data-square="3"]').inner_text() == "O"
+    assert await page.locator('#replay-board [data-square="1"]').inner_text() == ""
+    assert ada.errors == [], ada.errors

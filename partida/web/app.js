@@ -8,6 +8,7 @@ import { generic, othello, tictactoe } from "./board_basic.js";
 import { recycle } from "./board_recycle.js";
 import { duel } from "./board_duel.js";
 import { CLOCKS, clockBar, endingControls } from "./room_controls.js";
+import { showReplay, storedGamesList } from "./replay.js";
 
 const BOARDS = { tictactoe, othello, duel };
 const SEATS_KEY = "partida.seats"; // room code -> {seat, token}: a reload returns to the seat
@@ -149,6 +150,7 @@ function stopLobbyPolling() {
 async function showLobby() {
   app.room = null;
   const rooms = h("div", { id: "rooms" });
+  const stored = h("div", { id: "stored-games" });
   const joinCode = h("input", { id: "join-code", placeholder: "room code", maxlength: 12, size: 12 });
   const joinForm = h(
     "form.inline",
@@ -166,6 +168,14 @@ async function showLobby() {
     main,
     h("section.card", {}, h("h2", {}, "New room"), createForm()),
     h("section.card", {}, h("h2", {}, "Public rooms"), rooms, h("h3", {}, "A room by its code"), joinForm),
+    h("section.card", {}, h("h2", {}, "Finished games"), stored),
+  );
+  storedGamesList(app.conn, (id) => {
+    stopLobbyPolling();
+    showReplay(main, app.conn, id, (game, view) => BOARDS[game] || (view && Array.isArray(view.locations) ? recycle : generic)).catch((error) => say(error.message, "error"));
+  }).then(
+    (list) => clear(stored, list),
+    () => clear(stored, h("p.muted", {}, "This server does not list stored games.")),
   );
   const refresh = async () => {
     try {
