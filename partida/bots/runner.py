@@ -45,6 +45,20 @@ def move_budget(clock: dict[str, Any] | None, seat: int) -> float | None:
     return max(0.01, min(left / 30 + increment * 0.7, left * 0.4))
 
 
+# Refusals that trying again cannot cure: the runner stops and says why.
+FATAL = frozenset(
+    {
+        "auth_failed",
+        "unknown_agent",
+        "unsupported_version",
+        "no_such_ladder",
+        "bots_only",
+        "wrong_game",
+        "bad_field",
+    }
+)
+
+
 class BotRunner:
     def __init__(
         self,
@@ -56,6 +70,8 @@ class BotRunner:
         games: list[str] | None = None,
         params: dict[str, Any] | None = None,
         registry: Registry | None = None,
+        ladders: list[str] | None = None,
+        max_games: int | None = None,
     ) -> None:
         if agent not in all_agents():
             raise ValueError(f"unknown agent {agent!r} (known: {', '.join(sorted(all_agents()))})")
@@ -70,6 +86,8 @@ class BotRunner:
         self.token = token
         self.games = games
         self.params = params or {}
+        self.ladders = ladders or []
+        self.max_games = max_games
         self.registry = registry or default_registry()
         self.client: Client | None = None
         self.tasks: set[asyncio.Task[None]] = set()
@@ -81,6 +99,7 @@ class BotRunner:
         """Connect, play, and when the connection drops connect again (the server may restart),
         waiting longer after each failed attempt, up to `max_delay` seconds."""
         delay = 0.5
+        connected_before = False
         while True:
             try:
                 self.client = await Client.connect(
@@ -88,9 +107,16 @@ class BotRunner:
                 )
                 delay = 0.5
                 log.info("%s connected to %s as %s", self.agent, self.url, self.client.welcome["you"]["name"])
+                for ladder in self.ladders:
+                    await self.client.ladder_join(ladder, self.max_games)
+                    log.info("%s joined ladder %s", self.agent, ladder)
+                connected_before = True
                 await self._serve(self.client)
             except ServerError as exc:
-                if exc.code in ("auth_failed", "unknown_agent", "unsupported_version"):
+                if self.client is not None:
+                    await self.client.close()
+                # after a reconnect the server may not have noticed the old connection drop yet
+                if exc.code in FATAL or (exc.code == "ladder_joined_elsewhere" and not connected_before):
                     raise
                 log.warning("%s: %s", self.agent, exc)
             finally:
@@ -128,6 +154,7 @@ class BotRunner:
 
     async def _serve(self, client: Client) -> None:
         closed = asyncio.create_task(client.closed.wait())
+        news = asyncio.create_task(self._log_ladder_news(client))
         try:
             if self.token is None:
                 await self._take_seats_back(client)
@@ -148,6 +175,25 @@ class BotRunner:
                 task.add_done_callback(self.tasks.discard)
         finally:
             closed.cancel()
+            news.cancel()
+
+    async def _log_ladder_news(self, client: Client) -> None:
+        me = client.welcome["you"]["name"]
+        while True:
+            event = await client.ladder_events.get()
+            if event["type"] == "rating":
+                for change in event["ratings"]:
+                    if change["name"] == me:
+                        log.info(
+                            "%s: ladder %s rated game %s: place %d, rating %.2f (mu %.2f, sigma %.2f)",
+                            me,
+                            event["ladder"],
+                            event["game_id"],
+                            change["rank"],
+                            change["rating"],
+                            change["mu"],
+                            change["sigma"],
+                        )
 
     async def _play_room(self, client: Client, notice: dict[str, Any]) -> None:
         room = notice["room"]["code"]

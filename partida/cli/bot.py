@@ -24,6 +24,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--token", default=os.environ.get("PARTIDA_BOT_TOKEN"), help="bot account token")
     p.add_argument("--seconds", type=float, default=None, help="time budget per decision for search agents")
     p.add_argument("--depth", type=int, default=None, help="fixed search depth for agents that take one")
+    p.add_argument(
+        "--ladder",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="join this ladder and play whatever it seats the bot in (repeatable; needs a bot token)",
+    )
+    p.add_argument("--max-games", type=int, default=None, help="ladder games at a time (default: 1, at most 16)")
     add_server_flag(p)
     add_log_flag(p, "info")
     p.set_defaults(func=run)
@@ -42,11 +50,13 @@ def run(args: argparse.Namespace) -> int:
             token=args.token,
             games=args.game,
             params={"seconds": args.seconds, "depth": args.depth},
+            ladders=args.ladder,
+            max_games=args.max_games,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None
     try:
         asyncio.run(runner.run())
     except ServerError as exc:
-        raise CliError(f"the server refused the bot: {exc.message}") from None
+        raise CliError(f"the server refused the bot: {exc.message} ({exc.code})") from None
     return 0

@@ -52,6 +52,7 @@ class Client:
         # pushed `challenge` (to you), `challenge_accepted` and `challenge_declined` (of yours)
         self.challenges: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.errors: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.ladder_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)
         self.closed = asyncio.Event()
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
@@ -163,6 +164,9 @@ class Client:
             self.challenges.put_nowait(message)
         elif kind == "error":
             self.errors.put_nowait(message)
+        elif kind in ("ladder_game", "rating"):
+            with contextlib.suppress(asyncio.QueueFull):  # unread past 1000: later news is dropped
+                self.ladder_events.put_nowait(message)
 
     # Challenges.
 
@@ -296,6 +300,24 @@ class Client:
         room's summary once every human seat has asked, else null; everyone seated then gets a
         `rematch` message on the old room (`new_room`, `seat`, `token`)."""
         return await self._seat_request("rematch", room, seat)
+
+    # Ladders.
+
+    async def ladder_join(self, ladder: str, max_games: int | None = None) -> dict[str, Any]:
+        """Join a ladder (bot accounts only) for as long as this connection lasts."""
+        fields: dict[str, Any] = {"ladder": ladder}
+        if max_games is not None:
+            fields["max_games"] = max_games
+        return await self.request("ladder_join", **fields)
+
+    async def ladder_leave(self, ladder: str) -> dict[str, Any]:
+        return await self.request("ladder_leave", ladder=ladder)
+
+    async def ladder_list(self) -> list[dict[str, Any]]:
+        return (await self.request("ladder_list"))["ladders"]
+
+    async def ladder_standings(self, ladder: str) -> list[dict[str, Any]]:
+        return (await self.request("ladder_standings", ladder=ladder))["standings"]
 
     # Play.
 

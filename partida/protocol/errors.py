@@ -39,6 +39,12 @@ class ErrorCode(StrEnum):
     SEATS_EMPTY = "seats_empty"
     UNKNOWN_AGENT = "unknown_agent"
     NO_BOT_AVAILABLE = "no_bot_available"
+    # ladders
+    NO_SUCH_LADDER = "no_such_ladder"
+    BOTS_ONLY = "bots_only"  # ladder_join from a guest or a user account
+    WRONG_GAME = "wrong_game"  # ladder_join by a bot that does not play the ladder's game
+    LADDER_JOINED_ELSEWHERE = "ladder_joined_elsewhere"  # the bot is in the ladder from another connection
+    NOT_IN_LADDER = "not_in_ladder"
     # play
     NOT_YOUR_TURN = "not_your_turn"
     ILLEGAL_ACTION = "illegal_action"

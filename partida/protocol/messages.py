@@ -208,6 +208,33 @@ class DeclineChallenge(Request):
     challenge: str
 
 
+@dataclass
+class LadderJoin(Request):
+    """A bot account joins a ladder for as long as this connection lasts; the scheduler then
+    seats it in up to `max_games` ladder games at a time (default 1)."""
+
+    type: ClassVar[str] = "ladder_join"
+    ladder: str
+    max_games: int | None = None
+
+
+@dataclass
+class LadderLeave(Request):
+    type: ClassVar[str] = "ladder_leave"
+    ladder: str
+
+
+@dataclass
+class LadderList(Request):
+    type: ClassVar[str] = "ladder_list"
+
+
+@dataclass
+class LadderStandings(Request):
+    type: ClassVar[str] = "ladder_standings"
+    ladder: str
+
+
 REQUESTS: dict[str, type[Request]] = {
     cls.type: cls
     for cls in (
@@ -233,6 +260,10 @@ REQUESTS: dict[str, type[Request]] = {
         Challenge,
         AcceptChallenge,
         DeclineChallenge,
+        LadderJoin,
+        LadderLeave,
+        LadderList,
+        LadderStandings,
     )
 }
 

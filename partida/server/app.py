@@ -45,6 +45,7 @@ from partida.server.challenges import Challenge, Challenges
 from partida.server.clocks import MAX_SECONDS, BadClock, ClockSpec
 from partida.server.endings import DEFAULT_ABANDON_AFTER
 from partida.server.events import EventBus, open_bus
+from partida.server.ladders import LadderService
 from partida.server.limits import Limiter, Limits
 from partida.server.rematch import offer_rematch, open_rematch
 from partida.server.rooms import Room
@@ -88,6 +89,7 @@ class Server:
         self.bus: EventBus | None = None
         self._ws: WsServer | None = None
         self._reaper: asyncio.Task[None] | None = None
+        self.ladders = LadderService(self)
         self.handlers: dict[str, Callable[[Session, Any], Awaitable[None]]] = {
             "hello": self.on_hello,
             "ping": self.on_ping,
@@ -111,6 +113,10 @@ class Server:
             "challenge": self.on_challenge,
             "accept": self.on_accept,
             "decline": self.on_decline,
+            "ladder_join": self.ladders.on_join,
+            "ladder_leave": self.ladders.on_leave,
+            "ladder_list": self.ladders.on_list,
+            "ladder_standings": self.ladders.on_standings,
         }
 
     # Life cycle.
@@ -125,6 +131,7 @@ class Server:
         self.store = Store(self.db)
         self.bus = await open_bus(self.config.mqtt_url)
         await self.resume_games()
+        await self.ladders.start()
         self._ws = await serve(
             self.connection,
             self.config.host,
@@ -150,6 +157,7 @@ class Server:
         return f"http://{self.config.host}:{self.config.port}/"
 
     async def stop(self) -> None:
+        await self.ladders.stop()
         if self._ws is not None:
             self._ws.close()
             await self._ws.wait_closed()
@@ -243,6 +251,7 @@ class Server:
             self.limiter.release(limits)
             self.sessions.discard(session)
             self.challenges.drop_from(session)
+            self.ladders.disconnected(session)
             for room in list(session.rooms):
                 with contextlib.suppress(Exception):
                     await room.call(lambda room=room: room.disconnect(session))

@@ -1,0 +1,329 @@
+"""The ladder scheduler: it keeps connected ladder bots playing each other, and answers the
+ladder requests (`ladder_join`, `ladder_leave`, `ladder_list`, `ladder_standings`).
+
+A bot account joins a ladder over its connection and stays a member while it is connected. The
+scheduler wakes when a member joins or leaves, when one of its games ends, and once a second; for
+every ladder with room for another game (`concurrency`) it asks the pairing rule
+(`partida.ladder.pairing`) for the next group among idle members (connected, and playing fewer
+ladder games than their own limit, `max_games`, default 1), opens a room with the ladder's game,
+options and clock, and seats them. Rooms then run like any other; the result is rated by storage in
+the transaction that stores it, and the scheduler pushes the rating changes to the members
+(`rating`) and publishes them under `partida/ladders/NAME/...`.
+
+Nothing here touches a room's state: rooms are opened, and bots seated, through the room's own
+commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from partida.bots.registry import all_agents
+from partida.ladder.pairing import Candidate, pick_group, pick_random
+from partida.ladder.ratings import Rating
+from partida.protocol import ErrorCode, ProtocolError, server_message
+from partida.protocol import messages as m
+from partida.server.clocks import ClockSpec
+from partida.storage.ladders import LadderInfo, RatingChange, Standing
+
+if TYPE_CHECKING:
+    from partida.server.app import Server
+    from partida.server.rooms import Room
+    from partida.server.session import Session
+
+log = logging.getLogger(__name__)
+
+MAX_GAMES_PER_BOT = 16
+TICK = 1.0  # seconds between scheduling rounds when nothing wakes the scheduler
+
+
+@dataclass(eq=False)
+class Member:
+    account_id: int
+    name: str
+    session: Session
+    max_games: int = 1
+
+
+@dataclass
+class Recent:
+    """What the pairing rule remembers of a member beyond its rating."""
+
+    last_opponents: frozenset[int] = frozenset()
+    seat_counts: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class LiveLadder:
+    info: LadderInfo
+    members: dict[int, Member] = field(default_factory=dict)  # account id -> connected member
+    rooms: dict[str, Room] = field(default_factory=dict)  # code -> room of a game in progress
+    recent: dict[int, Recent] = field(default_factory=dict)  # account id -> pairing memory
+    rng: random.Random = field(default_factory=random.Random)
+
+
+class LadderService:
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.ladders: dict[str, LiveLadder] = {}
+        self.playing: dict[int, int] = {}  # account id -> ladder games in progress, every ladder
+        self._wake = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # Life cycle.
+
+    async def start(self) -> None:
+        """Load the ladders and adopt their games that were resumed after a restart."""
+        for info in await self.server.store.ladders.all():
+            live = await self._load(info)
+            for game in await self.server.store.ladders.games(info.id, live=True):
+                room = self.server.rooms.get(game.room_code)
+                if room is not None and room.game_id == game.game_id:
+                    live.rooms[room.code] = room
+                    for _, account_id, _ in game.seats:
+                        if account_id is not None:
+                            self.playing[account_id] = self.playing.get(account_id, 0) + 1
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._run(), name="ladders")]
+        if self.server.bus is not None:
+            self._tasks.append(loop.create_task(self._watch_endings(), name="ladders-endings"))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+
+    async def _load(self, info: LadderInfo) -> LiveLadder:
+        live = LiveLadder(info)
+        by_game: dict[int, set[int]] = {}
+        for change in await self.server.store.ladders.history(info.id):
+            recent = live.recent.setdefault(change.account_id, Recent())
+            recent.seat_counts[change.seat] = recent.seat_counts.get(change.seat, 0) + 1
+            by_game.setdefault(change.game_id, set()).add(change.account_id)
+        for accounts in by_game.values():  # in rating order: the last game of each member wins
+            for account in accounts:
+                live.recent[account].last_opponents = frozenset(accounts - {account})
+        return self.ladders.setdefault(info.name, live)  # a concurrent request may have loaded it meanwhile
+
+    async def ladder(self, name: str) -> LiveLadder:
+        """The ladder by name; one created meanwhile (`partida ladder create`) is loaded."""
+        live = self.ladders.get(name)
+        if live is None:
+            info = await self.server.store.ladders.get(name)
+            if info is None:
+                raise ProtocolError(ErrorCode.NO_SUCH_LADDER, f"there is no ladder named {name!r}")
+            live = self.ladders.get(name) or await self._load(info)
+        return live
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def disconnected(self, session: Session) -> None:
+        """A connection closed: it leaves every ladder (its games go on under their clocks)."""
+        for live in self.ladders.values():
+            for account_id, member in list(live.members.items()):
+                if member.session is session:
+                    del live.members[account_id]
+        self.wake()
+
+    # Requests.
+
+    async def on_join(self, session: Session, req: m.LadderJoin) -> None:
+        identity = session.identity
+        assert identity is not None
+        if identity.kind != "bot" or identity.account_id is None:
+            raise ProtocolError(
+                ErrorCode.BOTS_ONLY,
+                "only bot accounts play on ladders (log in with a token from `partida db create-bot`)",
+            )
+        live = await self.ladder(req.ladder)
+        game = live.info.game
+        spec = all_agents().get(identity.agent) if identity.agent else None
+        if identity.games is not None and game not in identity.games:
+            raise ProtocolError(
+                ErrorCode.WRONG_GAME,
+                f"ladder {live.info.name} plays {game}, which this bot does not accept (it declared "
+                f"{', '.join(identity.games) or 'no game'})",
+            )
+        if spec is not None and not spec.supports(self.server.registry.get(game)):
+            raise ProtocolError(ErrorCode.WRONG_GAME, f"agent {identity.agent} does not play {game}")
+        max_games = 1 if req.max_games is None else req.max_games
+        if not 1 <= max_games <= MAX_GAMES_PER_BOT:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"max_games is 1 to {MAX_GAMES_PER_BOT}, not {max_games}")
+        present = live.members.get(identity.account_id)
+        if present is not None and present.session is not session and not present.session.closed:
+            raise ProtocolError(
+                ErrorCode.LADDER_JOINED_ELSEWHERE,
+                f"{identity.name} is already in ladder {live.info.name} from another connection",
+            )
+        await self.server.store.ladders.join(live.info.id, identity.account_id)
+        live.members[identity.account_id] = Member(identity.account_id, identity.name, session, max_games)
+        standing = await self._standing(live, identity.account_id)
+        session.send(
+            server_message(
+                "ladder_joined",
+                req.id,
+                ladder=await self._summary(live),
+                standing=standing.to_data() if standing else None,
+                max_games=max_games,
+            )
+        )
+        self.wake()
+
+    async def on_leave(self, session: Session, req: m.LadderLeave) -> None:
+        live = await self.ladder(req.ladder)
+        identity = session.identity
+        assert identity is not None
+        member = live.members.get(identity.account_id) if identity.account_id is not None else None
+        if member is None or member.session is not session:
+            raise ProtocolError(ErrorCode.NOT_IN_LADDER, f"this connection is not in ladder {live.info.name}")
+        del live.members[member.account_id]
+        session.send(server_message("ladder_left", req.id, ladder=live.info.name))
+
+    async def on_list(self, session: Session, req: m.LadderList) -> None:
+        for info in await self.server.store.ladders.all():
+            if info.name not in self.ladders:
+                await self._load(info)
+            else:
+                self.ladders[info.name].info = info
+        ladders = [await self._summary(live) for _, live in sorted(self.ladders.items())]
+        session.send(server_message("ladders", req.id, ladders=ladders))
+
+    async def on_standings(self, session: Session, req: m.LadderStandings) -> None:
+        live = await self.ladder(req.ladder)
+        table = await self.server.store.ladders.standings(live.info.id)
+        rows = [
+            {"rank": rank, **s.to_data(), "connected": s.account_id in live.members}
+            for rank, s in enumerate(table, start=1)
+        ]
+        session.send(server_message("standings", req.id, ladder=live.info.name, standings=rows))
+
+    async def _summary(self, live: LiveLadder) -> dict[str, Any]:
+        fresh = await self.server.store.ladders.get(live.info.name)
+        if fresh is not None:
+            live.info = fresh
+        return {**live.info.to_data(), "connected": len(live.members), "playing": len(live.rooms)}
+
+    async def _standing(self, live: LiveLadder, account_id: int) -> Standing | None:
+        table = await self.server.store.ladders.standings(live.info.id)
+        return next((s for s in table if s.account_id == account_id), None)
+
+    # The scheduler.
+
+    async def _run(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), TICK)
+            self._wake.clear()
+            for live in list(self.ladders.values()):
+                try:
+                    await self._settle(live)
+                    await self._schedule(live)
+                except Exception:
+                    log.exception("ladder %s: scheduling failed; trying again", live.info.name)
+
+    async def _watch_endings(self) -> None:
+        """Wake the scheduler as soon as a room publishes its game's end."""
+        assert self.server.bus is not None
+        async with self.server.bus.subscribe("partida/rooms/+/game_over") as endings:
+            async for event in endings:
+                code = event.payload.get("room")
+                if any(code in live.rooms for live in self.ladders.values()):
+                    self.wake()
+
+    async def _settle(self, live: LiveLadder) -> None:
+        """Release the members of ended games and tell everyone how their ratings moved."""
+        for code, room in list(live.rooms.items()):
+            if room.status in ("waiting", "playing"):
+                continue
+            del live.rooms[code]
+            for seat in room.seats:
+                if seat is not None and seat.account_id is not None:
+                    self.playing[seat.account_id] = max(0, self.playing.get(seat.account_id, 0) - 1)
+            changes = await self.server.store.ladders.game_ratings(room.game_id)
+            if changes:
+                await self._announce_ratings(live, room, changes)
+
+    async def _announce_ratings(self, live: LiveLadder, room: Room, changes: list[RatingChange]) -> None:
+        payload = {
+            "ladder": live.info.name,
+            "room": room.code,
+            "game_id": room.game_id,
+            "ratings": [c.to_data() for c in changes],
+        }
+        message = server_message("rating", **payload)
+        for change in changes:
+            member = live.members.get(change.account_id)
+            if member is not None:
+                member.session.send(message)
+        await self.server.publish(f"ladders/{live.info.name}/rating", {"type": "rating", **payload})
+
+    def _idle(self, live: LiveLadder) -> list[Member]:
+        return [
+            member
+            for member in live.members.values()
+            if not member.session.closed and self.playing.get(member.account_id, 0) < member.max_games
+        ]
+
+    async def _schedule(self, live: LiveLadder) -> None:
+        while len(live.rooms) < live.info.concurrency:
+            idle = self._idle(live)
+            if len(idle) < live.info.seats:
+                return
+            ratings = {s.account_id: s for s in await self.server.store.ladders.standings(live.info.id)}
+            candidates = []
+            for member in idle:
+                standing = ratings.get(member.account_id)
+                recent = live.recent.get(member.account_id, Recent())
+                candidates.append(
+                    Candidate(
+                        member.account_id,
+                        standing.rating if standing else Rating(),
+                        standing.games if standing else 0,
+                        recent.last_opponents,
+                        recent.seat_counts,
+                    )
+                )
+            if live.info.pairing == "random":
+                group = pick_random(candidates, live.info.seats, live.rng)
+            else:
+                group = pick_group(candidates, live.info.seats)
+            if group is None:
+                return
+            members = [live.members[c.id] for c in group]
+            await self._open_game(live, members)
+
+    async def _open_game(self, live: LiveLadder, members: list[Member]) -> None:
+        info = live.info
+        game = self.server.registry.get(info.game)
+        clock = ClockSpec.parse(info.clock)
+        room = await self.server.open_room(
+            game, info.options, info.seats, True, None, True, clock, self.server.config.abandon_after
+        )
+        await self.server.store.ladders.add_game(info.id, room.game_id)
+        live.rooms[room.code] = room
+        accounts = {member.account_id for member in members}
+        for seat, member in enumerate(members):
+            self.playing[member.account_id] = self.playing.get(member.account_id, 0) + 1
+            recent = live.recent.setdefault(member.account_id, Recent())
+            recent.seat_counts[seat] = recent.seat_counts.get(seat, 0) + 1
+            recent.last_opponents = frozenset(accounts - {member.account_id})
+        payload = {
+            "ladder": info.name,
+            "room": room.code,
+            "game_id": room.game_id,
+            "game": info.game,
+            "clock": info.clock,
+            "seats": [{"seat": seat, "name": member.name} for seat, member in enumerate(members)],
+        }
+        for member in members:
+            member.session.send(server_message("ladder_game", **payload))
+        for seat, member in enumerate(members):
+            await room.call(lambda member=member, seat=seat: room.seat_bot(member.session, seat))
+        await self.server.publish(f"ladders/{info.name}/game", {"type": "ladder_game", **payload})
