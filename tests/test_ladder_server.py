@@ -152,6 +152,7 @@ async def test_a_bot_receives_its_games_and_ratings(server: Server) -> None:
         with pytest.raises(ServerError) as info:
             await clients[0].ladder_leave("duo")
         assert info.value.code == "not_in_ladder"
+        await server.ladders.stop()
     finally:
         for client in clients:
             with contextlib.suppress(Exception):

@@ -294,10 +294,10 @@ class LadderService:
                 group = pick_random(candidates, live.info.seats, live.rng)
             else:
                 group = pick_group(candidates, live.info.seats)
-            if group is None:
+            members = [live.members.get(c.id) for c in group or []]
+            if group is None or None in members:  # someone left while the standings were read
                 return
-            members = [live.members[c.id] for c in group]
-            await self._open_game(live, members)
+            await self._open_game(live, members)  # type: ignore[arg-type]
 
     async def _open_game(self, live: LiveLadder, members: list[Member]) -> None:
         info = live.info
