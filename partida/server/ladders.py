@@ -74,6 +74,7 @@ class LadderService:
         self.playing: dict[int, int] = {}  # account id -> ladder games in progress, every ladder
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
 
     # Life cycle.
 
@@ -94,9 +95,12 @@ class LadderService:
             self._tasks.append(loop.create_task(self._watch_endings(), name="ladders-endings"))
 
     async def stop(self) -> None:
+        self._stopping = True
+        self.wake()
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=2)  # bounded: stopping the server never waits on us
         self._tasks = []
 
     async def _load(self, info: LadderInfo) -> LiveLadder:
@@ -217,10 +221,13 @@ class LadderService:
     # The scheduler.
 
     async def _run(self) -> None:
-        while True:
+        while not self._stopping:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), TICK)
+                async with asyncio.timeout(TICK):
+                    await self._wake.wait()
             self._wake.clear()
+            if self._stopping:
+                return
             for live in list(self.ladders.values()):
                 try:
                     await self._settle(live)
