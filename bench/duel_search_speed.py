@@ -8,7 +8,9 @@ search agents (the same positions every run):
 - combat simulations per second (every attack of each position against no block and every single
   block);
 - lookahead rollouts per second (three turns played by the one-turn planner, from the start of a
-  turn), the unit the lookahead spends its budget in.
+  turn), the unit the lookahead spends its budget in;
+- whole-turn searches per second (`duel-search`'s search from the start of a first main phase:
+  main 1, combat minimax, main 2) and the end-of-turn positions they score per second (nodes).
 
     .venv/bin/python bench/duel_search_speed.py --games 6 --repeat 3
 """
@@ -24,8 +26,9 @@ from typing import Any
 
 from partida.bots.duel.evaluation import fitted_eval
 from partida.bots.duel.lookahead import LookaheadAgent
-from partida.bots.duel.plan import attack_sets, block_sets, simulate_combat
+from partida.bots.duel.plan import attack_sets, block_sets, reference_eval, simulate_combat
 from partida.bots.duel.search import SearchAgent
+from partida.bots.duel.turn import TurnSearch
 from partida.bots.local import play_local
 from partida.games.duel import GAMES
 from partida.games.duel.state import DuelState
@@ -95,9 +98,19 @@ def main(argv: list[str] | None = None) -> int:
             agent.rollout(state.clone(), state.active, turns=agent.horizon)
         return len(starts)
 
+    scored = [0]
+
+    def turn_searches() -> int:
+        search = TurnSearch(reference_eval, random.Random(0))
+        for state in starts:
+            search.turn(state)
+        scored[0] = search.scored
+        return len(starts)
+
     n_eval, s_eval = best_of(args.repeat, evaluations)
     n_combat, s_combat = best_of(args.repeat, combats)
     n_roll, s_roll = best_of(args.repeat, rollouts)
+    n_turn, s_turn = best_of(args.repeat, turn_searches)
     print(
         json.dumps(
             {
@@ -109,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
                 "combats_measured": n_combat,
                 "rollouts_per_second": rate(n_roll, s_roll),
                 "rollouts_measured": n_roll,
+                "turn_searches_per_second": rate(n_turn, s_turn),
+                "turn_search_nodes_per_second": rate(scored[0], s_turn),
+                "turn_searches_measured": n_turn,
             },
             indent=2,
         )

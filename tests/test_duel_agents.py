@@ -290,3 +290,11 @@ def test_lookahead_keeps_every_candidate_when_the_budget_allows() -> None:
     cands = agent.candidates(turn.state(agent.rng))
     agent.search(turn, cands, mode="main")
     assert len(cands) >= 8 and {c.samples for c in cands} == {3}
+
+
+def test_search_takes_its_caps_as_parameters() -> None:
+    state, robber, _, _ = showcase()
+    # one main-phase position: only passing now is searched, so the Robber is never cast
+    assert SearchAgent(seed=1, main_nodes=1).act(turn_for(state, 0)) == "pass"
+    with pytest.raises(ValueError, match="at least 1"):
+        SearchAgent(block_sets=0)

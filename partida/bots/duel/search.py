@@ -19,6 +19,7 @@ from partida.bots.duel.mulligan import MulliganPolicy
 from partida.bots.duel.plan import (
     MAX_ATTACK_SETS,
     MAX_BLOCK_SETS,
+    MAX_MAIN_NODES,
     Evaluator,
     best_attack,
     best_orders,
@@ -139,11 +140,21 @@ class SearchAgent(Agent):
 
     name = "duel-search"
 
-    def __init__(self, seed: int | None = None, evaluation: str = "reference", weights: str | None = None) -> None:
+    def __init__(
+        self,
+        seed: int | None = None,
+        evaluation: str = "reference",
+        weights: str | None = None,
+        main_nodes: int = MAX_MAIN_NODES,
+        attack_sets: int = MAX_ATTACK_SETS,
+        block_sets: int = MAX_BLOCK_SETS,
+    ) -> None:
         self.rng = random.Random(seed)
         self.policy = MulliganPolicy()
         self.evaluate = named_evaluation(evaluation, weights)
-        self.search = TurnSearch(self.evaluate, self.rng)
+        if min(int(main_nodes), int(attack_sets), int(block_sets)) < 1:
+            raise ValueError("main_nodes, attack_sets and block_sets must be at least 1")
+        self.search = TurnSearch(self.evaluate, self.rng, int(main_nodes), int(attack_sets), int(block_sets))
         self.planned: dict[tuple[Any, ...], Any] = {}  # position -> the planned answer there
 
     def new_game(self, game: Any, seat: int) -> None:
@@ -202,7 +213,14 @@ AGENTS = [
         SearchAgent,
         "Duel: the study's one-turn lookahead (whole-turn search: main 1, combat minimax, main 2; R(s))",
         games=frozenset({"duel"}),
-        params={"seed": None, "evaluation": "reference", "weights": None},
+        params={
+            "seed": None,
+            "evaluation": "reference",
+            "weights": None,
+            "main_nodes": MAX_MAIN_NODES,
+            "attack_sets": MAX_ATTACK_SETS,
+            "block_sets": MAX_BLOCK_SETS,
+        },
     ),
     AgentSpec(
         "duel-search-split",
