@@ -293,7 +293,7 @@ def test_lookahead_keeps_every_candidate_when_the_budget_allows() -> None:
 
 
 def test_search_takes_its_caps_as_parameters() -> None:
-    state, robber, _, _ = showcase()
+    state, _, _, _ = showcase()
     # one main-phase position: only passing now is searched, so the Robber is never cast
     assert SearchAgent(seed=1, main_nodes=1).act(turn_for(state, 0)) == "pass"
     with pytest.raises(ValueError, match="at least 1"):
