@@ -99,3 +99,26 @@ def test_lab_export_writes_the_studys_csv(tmp_path: Path, capsys: pytest.Capture
     assert table[0].split(";")[:3] == ["match", "seed", "ranks"] and len(table) == 5
     assert main(["lab", "export", "1", "--match", "9", "--scores", str(one), "--db", db]) == 2
     assert "has no match 9" in capsys.readouterr().err
+
+
+def test_lab_match_shows_one_match_round_by_round(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["lab", "match", "dicepoints", "--option", "rounds=4", "--seed", "3", "--json"]
+    assert main(args) == 0
+    match = json.loads(capsys.readouterr().out)
+    assert [r["round"] for r in match["rounds"]] == [1, 2, 3, 4]
+    for row in match["rounds"]:
+        assert sorted(row["ranks"]) == [1, 2, 3, 4]
+        assert row["ranks"] == [1 + sorted(range(4), key=lambda p: (-row["scores"][p], p)).index(p) for p in range(4)]
+    assert set(match["metrics"]) == {
+        "drama_points",
+        "drama_position",
+        "drama_path",
+        "lead_change",
+        "uncertainty_entropy",
+        "uncertainty_distance",
+    }
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out) == match  # the seed decides the match
+    assert main(["lab", "match", "dicepoints", "--seed", "3"]) == 0
+    assert "drama_points:" in capsys.readouterr().out
+    assert main(["lab", "match", "nosuchgame", "--seed", "3"]) == 2

@@ -17,14 +17,10 @@ from partida.cli import CliError
 from partida.cli.common import add_db_flag, add_json_flag, parse_option_pairs, print_json
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    lab = subparsers.add_parser("lab", help="simulate many matches of a game and measure drama and uncertainty")
-    sub = lab.add_subparsers(dest="lab_command", metavar="LAB_COMMAND", required=True)
-
-    run = sub.add_parser("run", help="simulate N matches, store them with their metrics, print the report")
-    run.add_argument("game", help="game name (see `partida rules`)")
-    run.add_argument("--option", action="append", metavar="KEY=VALUE", help="a game option (repeatable)")
-    run.add_argument(
+def _add_match_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("game", help="game name (see `partida rules`)")
+    parser.add_argument("--option", action="append", metavar="KEY=VALUE", help="a game option (repeatable)")
+    parser.add_argument(
         "--agent",
         action="extend",
         nargs="+",
@@ -32,11 +28,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="agent per seat, in seat order (one name is used for every seat; default random); "
         "parameters as NAME:k=v,k=v, e.g. ismcts:iterations=200",
     )
+    parser.add_argument("--seats", type=int, default=None, help="number of players (default: the game's minimum)")
+    parser.add_argument("--game-file", action="append", type=Path, default=[], help="load a game description file")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    lab = subparsers.add_parser("lab", help="simulate many matches of a game and measure drama and uncertainty")
+    sub = lab.add_subparsers(dest="lab_command", metavar="LAB_COMMAND", required=True)
+
+    run = sub.add_parser("run", help="simulate N matches, store them with their metrics, print the report")
+    _add_match_args(run)
     run.add_argument("-n", type=int, default=1000, help="number of matches (default: %(default)s)")
-    run.add_argument("--seats", type=int, default=None, help="number of players (default: the game's minimum)")
     run.add_argument("--seed", type=int, default=None, help="run seed (default: random, printed in the report)")
     run.add_argument("--workers", type=int, default=1, help="processes to use; 0 means every core (default: 1)")
-    run.add_argument("--game-file", action="append", type=Path, default=[], help="load a game description file")
     run.add_argument("--no-store", action="store_true", help="do not write the run to the database")
     add_db_flag(run)
     add_json_flag(run)
@@ -54,6 +58,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     add_db_flag(plot)
     plot.set_defaults(func=run_plot)
 
+    match = sub.add_parser("match", help="play one match and print each round's scores and ranks and its six metrics")
+    _add_match_args(match)
+    match.add_argument("--seed", type=int, required=True, help="the match's seed")
+    add_json_flag(match)
+    match.set_defaults(func=run_match)
+
     export = sub.add_parser("export", help="write a stored run's per-round scores and per-match metrics as CSV")
     export.add_argument("run_id", type=int)
     export.add_argument("--scores", type=Path, help="CSV of per-round scores (round;player;score)")
@@ -63,23 +73,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     export.set_defaults(func=run_export)
 
 
-def run_lab(args: argparse.Namespace) -> int:
+def _spec(args: argparse.Namespace, n: int, seed: int) -> tuple[Any, Any]:
+    """The run's spec and its game, every name and option checked before anything is played."""
     from partida.bots.registry import UnknownAgent, make_agent
     from partida.games.base import BadOptions
     from partida.games.registry import GameLoadError, UnknownGame
-    from partida.lab.report import summarize
-    from partida.lab.simulate import RunSpec, load_game, parse_agent, simulate
+    from partida.lab.simulate import RunSpec, load_game, parse_agent
 
-    if args.n < 1:
-        raise CliError("-n must be at least 1")
     agents = args.agent or ["random"]
     spec = RunSpec(
         game=args.game,
         options=parse_option_pairs(args.option),
         agents=agents,
         seats=0,
-        seed=args.seed if args.seed is not None else random.SystemRandom().getrandbits(31),
-        n=args.n,
+        seed=seed,
+        n=n,
         game_files=[str(p) for p in args.game_file],
     )
     try:
@@ -96,6 +104,16 @@ def run_lab(args: argparse.Namespace) -> int:
             make_agent(name, game, **params)
     except (UnknownGame, UnknownAgent, BadOptions, GameLoadError) as exc:
         raise CliError(str(exc).strip("'\"")) from None
+    return spec, game
+
+
+def run_lab(args: argparse.Namespace) -> int:
+    from partida.lab.report import summarize
+    from partida.lab.simulate import simulate
+
+    if args.n < 1:
+        raise CliError("-n must be at least 1")
+    spec, _ = _spec(args, args.n, args.seed if args.seed is not None else random.SystemRandom().getrandbits(31))
     workers = (os.cpu_count() or 1) if args.workers == 0 else max(1, args.workers)
 
     if args.json:
@@ -194,4 +212,33 @@ def run_export(args: argparse.Namespace) -> int:
             else:
                 write_metrics(path, matches)
             print(f"wrote {path}")
+    return 0
+
+
+def run_match(args: argparse.Namespace) -> int:
+    """One match under the microscope (the study's figures 5.3 and 5.4 come from such a match)."""
+    from partida.lab.metrics import ranks
+    from partida.lab.simulate import play_match
+
+    spec, game = _spec(args, 1, args.seed)
+    record = play_match(game, spec, 0, args.seed)
+    rounds = [{"round": m, "scores": s, "ranks": ranks(s)} for m, s in enumerate(record.rounds, start=1)]
+    out = {"game": spec.game, "options": spec.options, "agents": spec.agents, "seed": args.seed}
+    out |= {"result": record.result, "rounds": rounds, "metrics": record.metrics}
+    if args.json:
+        print_json(out)
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{spec.game} {spec.options}, seed {args.seed}")
+    table.add_column("round", justify="right")
+    for p in range(spec.seats):
+        table.add_column(f"player {p + 1}: score (rank)", justify="right")
+    for row in rounds:
+        table.add_row(str(row["round"]), *(f"{s:g} ({r})" for s, r in zip(row["scores"], row["ranks"], strict=True)))
+    console = Console()
+    console.print(table)
+    for name, value in record.metrics.items():
+        console.print(f"{name}: {value:.4f}")
     return 0
