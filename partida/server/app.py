@@ -58,6 +58,14 @@ from partida.storage.store import Store
 log = logging.getLogger(__name__)
 
 GUEST_NAME_LENGTH = 32
+# Ending requests: the rule that carries each out, and the reply that says it was done.
+ENDING_REQUESTS = {
+    "resign": (ending_requests.resign, "resigned"),
+    "offer_draw": (ending_requests.offer_draw, "draw_offered"),
+    "accept_draw": (ending_requests.accept_draw, "draw_accepted"),
+    "decline_draw": (ending_requests.decline_draw, "draw_declined"),
+    "abort": (ending_requests.abort, "aborted"),
+}
 RESERVED_PREFIX = "pool-"  # the built-in bots' accounts, reserved before the pool creates them
 FINISHED_ROOM_TTL = 600.0  # seconds a finished room stays reachable for late viewers
 
@@ -102,11 +110,11 @@ class Server:
             "add_bot": self.on_add_bot,
             "start": self.on_start,
             "act": self.on_act,
-            "resign": self.on_resign,
-            "offer_draw": self.on_offer_draw,
-            "accept_draw": self.on_accept_draw,
-            "decline_draw": self.on_decline_draw,
-            "abort": self.on_abort,
+            "resign": self.on_ending,
+            "offer_draw": self.on_ending,
+            "accept_draw": self.on_ending,
+            "decline_draw": self.on_ending,
+            "abort": self.on_ending,
             "rematch": self.on_rematch,
             "games": self.on_games,
             "game": self.on_game,
@@ -696,30 +704,13 @@ class Server:
 
     # Endings: resign, draw offers, abort (server/ending_requests.py), rematch (server/rematch.py).
 
-    async def on_resign(self, session: Session, req: m.Resign) -> None:
+    async def on_ending(self, session: Session, req: m.SeatRequest) -> None:
+        """resign, offer_draw, accept_draw, decline_draw and abort: one rule each in
+        server/ending_requests.py, run in the room's task, then the reply that names it."""
+        command, reply = ENDING_REQUESTS[req.type]
         room = self.room(req.room)
-        await room.call(lambda: ending_requests.resign(room, session, req.seat))
-        session.send(server_message("resigned", req.id, room=room.code))
-
-    async def on_offer_draw(self, session: Session, req: m.OfferDraw) -> None:
-        room = self.room(req.room)
-        await room.call(lambda: ending_requests.offer_draw(room, session, req.seat))
-        session.send(server_message("draw_offered", req.id, room=room.code))
-
-    async def on_accept_draw(self, session: Session, req: m.AcceptDraw) -> None:
-        room = self.room(req.room)
-        await room.call(lambda: ending_requests.accept_draw(room, session, req.seat))
-        session.send(server_message("draw_accepted", req.id, room=room.code))
-
-    async def on_decline_draw(self, session: Session, req: m.DeclineDraw) -> None:
-        room = self.room(req.room)
-        await room.call(lambda: ending_requests.decline_draw(room, session, req.seat))
-        session.send(server_message("draw_declined", req.id, room=room.code))
-
-    async def on_abort(self, session: Session, req: m.Abort) -> None:
-        room = self.room(req.room)
-        await room.call(lambda: ending_requests.abort(room, session, req.seat))
-        session.send(server_message("aborted", req.id, room=room.code))
+        await room.call(lambda: command(room, session, req.seat))
+        session.send(server_message(reply, req.id, room=room.code))
 
     async def on_rematch(self, session: Session, req: m.Rematch) -> None:
         room = self.room(req.room)
