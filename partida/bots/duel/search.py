@@ -120,14 +120,20 @@ class SplitSearchAgent(Agent):
         self.planner = Planner(named_evaluation(evaluation, weights), self.rng)
 
     def act(self, turn: Turn) -> Any:
+        routine = routine_answer(self.policy, turn)
+        if routine is not None:
+            return routine
         name = turn.prompt.name
-        if name in ("mulligan", "scry"):
-            return self.policy.answer(turn)
-        only = single_answer(turn)
-        if only is not None:
-            return only
         state = turn.state(self.rng)
         return self.planner.decide(state, name, turn.seat)
+
+
+def routine_answer(policy: MulliganPolicy, turn: Turn) -> Any:
+    """What needs no search: mulligans and scries by the mulligan policy, and a forced answer.
+    None when the decision is the planner's."""
+    if turn.prompt.name in ("mulligan", "scry"):
+        return policy.answer(turn)
+    return single_answer(turn)
 
 
 def plan_key(state: DuelState) -> tuple[Any, ...]:
@@ -180,12 +186,10 @@ class SearchAgent(Agent):
             self.planned = {}
 
     def act(self, turn: Turn) -> Any:
+        routine = routine_answer(self.policy, turn)
+        if routine is not None:
+            return routine
         name = turn.prompt.name
-        if name in ("mulligan", "scry"):
-            return self.policy.answer(turn)
-        only = single_answer(turn)
-        if only is not None:
-            return only
         state = turn.state(self.rng)
         if state.phase in ("main1", "attackers"):
             known = self.planned.get(plan_key(state))
