@@ -24,7 +24,8 @@ from tests.services import Postgres, start_postgres
 
 BACKENDS = ["sqlite", "postgresql"]
 DATA_TABLES = (
-    "accounts, games, seats, actions, lab_runs, lab_matches, ladders, ladder_members, ladder_games, ladder_ratings"
+    "accounts, games, seats, actions, lab_runs, lab_matches, ladders, ladder_members, ladder_games, ladder_ratings, "
+    "nodes, room_leases"
 )
 
 

@@ -49,6 +49,25 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="a game without a clock whose seat is away this long is abandoned (default: %(default)s)",
     )
+    p.add_argument(
+        "--node",
+        default=None,
+        metavar="NAME",
+        help="run as one node of several sharing one PostgreSQL database (docs/scale-out.md)",
+    )
+    p.add_argument(
+        "--public-url",
+        default=None,
+        metavar="URL",
+        help="where clients reach this node, sent to clients of other nodes (default: ws://HOST:PORT)",
+    )
+    p.add_argument(
+        "--lease",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="a node's lease on its rooms; a dead node's games resume elsewhere after it (default: %(default)s)",
+    )
     add_log_flag(p, "info")
     p.set_defaults(func=run)
 
@@ -59,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from partida.games.registry import GameLoadError
     from partida.server.app import Server, ServerConfig
     from partida.server.limits import Limits
+    from partida.storage.accounts import check_name
 
     pool: list[str] = []
     if not args.no_bots:
@@ -74,6 +94,19 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     if not 0 < args.abandon_after <= 86400:
         raise CliError("--abandon-after must be more than 0 seconds and at most a day")
+    public_url = args.public_url
+    if args.node is not None:
+        problem = check_name(args.node, 64, "a node name")
+        if problem is not None:
+            raise CliError(f"--node: {problem}")
+        if not 0.5 <= args.lease <= 3600:
+            raise CliError("--lease must be 0.5 to 3600 seconds")
+        if public_url is None and args.host in ("0.0.0.0", "::", ""):
+            raise CliError(f"--node on {args.host!r}: give --public-url, where clients of other nodes reach it")
+        if public_url is not None and not public_url.startswith(("ws://", "wss://")):
+            raise CliError(f"--public-url must start with ws:// or wss://, not {public_url!r}")
+    elif public_url is not None:
+        raise CliError("--public-url is for a node of several: give --node NAME too")
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -83,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
         game_dirs=args.games_dir,
         limits=limits,
         abandon_after=args.abandon_after,
+        node=args.node,
+        public_url=public_url,
+        lease=args.lease,
     )
     try:
         server = Server(config)
@@ -109,6 +145,9 @@ async def _serve(server, pool: list[str]) -> None:  # type: ignore[no-untyped-de
     supervisors = [asyncio.create_task(_supervise_bot(server, agent, stop)) for agent in pool]
     print(f"Partida is serving on {server.url} (database: {server.db.url_for_people}).", flush=True)
     print(f"Play in a browser: {server.http_url}", flush=True)
+    if server.cluster is not None:
+        cluster = server.cluster
+        print(f"Node {cluster.name}, reached at {cluster.public_url} (lease {cluster.lease:g} s).", flush=True)
     if pool:
         print(f"Bot pool: {', '.join(pool)}.", flush=True)
     print("Play: partida play tictactoe --vs alphabeta   Stop: Ctrl-C", flush=True)
@@ -123,10 +162,12 @@ async def _serve(server, pool: list[str]) -> None:  # type: ignore[no-untyped-de
 async def _supervise_bot(server, agent: str, stop: asyncio.Event) -> None:  # type: ignore[no-untyped-def]
     """Keep one bot process per agent running; restart it (with backoff) when it dies."""
     name = f"pool-{agent}"
-    _, token = await server.store.create_bot(name)
-    env = dict(os.environ, PARTIDA_BOT_TOKEN=token)
     delay = 1.0
     while not stop.is_set():
+        # A new token for each start: every node of a deployment runs its own pool under the same
+        # accounts, and another node's start rotates the token this process logged in with.
+        _, token = await server.store.create_bot(name)
+        env = dict(os.environ, PARTIDA_BOT_TOKEN=token)
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "partida", "bot", agent, "--server", server.url, "--name", name, env=env
         )

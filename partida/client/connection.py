@@ -38,11 +38,47 @@ class ConnectionLost(ServerError):
         super().__init__("connection_lost", reason)
 
 
+MAX_MOVES = 4  # `moved` answers followed for one request before giving up (nodes disagreeing)
+
+
+class _Link:
+    """One websocket to one server node. The first is the client's own; the others are opened
+    when a node answers `moved` (the room lives on another node of the deployment)."""
+
+    def __init__(self, url: str, websocket: ClientConnection) -> None:
+        self.url = url
+        self.websocket = websocket
+        self.reader: asyncio.Task[None] | None = None
+        self.requests: set[int] = set()  # ids of requests sent here and not yet answered
+        self.closed = asyncio.Event()
+
+
+def _same_url(a: str, b: str) -> bool:
+    return a.rstrip("/").lower() == b.rstrip("/").lower()
+
+
+async def _open(url: str, timeout: float) -> ClientConnection:
+    try:
+        return await asyncio.wait_for(connect(url, max_size=1 << 22, open_timeout=timeout, compression=None), timeout)
+    except (TimeoutError, OSError) as exc:
+        raise ConnectionLost(f"cannot reach {url}: {exc or 'timed out'}") from None
+
+
 class Client:
-    def __init__(self, websocket: ClientConnection, encoding: Encoding) -> None:
+    """A connection to a Partida server. With several server nodes, a request about a room that
+    lives on another node is answered `moved` with that node's URL; the client then opens a
+    connection there (saying the same hello), sends the request again, and sends everything about
+    that room there from then on, so the program never notices. Pushed messages from every node
+    arrive in the same per-room queues."""
+
+    def __init__(self, websocket: ClientConnection, encoding: Encoding, url: str = "") -> None:
         self.websocket = websocket
         self.encoding = encoding
+        self.url = url
         self.welcome: dict[str, Any] = {}
+        self._hello: dict[str, Any] = {}
+        self._timeout = 10.0
+        self.move_patience = 60.0  # seconds to keep asking where an unreachable node's room went
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._rooms: defaultdict[str, asyncio.Queue[dict[str, Any]]] = defaultdict(asyncio.Queue)
@@ -54,7 +90,12 @@ class Client:
         self.errors: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.ladder_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)
         self.closed = asyncio.Event()
-        self._reader = asyncio.get_running_loop().create_task(self._read())
+        self._home = _Link(url, websocket)
+        self._links: list[_Link] = [self._home]  # the home link first
+        self._routes: dict[str, _Link] = {}  # room code -> the link of the node that has it
+        self._opening: dict[str, asyncio.Future[_Link]] = {}
+        self._home.reader = asyncio.get_running_loop().create_task(self._read(self._home))
+        self._reader = self._home.reader
 
     @classmethod
     async def connect(
@@ -69,13 +110,8 @@ class Client:
         encoding: Encoding = Encoding.MSGPACK,
         timeout: float = 10.0,
     ) -> Client:
-        try:
-            websocket = await asyncio.wait_for(
-                connect(url, max_size=1 << 22, open_timeout=timeout, compression=None), timeout
-            )
-        except (TimeoutError, OSError) as exc:
-            raise ConnectionLost(f"cannot reach {url}: {exc or 'timed out'}") from None
-        client = cls(websocket, encoding)
+        client = cls(await _open(url, timeout), encoding, url)
+        client._timeout = timeout
         hello: dict[str, Any] = {"version": PROTOCOL_VERSION}
         for key, value in (
             ("name", name),
@@ -86,6 +122,7 @@ class Client:
         ):
             if value is not None:
                 hello[key] = value
+        client._hello = hello
         try:
             client.welcome = await client.request("hello", **hello)
         except ServerError:
@@ -100,36 +137,104 @@ class Client:
         await self.close()
 
     async def close(self) -> None:
-        await self.websocket.close()
-        self._reader.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._reader
+        for link in reversed(self._links):
+            await link.websocket.close()
+            if link.reader is not None:
+                link.reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await link.reader
 
     # Low level.
 
     async def send(self, message: dict[str, Any]) -> None:
+        """Send a message to the node that has the room it names (this client's own otherwise)."""
+        await self._send(self._link_for(message.get("room")), message)
+
+    async def _send(self, link: _Link, message: dict[str, Any]) -> None:
         try:
-            await self.websocket.send(encode(message, self.encoding))
+            await link.websocket.send(encode(message, self.encoding))
         except ConnectionClosed:
             raise ConnectionLost() from None
 
+    def _link_for(self, room: Any) -> _Link:
+        if isinstance(room, str):
+            link = self._routes.get(room.strip().upper())
+            if link is not None and not link.closed.is_set():
+                return link
+        return self._home
+
     async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
-        """Send a request and wait for its reply; an `error` reply raises `ServerError`."""
-        request_id = next(self._ids)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiting[request_id] = future
-        try:
-            await self.send({"type": kind, "id": request_id, **fields})
-            reply = await future
-        finally:
-            self._waiting.pop(request_id, None)
+        """Send a request and wait for its reply; an `error` reply raises `ServerError`. A
+        `moved` answer is followed: the request goes again to the node that has the room. If that
+        node cannot be reached (it has just died, and its lease has not run out yet), the request
+        is asked again of this client's own node, with growing pauses, for up to
+        `move_patience` seconds: once the lease runs out, a live node takes the room over."""
+        room = fields.get("room")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.move_patience
+        moves = pause = 0.0
+        while True:
+            reply = await self._exchange(self._link_for(room), kind, fields)
+            url = reply.get("url")
+            if reply["type"] != "error" or reply.get("code") != "moved" or not isinstance(room, str):
+                break
+            if not isinstance(url, str) or moves >= MAX_MOVES:
+                break
+            try:
+                self._routes[room.strip().upper()] = await self._link_to(url)
+                moves += 1
+            except ConnectionLost:
+                if loop.time() >= deadline:
+                    raise
+                pause = min(max(pause * 2, 0.2), 2.0)
+                await asyncio.sleep(pause)
         if reply["type"] == "error":
             raise ServerError(reply.get("code", "error"), reply.get("message", ""))
         return reply
 
-    async def _read(self) -> None:
+    async def _exchange(self, link: _Link, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+        request_id = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        link.requests.add(request_id)
         try:
-            async for frame in self.websocket:
+            if link.closed.is_set():
+                raise ConnectionLost()
+            await self._send(link, {"type": kind, "id": request_id, **fields})
+            return await future
+        finally:
+            self._waiting.pop(request_id, None)
+            link.requests.discard(request_id)
+
+    async def _link_to(self, url: str) -> _Link:
+        """The open link to the node at `url`, connecting (and saying hello) if there is none."""
+        for link in self._links:
+            if _same_url(link.url, url) and not link.closed.is_set():
+                return link
+        if url in self._opening:
+            return await asyncio.shield(self._opening[url])
+        future: asyncio.Future[_Link] = asyncio.get_running_loop().create_future()
+        self._opening[url] = future
+        try:
+            link = _Link(url, await _open(url, self._timeout))
+            link.reader = asyncio.get_running_loop().create_task(self._read(link))
+            self._links.append(link)
+            reply = await self._exchange(link, "hello", self._hello)
+            if reply["type"] == "error":
+                await link.websocket.close()
+                raise ServerError(reply.get("code", "error"), reply.get("message", ""))
+            future.set_result(link)
+            return link
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: a lone opener must not leave an unread error behind
+            raise
+        finally:
+            del self._opening[url]
+
+    async def _read(self, link: _Link) -> None:
+        try:
+            async for frame in link.websocket:
                 try:
                     message = decode(frame, limit=1 << 22)
                 except ProtocolError:
@@ -138,12 +243,22 @@ class Client:
         except ConnectionClosed:
             pass
         finally:
-            self.closed.set()
-            for future in self._waiting.values():
-                if not future.done():
+            link.closed.set()
+            for request_id in list(link.requests):
+                future = self._waiting.get(request_id)
+                if future is not None and not future.done():
                     future.set_exception(ConnectionLost())
-            for queue in self._rooms.values():
-                queue.put_nowait({"type": "connection_lost"})
+            if link is self._home:
+                self.closed.set()
+                lost = list(self._rooms)
+            else:  # the rooms on that node: their next request goes home again, to learn where they are
+                lost = [room for room, routed in self._routes.items() if routed is link]
+                for room in lost:
+                    del self._routes[room]
+                with contextlib.suppress(ValueError):
+                    self._links.remove(link)
+            for room in lost:
+                self._rooms[room].put_nowait({"type": "connection_lost"})
 
     def _route(self, message: dict[str, Any]) -> None:
         request_id = message.get("id")

@@ -6,6 +6,7 @@ A code never changes meaning once published; new situations get new codes.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 
 class ErrorCode(StrEnum):
@@ -61,18 +62,27 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "rate_limited"
     INTERNAL = "internal_error"
     STORAGE = "storage_unavailable"
+    # several nodes
+    MOVED = "moved"  # the room lives on another node: the error carries its `url` (and `room`)
 
 
 class ProtocolError(Exception):
     """An error to report to the peer as an `error` message. `close` says whether the server
     closes the connection after sending it (only where carrying on makes no sense). `request_id`
-    is the id of the refused request when it could be read although the rest could not."""
+    is the id of the refused request when it could be read although the rest could not. `details`
+    are further fields of the message (`moved` carries the node's `url` and the `room`)."""
 
     def __init__(
-        self, code: ErrorCode | str, message: str, close: bool = False, request_id: int | str | None = None
+        self,
+        code: ErrorCode | str,
+        message: str,
+        close: bool = False,
+        request_id: int | str | None = None,
+        details: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.code = str(code)
         self.message = message
         self.close = close
         self.request_id = request_id
+        self.details = details

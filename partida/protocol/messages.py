@@ -296,8 +296,8 @@ def server_message(kind: str, request_id: int | str | None = None, **fields: Any
     return message
 
 
-def error_message(code: str, text: str, request_id: int | str | None = None) -> dict[str, Any]:
-    return server_message("error", request_id, code=code, message=text)
+def error_message(code: str, text: str, request_id: int | str | None = None, **details: Any) -> dict[str, Any]:
+    return server_message("error", request_id, code=code, message=text, **details)
 
 
 _HINTS: dict[type, dict[str, Any]] = {}

@@ -43,6 +43,7 @@ from partida.protocol import messages as m
 from partida.server import ending_requests, history
 from partida.server.challenges import Challenge, Challenges
 from partida.server.clocks import MAX_SECONDS, BadClock, ClockSpec
+from partida.server.cluster import DEFAULT_LEASE, Cluster, FencedStore
 from partida.server.endings import DEFAULT_ABANDON_AFTER
 from partida.server.events import EventBus, open_bus
 from partida.server.ladders import LadderService
@@ -53,7 +54,7 @@ from partida.server.session import OUTBOX_BYTES, Identity, Session
 from partida.server.web import process_request
 from partida.storage.accounts import check_name
 from partida.storage.database import Database, StorageError, default_url, describe_error
-from partida.storage.store import Store
+from partida.storage.store import Store, StoredGame
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,11 @@ class ServerConfig:
     outbox_bytes: int = OUTBOX_BYTES
     limits: Limits = field(default_factory=Limits)
     abandon_after: float = DEFAULT_ABANDON_AFTER  # grace period of an absent seat without a clock
+    # One node of several (server/cluster.py): its name, the URL clients reach it at (default
+    # ws://host:port), and the lease on its rooms in seconds. None: a single server.
+    node: str | None = None
+    public_url: str | None = None
+    lease: float = DEFAULT_LEASE
 
 
 class Server:
@@ -95,6 +101,9 @@ class Server:
         self.db: Database | None = None
         self.store: Store = None  # type: ignore[assignment]  # set in start()
         self.bus: EventBus | None = None
+        self.cluster: Cluster | None = None
+        if config.node is not None:
+            self.cluster = Cluster(self, config.node, config.public_url or self.url, config.lease)
         self._ws: WsServer | None = None
         self._reaper: asyncio.Task[None] | None = None
         self.ladders = LadderService(self)
@@ -136,9 +145,17 @@ class Server:
         except BaseException:
             await self.db.close()
             raise
-        self.store = Store(self.db)
+        self.store = Store(self.db) if self.cluster is None else FencedStore(self.db, self.cluster.fence)
         self.bus = await open_bus(self.config.mqtt_url)
-        await self.resume_games()
+        if self.cluster is None:
+            await self.resume_games()
+        else:
+            try:
+                await self.cluster.start()  # resumes this node's games and dead nodes' games
+            except BaseException:
+                await self.bus.close()
+                await self.db.close()
+                raise
         await self.ladders.start()
         self._ws = await serve(
             self.connection,
@@ -173,14 +190,18 @@ class Server:
             self._reaper.cancel()
         for room in list(self.rooms.values()):
             await room.stop_task()
+        if self.cluster is not None:
+            await self.cluster.stop()
         if self.bus is not None:
             await self.bus.close()
         if self.db is not None:
             await self.db.close()
 
-    async def resume_games(self) -> None:
-        """Rebuild every unfinished game from its log; players return to their seats."""
-        for stored in await self.store.unfinished_games():
+    async def resume_games(self, games: list[StoredGame] | None = None) -> list[Room]:
+        """Rebuild every unfinished game from its log (or `games`: a node taking over a dead
+        node's); players return to their seats."""
+        rooms = []
+        for stored in await self.store.unfinished_games() if games is None else games:
             try:
                 game = self.registry.get(stored.game)
                 room = Room.resume(self, game, stored)
@@ -191,6 +212,8 @@ class Server:
             room.start_task()
             await room.call(room.finish_resumed)
             log.info("resumed game %s in room %s at move %d", stored.id, room.code, room.seq)
+            rooms.append(room)
+        return rooms
 
     async def publish(self, topic: str, payload: dict[str, Any]) -> None:
         if self.bus is not None:
@@ -272,6 +295,7 @@ class Server:
 
     async def handle_frame(self, session: Session, frame: bytes | str) -> None:
         request_id = None
+        request = None
         try:
             limited = None
             if session.limits is not None:
@@ -292,9 +316,15 @@ class Server:
                 self.limiter.may_guess(session.limits)
             await self.handlers[request.type](session, request)
         except ProtocolError as exc:
+            if exc.code == ErrorCode.NO_SUCH_ROOM and self.cluster is not None and request is not None:
+                found = await self._elsewhere(session, request, exc)  # on another node?
+                if found is None:
+                    return
+                exc = found
             if exc.code == ErrorCode.NO_SUCH_ROOM and session.limits is not None:
                 self.limiter.guessed(session.limits)
-            session.send(error_message(exc.code, exc.message, request_id if request_id is not None else exc.request_id))
+            reply_to = request_id if request_id is not None else exc.request_id
+            session.send(error_message(exc.code, exc.message, reply_to, **(exc.details or {})))
             if exc.close:
                 close_code = 1009 if exc.code == ErrorCode.FRAME_TOO_LARGE else 1008
                 session.close_soon(close_code, exc.code)
@@ -306,6 +336,24 @@ class Server:
         except Exception:
             log.exception("%s: request failed", session.name)
             session.send(error_message(ErrorCode.INTERNAL, "the server failed on that request", request_id))
+
+    async def _elsewhere(self, session: Session, request: Any, missing: ProtocolError) -> ProtocolError | None:
+        """A room this node does not have: `moved` if another node has it; if its node is dead,
+        this node takes it over and runs the request (None: done). Otherwise `missing`."""
+        assert self.cluster is not None
+        code = getattr(request, "room", None)
+        if not isinstance(code, str):
+            return missing
+        try:
+            if not await self.cluster.find(code):
+                return missing
+            await self.handlers[request.type](session, request)
+        except ProtocolError as exc:
+            return exc
+        except Exception:
+            log.exception("%s: request failed", session.name)
+            return ProtocolError(ErrorCode.INTERNAL, "the server failed on that request")
+        return None
 
     def _wait_for_frame(self, session: Session) -> float | None:
         """How long to wait for the next frame: the hello deadline, then the idle timeout."""
@@ -381,10 +429,11 @@ class Server:
             )
         )
         if identity.account_id is not None and identity.kind == "bot":
-            await self._return_bot_to_its_seats(session)
+            await self.return_bot_to_its_seats(session)
 
-    async def _return_bot_to_its_seats(self, session: Session) -> None:
-        """After a restart the pool bots reconnect; put them back in the games they were playing."""
+    async def return_bot_to_its_seats(self, session: Session) -> None:
+        """After a restart the pool bots reconnect (and after a takeover they are here already):
+        put them back in the games they were playing."""
         assert session.identity is not None
         for room in list(self.rooms.values()):
             if room.status != "playing":
@@ -410,6 +459,8 @@ class Server:
 
     async def on_list_rooms(self, session: Session, req: m.ListRooms) -> None:
         rooms = [r.summary() for r in self.rooms.values() if r.public and r.status != "finished"]
+        if self.cluster is not None:
+            rooms += await self.cluster.lobby()  # the other nodes' rooms
         if session.limits is not None:
             self.limiter.charge(session.limits, len(rooms) / 100)  # a long listing costs more
         session.send(server_message("rooms", req.id, rooms=rooms))
@@ -503,6 +554,8 @@ class Server:
             clock=clock.to_data() if clock else None,
             endings=room.endings.to_data(),
         )
+        if self.cluster is not None:
+            await self.cluster.add_room(room)  # may give the room another code
         self.rooms[room.code] = room
         room.start_task()
         return room

@@ -256,3 +256,32 @@ class RatingRecord(Base):
     sigma_before: Mapped[float] = mapped_column(Float)
     mu: Mapped[float] = mapped_column(Float)
     sigma: Mapped[float] = mapped_column(Float)
+
+
+class Node(Base):
+    """A server node of a deployment with several (`partida serve --node NAME`): where clients
+    reach it, and until when it is known to be alive. A node renews its lease every third of the
+    lease time; one whose lease has run out is taken for dead, and its games are taken over."""
+
+    __tablename__ = "nodes"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    public_url: Mapped[str] = mapped_column(String(255))
+    lease_until: Mapped[datetime] = mapped_column()
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class RoomLease(Base):
+    """The directory of rooms across nodes: which node holds a game's room, until when (its
+    lease, renewed with the node's), and the room's public summary for every node's lobby. At
+    most one row per game and one per live room code, so a game has one owner at a time."""
+
+    __tablename__ = "room_leases"
+
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), primary_key=True)
+    code: Mapped[str] = mapped_column(String(32), unique=True)
+    node: Mapped[str] = mapped_column(String(64), index=True)
+    lease_until: Mapped[datetime] = mapped_column(index=True)
+    public: Mapped[bool] = mapped_column(Boolean, default=True)
+    status: Mapped[str] = mapped_column(String(16), default="waiting")
+    summary: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -341,10 +341,12 @@ class Store:
         games = await self._load(select(GameRecord).where(GameRecord.id == game_id), with_actions=True)
         return games[0] if games else None
 
-    async def unfinished_games(self) -> list[StoredGame]:
+    async def unfinished_games(self, ids: list[int] | None = None) -> list[StoredGame]:
         """Games in play (status 'playing'), with seats and logs, oldest first: what a restarting
-        server rebuilds."""
+        server rebuilds (`ids`: only those, as a node taking over a dead node's games asks)."""
         query = select(GameRecord).where(GameRecord.status == "playing").order_by(GameRecord.id)
+        if ids is not None:
+            query = query.where(GameRecord.id.in_(ids))
         return await self._load(query, with_actions=True)
 
     async def list_games(

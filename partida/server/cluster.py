@@ -1,0 +1,264 @@
+"""One node among several (`partida serve --node NAME`): leases on rooms, redirects, takeover.
+
+Several nodes share one PostgreSQL database (and one MQTT broker). Each room is owned by exactly
+one node, written in the `room_leases` table with a lease that the node renews every third of
+the lease time (`partida.storage.nodes`). From there:
+
+- A request naming a room another node owns is answered with the error `moved` and that node's
+  public URL; the client SDK follows it (`Server.handle_frame` asks `locate`).
+- A node whose lease has run out is taken for dead: the other nodes take its rows (each row by
+  exactly one of them, `claim_expired`) and rebuild the games in play from their logs, exactly as
+  a restarted server does (`Server.resume_games`), clocks included.
+- A node that could not renew its lease stops writing before the lease can run out (`fence`):
+  its rooms refuse actions with `storage_unavailable` rather than write a move that the node
+  taking over might not see. So no game is played on two nodes at once, and no acknowledged move
+  is lost.
+- Every node's lobby lists every node's public rooms, from the summaries each node writes to
+  its rows once a tick when they changed.
+
+A single server (no `--node`) has no `Cluster` and pays nothing for any of this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from partida.protocol import ErrorCode, ProtocolError
+from partida.server.rooms import PRIVATE_CODE_LENGTH, PUBLIC_CODE_LENGTH, new_room_code
+from partida.storage.database import StorageError, describe_error
+from partida.storage.nodes import CodeTaken, NodeDirectory
+from partida.storage.store import Store
+
+if TYPE_CHECKING:
+    from partida.server.app import Server
+    from partida.server.rooms import Room
+    from partida.storage.database import Database
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LEASE = 10.0  # seconds; a dead node's games resume on another node after about this long
+FENCE_MARGIN = 1 / 3  # of the lease: a write started this close to the lease's end is not begun
+
+
+class Fence:
+    """Whether this node may still write its games: until a third of a lease before the lease
+    taken at the last successful renewal would run out. Measured on this process's monotonic
+    clock from the moment the renewal was sent, which is no later than the database's `now()`
+    that set the lease, so the node stops before any other node may take its rooms."""
+
+    def __init__(self, lease: float) -> None:
+        self.lease = lease
+        self.valid_until = 0.0
+
+    def renewed(self, sent_at: float) -> None:
+        self.valid_until = sent_at + self.lease * (1 - FENCE_MARGIN)
+
+    def check(self) -> None:
+        if asyncio.get_running_loop().time() > self.valid_until:
+            raise StorageError("this node could not renew its lease on its rooms; it writes nothing until it can.")
+
+
+class FencedStore(Store):
+    """The store of a node: a game's writes are refused once the node's lease may have lapsed."""
+
+    def __init__(self, db: Database, fence: Fence) -> None:
+        super().__init__(db)
+        self.fence = fence
+
+    async def start_game(self, *args: Any, **kwargs: Any) -> None:
+        self.fence.check()
+        await super().start_game(*args, **kwargs)
+
+    async def append_action(self, *args: Any, **kwargs: Any) -> None:
+        self.fence.check()
+        await super().append_action(*args, **kwargs)
+
+    async def finish_game(self, *args: Any, **kwargs: Any) -> Any:
+        self.fence.check()
+        return await super().finish_game(*args, **kwargs)
+
+    async def save_endings(self, *args: Any, **kwargs: Any) -> None:
+        self.fence.check()
+        await super().save_endings(*args, **kwargs)
+
+
+class Cluster:
+    def __init__(self, server: Server, name: str, public_url: str, lease: float = DEFAULT_LEASE) -> None:
+        if not 0.5 <= lease <= 3600:
+            raise ValueError(f"a node's lease is 0.5 to 3600 seconds, not {lease}")
+        self.server = server
+        self.name = name
+        self.public_url = public_url
+        self.lease = lease
+        self.fence = Fence(lease)
+        self.directory: NodeDirectory | None = None
+        self.owned: set[int] = set()  # games whose rows this node holds
+        self._summaries: dict[int, dict[str, Any]] = {}  # as last written, per game
+        self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self.taken_over = 0  # games this node took from dead nodes
+
+    # Life cycle.
+
+    async def start(self) -> None:
+        """Enter the node, resume the games it held under this name before (a restart) and those
+        left by dead nodes or a single-node server, then keep the leases renewed."""
+        assert self.server.db is not None
+        self.directory = NodeDirectory(self.server.db)
+        loop = asyncio.get_running_loop()
+        sent = loop.time()
+        await self.directory.register(self.name, self.public_url, self.lease)
+        self.owned = set(await self.directory.renew(self.name, self.lease))
+        self.fence.renewed(sent)
+        await self._resume(sorted(self.owned), [])
+        await self.take_over()
+        self._task = loop.create_task(self._run(), name=f"node-{self.name}")
+
+    async def stop(self) -> None:
+        """Hand the rooms over at once: their leases end now, so another node takes the games in
+        play without waiting (call after the rooms have stopped)."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+        if self.directory is not None:
+            self.fence.valid_until = 0.0
+            with contextlib.suppress(Exception):
+                await self.directory.renew(self.name, -1.0)
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.lease / 3):
+                    await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self.tick(loop.time())
+            except Exception as exc:
+                log.warning("node %s: lease round failed: %s", self.name, describe_error(exc))
+
+    async def tick(self, sent: float) -> None:
+        """One round: renew, let go of rooms that left memory, publish summaries, take over."""
+        assert self.directory is not None
+        before = set(self.owned)
+        still = await self.directory.renew(self.name, self.lease)
+        self.fence.renewed(sent)
+        self._drop_lost(before - still)
+        self.owned = (self.owned - before) | still  # rooms added meanwhile stay
+        local = {room.game_id: room for room in self.server.rooms.values()}
+        gone = [game_id for game_id in self.owned if game_id not in local]
+        if gone:
+            self.owned.difference_update(gone)
+            for game_id in gone:
+                self._summaries.pop(game_id, None)
+            await self.directory.release(self.name, gone)
+        changed = {}
+        for game_id in self.owned:
+            summary = local[game_id].summary()
+            if self._summaries.get(game_id) != summary:
+                changed[game_id] = summary
+        await self.directory.save_summaries(self.name, changed)
+        self._summaries.update(changed)
+        await self.take_over()
+
+    def _drop_lost(self, lost: set[int]) -> None:
+        """Rooms another node has taken (this node was cut off past its lease): they leave
+        this node at once; their players find the new owner through `moved`."""
+        for code, room in list(self.server.rooms.items()):
+            if room.game_id in lost:
+                log.warning("node %s: lost the lease on room %s (game %s)", self.name, code, room.game_id)
+                del self.server.rooms[code]
+                for session in {*room.spectators, *(s.session for s in room.seats if s and s.session)}:
+                    session.rooms.discard(room)
+                asyncio.get_running_loop().create_task(room.stop_task())
+                self._summaries.pop(room.game_id, None)
+
+    # Takeover.
+
+    async def take_over(self, game_id: int | None = None) -> list[Room]:
+        """Claim the rooms of dead nodes (and games in play no node holds) and resume them."""
+        assert self.directory is not None
+        claimed = await self.directory.claim_expired(self.name, self.lease, game_id=game_id)
+        if not claimed.playing and not claimed.other:
+            return []
+        self.owned.update(claimed.playing)
+        self.taken_over += len(claimed.playing)
+        return await self._resume(claimed.playing, claimed.other)
+
+    async def _resume(self, playing: list[int], other: list[tuple[int, str]]) -> list[Room]:
+        """Rebuild the games in play as a restart does; a waiting room nobody can reach any more
+        is closed (its game stored as aborted), and ended games' rows are let go."""
+        assert self.directory is not None
+        server = self.server
+        stale = [game_id for game_id, _ in other]
+        for game_id, status in other:
+            if status == "waiting":
+                with contextlib.suppress(Exception):
+                    await server.store.finish_game(game_id, None, status="aborted")
+        stored = [g for g in await server.store.unfinished_games(playing) if g.id in set(playing)] if playing else []
+        found = {g.id for g in stored}
+        stale += [game_id for game_id in playing if game_id not in found]  # ended meanwhile
+        self.owned.difference_update(stale)
+        await self.directory.release(self.name, stale)
+        rooms = await server.resume_games(stored)
+        for room in rooms:
+            log.info("node %s: took over room %s (game %s) at move %d", self.name, room.code, room.game_id, room.seq)
+        for session in server.bot_sessions():
+            await server.return_bot_to_its_seats(session)
+        return rooms
+
+    # Rooms.
+
+    async def add_room(self, room: Room) -> None:
+        """Enter a new room in the directory under this node (a new code if another node's live
+        room has this one)."""
+        assert self.directory is not None
+        for _ in range(10):
+            try:
+                await self.directory.add_room(room.game_id, room.code, self.name, self.lease, room.summary())
+            except CodeTaken:
+                length = PUBLIC_CODE_LENGTH if room.public else PRIVATE_CODE_LENGTH
+                room.code = new_room_code(length)
+                while room.code in self.server.rooms:
+                    room.code = new_room_code(length)
+                await self.directory.recode(room.game_id, room.code)
+                continue
+            self.owned.add(room.game_id)
+            return
+        raise StorageError("could not find a free room code")
+
+    async def find(self, code: str) -> bool:
+        """For a request naming a room this node does not have: raise `moved` with the URL of
+        the node that has it, or take the room over if its node is dead (True: it is here now).
+        False: no node has it."""
+        assert self.directory is not None
+        code = code.strip().upper()
+        where = await self.directory.locate(code)
+        if where is None:
+            return False
+        if where.node != self.name and where.live:
+            raise ProtocolError(
+                ErrorCode.MOVED, f"room {code} is on node {where.node}", details={"url": where.url, "room": code}
+            )
+        if where.node != self.name:
+            await self.take_over(where.game_id)
+        if code in self.server.rooms:
+            return True
+        again = await self.directory.locate(code)
+        if again is not None and again.node != self.name and again.live:
+            raise ProtocolError(
+                ErrorCode.MOVED, f"room {code} is on node {again.node}", details={"url": again.url, "room": code}
+            )
+        return False
+
+    async def lobby(self) -> list[dict[str, Any]]:
+        """Other nodes' public rooms for `list_rooms`."""
+        assert self.directory is not None
+        return await self.directory.lobby(self.name)

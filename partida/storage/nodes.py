@@ -1,0 +1,221 @@
+"""The directory of nodes and room leases, for several server nodes on one PostgreSQL database.
+
+Every time here is the database's (`now()`), never a node's own clock, so nodes whose clocks
+disagree still agree on whose lease has run out. A lease is taken away from a node only by
+`claim_expired`, which locks the expired rows it takes (`FOR UPDATE SKIP LOCKED`) and gives them
+a new owner in the same transaction: two nodes looking at once take disjoint sets, and a row once
+taken carries a live lease again, so exactly one node takes each game.
+
+PostgreSQL only: SQLite has one writer process, so one node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.exc import IntegrityError
+
+from partida.storage.database import Database, StorageError
+from partida.storage.models import GameRecord, Node, RoomLease
+
+
+class NodeTaken(StorageError):
+    """Another live node has this name."""
+
+
+class CodeTaken(StorageError):
+    """Another node's live room has this code."""
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a room lives: its node, that node's public URL, and whether the lease is live."""
+
+    game_id: int
+    node: str
+    url: str
+    live: bool
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """Games a node has just taken: those to resume (in play) and the rest (to tidy up)."""
+
+    playing: list[int]
+    other: list[tuple[int, str]]  # (game id, status) of games not in play: waiting or ended
+
+
+class NodeDirectory:
+    """Storage of nodes and room leases; one short transaction per call."""
+
+    def __init__(self, db: Database) -> None:
+        if db.dialect != "postgresql":
+            raise StorageError(
+                "several server nodes share one PostgreSQL database; "
+                f"{db.url_for_people} is {db.dialect} (run a single node without --node)."
+            )
+        self.db = db
+
+    async def register(self, name: str, public_url: str, lease: float) -> None:
+        """Enter this node with a fresh lease. Refused while another process holds the name."""
+        until = func.now() + timedelta(seconds=lease)
+        async with self.db.write() as conn:
+            live = await conn.scalar(
+                select(Node.lease_until).where(Node.name == name, Node.lease_until >= func.now()).with_for_update()
+            )
+            if live is not None:
+                raise NodeTaken(
+                    f"a node named {name!r} is running (its lease runs until {live:%H:%M:%S} UTC); "
+                    "give this one another name, or wait for that lease to run out."
+                )
+            statement = insert(Node).values(name=name, public_url=public_url, lease_until=until, started_at=func.now())
+            await conn.execute(
+                statement.on_conflict_do_update(
+                    index_elements=[Node.name],
+                    set_={"public_url": public_url, "lease_until": until, "started_at": func.now()},
+                )
+            )
+
+    async def add_room(self, game_id: int, code: str, node: str, lease: float, summary: dict[str, Any]) -> None:
+        """Enter a new room under `node`; `CodeTaken` if another live room has the code."""
+        values = {
+            "game_id": game_id,
+            "code": code,
+            "node": node,
+            "lease_until": func.now() + timedelta(seconds=lease),
+            "public": bool(summary.get("public")),
+            "status": str(summary.get("status")),
+            "summary": summary,
+        }
+        try:
+            async with self.db.write() as conn:
+                await conn.execute(insert(RoomLease).values(**values))
+        except IntegrityError:
+            raise CodeTaken(f"room code {code} is in use on another node.") from None
+
+    async def recode(self, game_id: int, code: str) -> None:
+        """Give a stored game a new room code (after `CodeTaken`)."""
+        async with self.db.write() as conn:
+            await conn.execute(update(GameRecord).where(GameRecord.id == game_id).values(room_code=code))
+
+    async def renew(self, node: str, lease: float) -> set[int]:
+        """Extend the node's lease and its rooms'; returns the games it still owns."""
+        until = func.now() + timedelta(seconds=lease)
+        async with self.db.write() as conn:
+            await conn.execute(update(Node).where(Node.name == node).values(lease_until=until))
+            rows = await conn.execute(
+                update(RoomLease).where(RoomLease.node == node).values(lease_until=until).returning(RoomLease.game_id)
+            )
+            return {game_id for (game_id,) in rows}
+
+    async def save_summaries(self, node: str, summaries: dict[int, dict[str, Any]]) -> None:
+        """The rooms' public summaries as the lobby shows them (only rows this node owns)."""
+        if not summaries:
+            return
+        async with self.db.write() as conn:
+            for game_id, summary in summaries.items():
+                await conn.execute(
+                    update(RoomLease)
+                    .where(RoomLease.game_id == game_id, RoomLease.node == node)
+                    .values(summary=summary, status=str(summary.get("status")), public=bool(summary.get("public")))
+                )
+
+    async def release(self, node: str, game_ids: list[int]) -> None:
+        """Drop rooms this node has let go of (finished and out of memory)."""
+        if not game_ids:
+            return
+        async with self.db.write() as conn:
+            await conn.execute(delete(RoomLease).where(RoomLease.node == node, RoomLease.game_id.in_(game_ids)))
+
+    async def claim_expired(self, node: str, lease: float, limit: int = 100, game_id: int | None = None) -> Claimed:
+        """Take the rooms whose lease has run out (their node is dead), and games in play that no
+        node holds (left by a single-node server); `game_id` limits it to that game."""
+        until = func.now() + timedelta(seconds=lease)
+        async with self.db.write() as conn:
+            expired = (
+                select(RoomLease.game_id)
+                .where(RoomLease.lease_until < func.now(), RoomLease.node != node)
+                .order_by(RoomLease.game_id)
+                .limit(limit)
+                .with_for_update(skip_locked=True)
+            )
+            if game_id is not None:
+                expired = expired.where(RoomLease.game_id == game_id)
+            ids = list(await conn.scalars(expired))
+            if ids:
+                await conn.execute(
+                    update(RoomLease).where(RoomLease.game_id.in_(ids)).values(node=node, lease_until=until)
+                )
+            orphans = (
+                select(GameRecord.id, GameRecord.room_code)
+                .outerjoin(RoomLease, RoomLease.game_id == GameRecord.id)
+                .where(GameRecord.status == "playing", RoomLease.game_id.is_(None))
+                .order_by(GameRecord.id)
+                .limit(limit)
+            )
+            if game_id is not None:
+                orphans = orphans.where(GameRecord.id == game_id)
+            for orphan, code in (await conn.execute(orphans)).all():
+                empty = {"code": code, "public": False, "status": "playing"}
+                taken = await conn.execute(
+                    insert(RoomLease)
+                    .values(
+                        game_id=orphan,
+                        code=code,
+                        node=node,
+                        lease_until=until,
+                        public=False,
+                        status="playing",
+                        summary=empty,
+                    )
+                    .on_conflict_do_nothing()
+                    .returning(RoomLease.game_id)
+                )
+                ids += list(taken.scalars())
+            if not ids:
+                return Claimed([], [])
+            statuses = dict(
+                (await conn.execute(select(GameRecord.id, GameRecord.status).where(GameRecord.id.in_(ids)))).all()
+            )
+        playing = [i for i in ids if statuses.get(i) == "playing"]
+        return Claimed(playing, [(i, statuses.get(i, "missing")) for i in ids if statuses.get(i) != "playing"])
+
+    async def owned(self, node: str) -> list[int]:
+        """The games whose rooms this node holds (on a restart under the same name)."""
+        async with self.db.session() as session:
+            return list(await session.scalars(select(RoomLease.game_id).where(RoomLease.node == node)))
+
+    async def locate(self, code: str) -> Location | None:
+        """Which node holds the room with this code, if any."""
+        query = (
+            select(RoomLease.game_id, RoomLease.node, Node.public_url, RoomLease.lease_until >= func.now())
+            .join(Node, Node.name == RoomLease.node)
+            .where(RoomLease.code == code)
+        )
+        async with self.db.session() as session:
+            row = (await session.execute(query)).first()
+        if row is None:
+            return None
+        return Location(int(row[0]), str(row[1]), str(row[2]), bool(row[3]))
+
+    async def lobby(self, exclude_node: str) -> list[dict[str, Any]]:
+        """The public rooms of the other live nodes, waiting or in play, as their nodes summed
+        them up last."""
+        query = (
+            select(RoomLease.summary)
+            .where(
+                and_(
+                    RoomLease.node != exclude_node,
+                    RoomLease.public.is_(True),
+                    RoomLease.status.in_(("waiting", "playing")),
+                    RoomLease.lease_until >= func.now(),
+                )
+            )
+            .order_by(RoomLease.game_id)
+        )
+        async with self.db.session() as session:
+            return [dict(s) for s in await session.scalars(query)]

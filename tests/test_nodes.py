@@ -1,0 +1,166 @@
+"""Several server nodes on one PostgreSQL database: every lobby lists every node's rooms, a request
+for another node's room is answered `moved` (which the SDK follows), and a node that stops hands
+its games to another, which resumes them from their logs.
+
+These run the nodes in this process (real servers on loopback ports, real PostgreSQL); the kill -9
+of a node process is in tests/test_nodes_kill.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest
+from websockets.asyncio.client import connect
+
+from partida.client import Client, ConnectionLost
+from partida.server.app import Server, ServerConfig
+from partida.server.cluster import Cluster
+from partida.storage.database import Database, StorageError
+from partida.storage.nodes import NodeDirectory, NodeTaken
+from tests.services import free_port
+from tests.test_server_restart import fresh_database
+
+LEASE = 1.5
+
+
+def node_config(url: str, name: str, port: int | None = None) -> ServerConfig:
+    port = port or free_port()
+    return ServerConfig(
+        port=port, db_url=url, node=name, public_url=f"ws://127.0.0.1:{port}", lease=LEASE, abandon_after=60
+    )
+
+
+@pytest.fixture
+async def nodes(postgres) -> AsyncIterator[Callable[..., Awaitable[Server]]]:  # type: ignore[no-untyped-def]
+    url = fresh_database(postgres, "nodes_inprocess")
+    started: list[Server] = []
+
+    async def start(name: str, port: int | None = None) -> Server:
+        server = Server(node_config(url, name, port))
+        await server.start()
+        started.append(server)
+        return server
+
+    start.url = url  # type: ignore[attr-defined]
+    yield start
+    for server in reversed(started):
+        with contextlib.suppress(Exception):
+            await server.stop()
+
+
+async def test_lobby_redirects_and_spectators_across_nodes(nodes) -> None:  # type: ignore[no-untyped-def]
+    a = await nodes("a")
+    b = await nodes("b")
+    alice = await Client.connect(a.url, name="alice")
+    bob = await Client.connect(b.url, name="bob")
+    carol = await Client.connect(b.url, name="carol")
+    created = await alice.create_room("tictactoe", seat=0)
+    code = created["room"]["code"]
+    assert code in [r["code"] for r in await bob.list_rooms()]  # node b lists node a's room
+    async with connect(b.url) as raw:  # what a client of node b is told, as the wire says it
+        await raw.send(json.dumps({"type": "hello", "version": 1, "name": "dave"}))
+        await raw.recv()
+        await raw.send(json.dumps({"type": "watch", "id": 1, "room": code.lower()}))
+        reply = json.loads(await raw.recv())
+    assert reply == {
+        "type": "error",
+        "id": 1,
+        "code": "moved",
+        "message": f"room {code} is on node a",
+        "url": a.cluster.public_url,
+        "room": code,
+    }
+    joined = await bob.join(code)  # the SDK follows it
+    assert joined["seat"] == 1
+    await carol.watch(code)
+    assert len(a.rooms[code].spectators) == 1 and not b.rooms
+    for client, move in ((alice, 0), (bob, 4), (alice, 1), (bob, 8), (alice, 2)):
+        await client.act(code, move)
+    final = await carol.next_message(code, timeout=5)
+    while final["type"] != "game_over":
+        final = await carol.next_message(code, timeout=5)
+    assert final["result"]["winners"] == [0]
+    assert (await bob.next_update(code, timeout=5))["seq"] == 0  # the start, pushed through node a
+    for client in (alice, bob, carol):
+        await client.close()
+
+
+async def test_a_node_that_stops_hands_its_games_over(nodes) -> None:  # type: ignore[no-untyped-def]
+    """A stopped node ends its leases at once; the next request about its room, on another node,
+    takes the game over from its log, and players come back with their seat tokens."""
+    a = await nodes("a")
+    b = await nodes("b")
+    alice = await Client.connect(a.url, name="alice")
+    bob = await Client.connect(b.url, name="bob")
+    created = await alice.create_room("tictactoe", seat=0, public=False, clock={"initial": 60, "increment": 0})
+    code, alice_token = created["room"]["code"], created["token"]
+    bob_token = (await bob.join(code))["token"]
+    await alice.act(code, 4)
+    await bob.act(code, 0)
+    await alice.close()
+    await a.stop()
+    with pytest.raises(ConnectionLost):  # bob's link to node a went with it
+        for _ in range(20):
+            await bob.next_message(code, timeout=5)
+    await bob.join(code, seat=1, token=bob_token)  # asked of node b: it takes the game over
+    assert code in b.rooms and b.rooms[code].seq == 2
+    assert b.rooms[code].clock is not None  # the clock resumes as after a restart
+    alice = await Client.connect(b.url, name="alice")
+    await alice.join(code, seat=0, token=alice_token)
+    await alice.act(code, 8)
+    stored = await b.store.load_game(b.rooms[code].game_id)
+    assert [action for _, action in stored.actions] == [4, 0, 8]
+    for client in (alice, bob):
+        await client.close()
+
+
+async def test_a_live_node_name_is_refused(nodes) -> None:  # type: ignore[no-untyped-def]
+    await nodes("a")
+    with pytest.raises(NodeTaken):
+        await nodes("a")
+
+
+async def test_nodes_need_postgresql(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    db = await Database.open(str(tmp_path / "one.db"))
+    try:
+        with pytest.raises(StorageError, match="PostgreSQL"):
+            NodeDirectory(db)
+    finally:
+        await db.close()
+
+
+async def test_exactly_one_node_claims_each_expired_room(nodes) -> None:  # type: ignore[no-untyped-def]
+    """Two claimers at once, racing on the same expired rows: each row goes to one of them."""
+    a = await nodes("a")
+    alice = await Client.connect(a.url, name="alice")
+    bob = await Client.connect(a.url, name="bob")
+    codes = []
+    for _ in range(6):
+        code = (await alice.create_room("tictactoe", seat=0))["room"]["code"]
+        await bob.join(code)
+        codes.append(code)
+    game_ids = {a.rooms[c].game_id for c in codes}
+    directory = a.cluster.directory
+    await a.cluster.stop()  # leases end; the rooms stay in memory, so no takeover may write them
+    db = await Database.open(nodes.url)
+    try:
+        one, two = NodeDirectory(db), NodeDirectory(db)
+        await one.register("x", "ws://x", LEASE)
+        await two.register("y", "ws://y", LEASE)
+        got = await asyncio.gather(*(d.claim_expired(n, LEASE) for d, n in ((one, "x"), (two, "y"))))
+        x, y = set(got[0].playing), set(got[1].playing)
+        assert x | y == game_ids and not x & y
+        assert await directory.owned("a") == []
+    finally:
+        await db.close()
+    for client in (alice, bob):
+        await client.close()
+
+
+def test_a_lease_must_be_sane() -> None:
+    with pytest.raises(ValueError):
+        Cluster(None, "a", "ws://a", lease=0)  # type: ignore[arg-type]
