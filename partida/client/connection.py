@@ -94,6 +94,11 @@ class Client:
         self._links: list[_Link] = [self._home]  # the home link first
         self._routes: dict[str, _Link] = {}  # room code -> the link of the node that has it
         self._opening: dict[str, asyncio.Future[_Link]] = {}
+        # What this client holds in each room, to take it back on the node a room moves to:
+        # seat -> seat token, and the rooms it watches.
+        self._seats: defaultdict[str, dict[int, str]] = defaultdict(dict)
+        self._watching: set[str] = set()
+        self._lost: set[str] = set()  # rooms whose node went away since this client was let in
         self._home.reader = asyncio.get_running_loop().create_task(self._read(self._home))
         self._reader = self._home.reader
 
@@ -170,6 +175,8 @@ class Client:
         is asked again of this client's own node, with growing pauses, for up to
         `move_patience` seconds: once the lease runs out, a live node takes the room over."""
         room = fields.get("room")
+        if isinstance(room, str) and kind not in ("join", "watch") and room.strip().upper() in self._lost:
+            await self.rejoin(room.strip().upper())  # its node went away: take the seats back first
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.move_patience
         moves = pause = 0.0
@@ -181,8 +188,11 @@ class Client:
             if not isinstance(url, str) or moves >= MAX_MOVES:
                 break
             try:
-                self._routes[room.strip().upper()] = await self._link_to(url)
+                link = await self._link_to(url)
                 moves += 1
+                self._routes[room.strip().upper()] = link
+                if kind not in ("join", "watch"):
+                    await self._take_back(room.strip().upper(), link)
             except ConnectionLost:
                 if loop.time() >= deadline:
                     raise
@@ -190,7 +200,61 @@ class Client:
                 await asyncio.sleep(pause)
         if reply["type"] == "error":
             raise ServerError(reply.get("code", "error"), reply.get("message", ""))
+        self._remember(kind, fields, reply)
         return reply
+
+    def _remember(self, kind: str, fields: dict[str, Any], reply: dict[str, Any]) -> None:
+        """Keep the seat tokens and watched rooms a reply grants (see `_take_back`)."""
+        summary = reply.get("room")
+        if kind not in ("join", "watch", "create_room") or not isinstance(summary, dict):
+            return
+        code = summary["code"]
+        self._lost.discard(code)
+        if kind == "watch":
+            self._watching.add(code)
+        elif reply.get("token") and reply.get("seat") is not None:
+            self._seats[code][reply["seat"]] = reply["token"]
+        if kind != "create_room":
+            self._back_in(code)
+
+    async def _take_back(self, room: str, link: _Link) -> None:
+        """On the node a room has moved to, take back this client's seats (with their tokens)
+        and its place among the spectators before sending it anything else."""
+        for seat, token in list(self._seats.get(room, {}).items()):
+            reply = await self._exchange(link, "join", {"room": room, "seat": seat, "token": token})
+            if reply["type"] == "error" and reply.get("code") == "auth_failed":
+                self._seats[room].pop(seat, None)  # the seat went to someone else
+        if room in self._watching:
+            await self._exchange(link, "watch", {"room": room})
+        self._back_in(room)
+
+    async def rejoin(self, room: str) -> bool:
+        """Take back this client's seats and spectator place in `room` after the node that had
+        it was lost, wherever the room is now (asking this client's own node, following `moved`,
+        for up to `move_patience` seconds). False if there was nothing to take back, or the
+        room is gone."""
+        seats = dict(self._seats.get(room, {}))
+        if not seats and room not in self._watching:
+            return False
+        try:
+            for seat, token in seats.items():
+                await self.join(room, seat=seat, token=token)
+            if room in self._watching:
+                await self.watch(room)
+        except ServerError as exc:
+            if isinstance(exc, ConnectionLost) and self.closed.is_set():
+                raise
+            return False
+        return True
+
+    def _back_in(self, room: str) -> None:
+        """Back in a room after its node was lost: the loss is news no longer."""
+        queue = self._rooms.get(room)
+        if queue is None or queue.empty():
+            return
+        kept = [m for m in (queue.get_nowait() for _ in range(queue.qsize())) if m["type"] != "connection_lost"]
+        for message in kept:
+            queue.put_nowait(message)
 
     async def _exchange(self, link: _Link, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
         request_id = next(self._ids)
@@ -255,6 +319,7 @@ class Client:
                 lost = [room for room, routed in self._routes.items() if routed is link]
                 for room in lost:
                     del self._routes[room]
+                self._lost.update(lost)
                 with contextlib.suppress(ValueError):
                     self._links.remove(link)
             for room in lost:
@@ -274,9 +339,17 @@ class Client:
                 self._queued_updates[room, message.get("seat")] += 1
             self._rooms[room].put_nowait(message)
         elif kind == "seated":
+            if message.get("token"):
+                self._seats[message["room"]["code"]][message["seat"]] = message["token"]
             self.seated.put_nowait(message)
         elif kind in ("challenge", "challenge_accepted", "challenge_declined"):
             self.challenges.put_nowait(message)
+        elif kind == "error" and message.get("code") == "moved" and isinstance(message.get("room"), str):
+            # The node let the room go (another node took it over): as if its link were lost.
+            room = message["room"]
+            self._routes.pop(room, None)
+            self._lost.add(room)
+            self._rooms[room].put_nowait({"type": "connection_lost"})
         elif kind == "error":
             self.errors.put_nowait(message)
         elif kind in ("ladder_game", "rating"):
@@ -468,7 +541,14 @@ class Client:
         (`room`, `game_over`, `seat_lost`) go to `on_message`. A lost connection is not a refused
         answer: it raises `ConnectionLost`."""
         while True:
-            update = await self.next_message(room)
+            try:
+                update = await self.next_message(room)
+            except ConnectionLost:
+                # The room's node went away (and this client's own connection did not): carry on
+                # wherever the room was taken over.
+                if self.closed.is_set() or not await self.rejoin(room):
+                    raise
+                continue
             if update["type"] != "update":
                 if on_message is not None:
                     on_message(update)
@@ -490,7 +570,9 @@ class Client:
                     await self.act(room, action, seq=update["seq"], seat=update["seat"])
                     break
                 except ConnectionLost:
-                    raise
+                    if self.closed.is_set():
+                        raise
+                    break  # the next update says whether it was stored, wherever the room is now
                 except ServerError as exc:
                     if exc.code in ("stale_decision", "game_over"):
                         break

@@ -239,6 +239,10 @@ class Server:
                         await room.call(room.close_unstarted)
                     self.rooms.pop(code, None)
                     await room.stop_task()
+                else:
+                    continue
+                if self.cluster is not None:
+                    self.cluster.forget(room)  # out of the directory too
 
     # Connections.
 

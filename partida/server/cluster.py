@@ -26,7 +26,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from partida.protocol import ErrorCode, ProtocolError
+from partida.protocol import ErrorCode, ProtocolError, error_message
 from partida.server.rooms import PRIVATE_CODE_LENGTH, PUBLIC_CODE_LENGTH, new_room_code
 from partida.storage.database import StorageError, describe_error
 from partida.storage.nodes import CodeTaken, NodeDirectory
@@ -97,6 +97,8 @@ class Cluster:
         self.directory: NodeDirectory | None = None
         self.owned: set[int] = set()  # games whose rows this node holds
         self._summaries: dict[int, dict[str, Any]] = {}  # as last written, per game
+        self._gone: list[int] = []  # games whose rooms left memory: their rows go at the next tick
+        self._taking = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self.taken_over = 0  # games this node took from dead nodes
@@ -151,18 +153,20 @@ class Cluster:
         still = await self.directory.renew(self.name, self.lease)
         self.fence.renewed(sent)
         self._drop_lost(before - still)
-        self.owned = (self.owned - before) | still  # rooms added meanwhile stay
-        local = {room.game_id: room for room in self.server.rooms.values()}
-        gone = [game_id for game_id in self.owned if game_id not in local]
+        # Rooms entered or taken over meanwhile were added by whoever did it.
+        self.owned = (self.owned - before) | (before & still)
+        gone, self._gone = self._gone, []
         if gone:
             self.owned.difference_update(gone)
             for game_id in gone:
                 self._summaries.pop(game_id, None)
             await self.directory.release(self.name, gone)
+        local = {room.game_id: room for room in self.server.rooms.values()}
         changed = {}
         for game_id in self.owned:
-            summary = local[game_id].summary()
-            if self._summaries.get(game_id) != summary:
+            room = local.get(game_id)  # not yet there while it is being resumed
+            summary = room.summary() if room is not None else None
+            if summary is not None and self._summaries.get(game_id) != summary:
                 changed[game_id] = summary
         await self.directory.save_summaries(self.name, changed)
         self._summaries.update(changed)
@@ -175,8 +179,10 @@ class Cluster:
             if room.game_id in lost:
                 log.warning("node %s: lost the lease on room %s (game %s)", self.name, code, room.game_id)
                 del self.server.rooms[code]
+                gone = error_message(ErrorCode.MOVED, f"room {code} has moved to another node", room=code)
                 for session in {*room.spectators, *(s.session for s in room.seats if s and s.session)}:
                     session.rooms.discard(room)
+                    session.send(gone)
                 asyncio.get_running_loop().create_task(room.stop_task())
                 self._summaries.pop(room.game_id, None)
 
@@ -185,12 +191,13 @@ class Cluster:
     async def take_over(self, game_id: int | None = None) -> list[Room]:
         """Claim the rooms of dead nodes (and games in play no node holds) and resume them."""
         assert self.directory is not None
-        claimed = await self.directory.claim_expired(self.name, self.lease, game_id=game_id)
-        if not claimed.playing and not claimed.other:
-            return []
-        self.owned.update(claimed.playing)
-        self.taken_over += len(claimed.playing)
-        return await self._resume(claimed.playing, claimed.other)
+        async with self._taking:  # `find` waits on it for a room this node is resuming
+            claimed = await self.directory.claim_expired(self.name, self.lease, game_id=game_id)
+            if not claimed.playing and not claimed.other:
+                return []
+            self.owned.update(claimed.playing)
+            self.taken_over += len(claimed.playing)
+            return await self._resume(claimed.playing, claimed.other)
 
     async def _resume(self, playing: list[int], other: list[tuple[int, str]]) -> list[Room]:
         """Rebuild the games in play as a restart does; a waiting room nobody can reach any more
@@ -234,6 +241,10 @@ class Cluster:
             return
         raise StorageError("could not find a free room code")
 
+    def forget(self, room: Room) -> None:
+        """A room left this node's memory (finished a while ago, or never started): its row goes."""
+        self._gone.append(room.game_id)
+
     async def find(self, code: str) -> bool:
         """For a request naming a room this node does not have: raise `moved` with the URL of
         the node that has it, or take the room over if its node is dead (True: it is here now).
@@ -249,6 +260,9 @@ class Cluster:
             )
         if where.node != self.name:
             await self.take_over(where.game_id)
+        else:  # this node's: perhaps being resumed right now
+            async with self._taking:
+                pass
         if code in self.server.rooms:
             return True
         again = await self.directory.locate(code)
