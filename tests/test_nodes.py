@@ -164,3 +164,18 @@ async def test_exactly_one_node_claims_each_expired_room(nodes) -> None:  # type
 def test_a_lease_must_be_sane() -> None:
     with pytest.raises(ValueError):
         Cluster(None, "a", "ws://a", lease=0)  # type: ignore[arg-type]
+
+
+def test_serve_refuses_node_flags_that_cannot_work(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from partida.cli import main
+
+    db = str(tmp_path / "one.db")
+    assert main(["serve", "--public-url", "ws://x:1", "--db", db, "--no-bots"]) == 2
+    assert "give --node NAME too" in capsys.readouterr().err
+    assert main(["serve", "--node", "a", "--host", "0.0.0.0", "--db", db, "--no-bots"]) == 2
+    assert "give --public-url" in capsys.readouterr().err
+    assert main(["serve", "--node", "a", "--public-url", "http://x:1", "--db", db, "--no-bots"]) == 2
+    assert "must start with ws://" in capsys.readouterr().err
+    port = free_port()
+    assert main(["serve", "--node", "a", "--port", str(port), "--db", db, "--no-bots"]) == 2
+    assert "PostgreSQL" in capsys.readouterr().err  # one writing process: one node
