@@ -27,10 +27,11 @@ from tests.test_server_restart import fresh_database
 LEASE = 1.5
 
 
-def node_config(url: str, name: str, port: int | None = None) -> ServerConfig:
-    port = port or free_port()
+def node_config(url: str, name: str, mqtt: str | None = None) -> ServerConfig:
+    port = free_port()
+    public_url = f"ws://127.0.0.1:{port}"
     return ServerConfig(
-        port=port, db_url=url, node=name, public_url=f"ws://127.0.0.1:{port}", lease=LEASE, abandon_after=60
+        port=port, db_url=url, mqtt_url=mqtt, node=name, public_url=public_url, lease=LEASE, abandon_after=60
     )
 
 
@@ -39,8 +40,8 @@ async def nodes(postgres) -> AsyncIterator[Callable[..., Awaitable[Server]]]:  #
     url = fresh_database(postgres, "nodes_inprocess")
     started: list[Server] = []
 
-    async def start(name: str, port: int | None = None) -> Server:
-        server = Server(node_config(url, name, port))
+    async def start(name: str, mqtt: str | None = None) -> Server:
+        server = Server(node_config(url, name, mqtt))
         await server.start()
         started.append(server)
         return server
@@ -85,6 +86,39 @@ async def test_lobby_redirects_and_spectators_across_nodes(nodes) -> None:  # ty
         final = await carol.next_message(code, timeout=5)
     assert final["result"]["winners"] == [0]
     assert (await bob.next_update(code, timeout=5))["seq"] == 0  # the start, pushed through node a
+    for client in (alice, bob, carol):
+        await client.close()
+
+
+async def test_spectators_of_another_nodes_room_are_served_from_its_events(nodes, mosquitto) -> None:  # type: ignore[no-untyped-def]
+    """With a broker, a node serves spectators of another node's room itself: the stored game to
+    start from, then the room's public events."""
+    a = await nodes("a", mosquitto.url)
+    b = await nodes("b", mosquitto.url)
+    for server in (a, b):
+        assert await server.bus.wait_connected(10)  # type: ignore[union-attr]
+    alice = await Client.connect(a.url, name="alice")
+    bob = await Client.connect(a.url, name="bob")
+    carol = await Client.connect(b.url, name="carol")
+    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+    await bob.join(code)
+    await alice.act(code, 4)
+    watching = await carol.watch(code)  # asked of node b, answered by node b
+    assert watching["room"]["code"] == code and code in b.cluster.relays and not carol._routes
+    first = await carol.next_update(code, timeout=5)
+    assert first["seq"] == 1 and first["view"]["board"][4] == 0 and first["to_act"] == [1]
+    for client, move in ((bob, 0), (alice, 3), (bob, 1), (alice, 5)):
+        await client.act(code, move)
+    seen = []
+    while True:
+        message = await carol.next_message(code, timeout=10)
+        if message["type"] == "game_over":
+            break
+        seen.append(message["seq"])
+    assert seen[:4] == [2, 3, 4, 5] and message["result"]["winners"] == [0]
+    assert message["seed"] == a.rooms[code].seed  # revealed at the end, as on the room's node
+    await carol.leave(code)
+    assert code not in b.cluster.relays
     for client in (alice, bob, carol):
         await client.close()
 

@@ -349,6 +349,9 @@ class Server:
         if not isinstance(code, str):
             return missing
         try:
+            if request.type in ("watch", "leave") and self.cluster.relaying:
+                if await self.cluster.serve_here(session, request):  # a spectator of another node's room
+                    return None
             if not await self.cluster.find(code):
                 return missing
             await self.handlers[request.type](session, request)

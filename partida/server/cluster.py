@@ -26,7 +26,9 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from partida.protocol import ErrorCode, ProtocolError, error_message
+from partida.protocol import ErrorCode, ProtocolError, error_message, server_message
+from partida.server.events import MqttEventBus
+from partida.server.relay import Relay
 from partida.server.rooms import PRIVATE_CODE_LENGTH, PUBLIC_CODE_LENGTH, new_room_code
 from partida.storage.database import StorageError, describe_error
 from partida.storage.nodes import CodeTaken, NodeDirectory
@@ -35,6 +37,7 @@ from partida.storage.store import Store
 if TYPE_CHECKING:
     from partida.server.app import Server
     from partida.server.rooms import Room
+    from partida.server.session import Session
     from partida.storage.database import Database
 
 log = logging.getLogger(__name__)
@@ -99,6 +102,7 @@ class Cluster:
         self._summaries: dict[int, dict[str, Any]] = {}  # as last written, per game
         self._gone: list[int] = []  # games whose rooms left memory: their rows go at the next tick
         self._taking = asyncio.Lock()
+        self.relays: dict[str, Relay] = {}  # code -> this node's spectators of another node's room
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self.taken_over = 0  # games this node took from dead nodes
@@ -126,6 +130,8 @@ class Cluster:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
+        for relay in list(self.relays.values()):
+            await relay.close()
         if self.directory is not None:
             self.fence.valid_until = 0.0
             with contextlib.suppress(Exception):
@@ -271,6 +277,41 @@ class Cluster:
                 ErrorCode.MOVED, f"room {code} is on node {again.node}", details={"url": again.url, "room": code}
             )
         return False
+
+    # Spectators of other nodes' rooms (server/relay.py).
+
+    @property
+    def relaying(self) -> bool:
+        """Other nodes' events reach this node only through a broker."""
+        return isinstance(self.server.bus, MqttEventBus)
+
+    async def serve_here(self, session: Session, request: Any) -> bool:
+        """`watch` of a room on another live node, served on this node from the room's events;
+        `leave` of such a room. True when done (the reply is sent)."""
+        assert self.directory is not None
+        code = request.room.strip().upper()
+        relay = self.relays.get(code)
+        if request.type == "leave":
+            if relay is None or session not in relay.spectators:
+                return False
+            await relay.leave(session)
+            session.send(server_message("left", request.id, room=code))
+            return True
+        if relay is None or session not in relay.spectators:
+            self.server.limiter.may_watch(sum(1 for r in session.rooms if session in r.spectators))
+        where = await self.directory.locate(code)
+        if relay is None:
+            if where is None or where.node == self.name or not where.live:
+                return False
+            relay = Relay(self.server, code, where.game_id, where.public)
+            await relay.open()
+            if code in self.relays:  # opened meanwhile by another request: keep that one
+                await relay.close()
+            relay = self.relays.setdefault(code, relay)
+        summary = where.summary if where is not None else {"code": code, "game_id": relay.game_id}
+        session.send(server_message("watching", request.id, room=summary))
+        await relay.watch(session)
+        return True
 
     async def lobby(self) -> list[dict[str, Any]]:
         """Other nodes' public rooms for `list_rooms`."""

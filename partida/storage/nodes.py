@@ -39,6 +39,8 @@ class Location:
     node: str
     url: str
     live: bool
+    public: bool
+    summary: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -192,7 +194,14 @@ class NodeDirectory:
     async def locate(self, code: str) -> Location | None:
         """Which node holds the room with this code, if any."""
         query = (
-            select(RoomLease.game_id, RoomLease.node, Node.public_url, RoomLease.lease_until >= func.now())
+            select(
+                RoomLease.game_id,
+                RoomLease.node,
+                Node.public_url,
+                RoomLease.lease_until >= func.now(),
+                RoomLease.public,
+                RoomLease.summary,
+            )
             .join(Node, Node.name == RoomLease.node)
             .where(RoomLease.code == code)
         )
@@ -200,7 +209,7 @@ class NodeDirectory:
             row = (await session.execute(query)).first()
         if row is None:
             return None
-        return Location(int(row[0]), str(row[1]), str(row[2]), bool(row[3]))
+        return Location(int(row[0]), str(row[1]), str(row[2]), bool(row[3]), bool(row[4]), dict(row[5] or {}))
 
     async def lobby(self, exclude_node: str) -> list[dict[str, Any]]:
         """The public rooms of the other live nodes, waiting or in play, as their nodes summed

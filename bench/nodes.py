@@ -1,0 +1,271 @@
+"""Several nodes: aggregate throughput of 1, 2 and 3 nodes, and the time from a node's death to
+its games resuming elsewhere. Prints one JSON line per measurement.
+
+Every node is a `partida serve --node` process on one PostgreSQL database and one Mosquitto
+broker (started here as the tests start them, tests/services.py: a throwaway PostgreSQL with
+fsync off, unless --db is given). The load is tic-tac-toe games back to back in R slots, two SDK
+clients per slot, each client connected to a node chosen at random, so with N nodes a join lands
+on the room's node one time in N and is redirected (`moved`) otherwise. Per run: moves per
+second, move latency (one client sends, the other receives the new view), the node processes'
+CPU per move, PostgreSQL transactions per second and per move, and MQTT messages per move (a
+subscriber to `partida/#` counts them).
+
+    python bench/nodes.py throughput --nodes 1 2 3 --slots 60 --seconds 20
+    python bench/nodes.py failover --games 30 --lease 2 10
+
+`failover`: three nodes; G games are created on node A (the other seat joins through B) and
+played for two moves, then A is killed with SIGKILL; each game's first player connects to C and
+takes its seat back (the SDK waits out A's lease and follows `moved`). Reported: the seconds
+from the kill to each game answering again (min, median, max), against the lease.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.services, from the root
+
+import aiomqtt
+from sqlalchemy import text
+
+from partida.client import Client
+from partida.storage.database import Database
+from tests.services import free_port, start_mosquitto, start_postgres
+
+LIFTED = (
+    "connections_per_address=1000000 address_requests_per_second=1e9 address_request_burst=1e9 "
+    "rooms_created_per_second=1e9 rooms_created_burst=1e9 waiting_rooms_per_address=1000000 "
+    "requests_per_second=1e9 request_burst=1e9"
+)
+
+
+def create_database(pg: Any, name: str) -> str:
+    command = [str(pg.bin_dir / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", str(pg.directory)]
+    command += ["-p", str(pg.port), "-U", "postgres", "-d", "postgres"]
+    command += ["-c", f"DROP DATABASE IF EXISTS {name}", "-c", f"CREATE DATABASE {name} OWNER {pg.user}"]
+    subprocess.run(command, check=True, capture_output=True)
+    return pg.url.rsplit("/", 1)[0] + f"/{name}"
+
+
+class NodeProcess:
+    def __init__(self, name: str, db: str, mqtt: str, lease: float) -> None:
+        self.name = name
+        self.port = free_port()
+        self.url = f"ws://127.0.0.1:{self.port}"
+        command = [sys.executable, "-m", "partida", "serve", "--node", name, "--port", str(self.port)]
+        command += ["--public-url", self.url, "--db", db, "--mqtt", mqtt, "--no-bots", "--lease", str(lease)]
+        command += ["--log-level", "warning"]
+        env = {**os.environ, "PARTIDA_LIMITS": LIFTED}
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=env)
+
+    async def ready(self) -> None:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                client = await Client.connect(self.url, timeout=2)
+                await client.close()
+                return
+            except Exception:
+                if time.monotonic() > deadline or self.process.poll() is not None:
+                    raise RuntimeError(f"node {self.name} did not start") from None
+                await asyncio.sleep(0.1)
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+async def commits(db_url: str) -> int:
+    db = await Database.open(db_url, migrate=False)
+    try:
+        async with db.engine.connect() as conn:
+            query = text("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()")
+            return int(await conn.scalar(query))
+    finally:
+        await db.close()
+
+
+async def count_messages(mqtt_port: int, counter: list[int], ready: asyncio.Event) -> None:
+    async with aiomqtt.Client("127.0.0.1", mqtt_port) as client:
+        await client.subscribe("partida/#", qos=0)
+        ready.set()
+        async for _ in client.messages:
+            counter[0] += 1
+
+
+async def slot(urls: list[str], until: float, latencies: list[float], rng: random.Random) -> int:
+    alice = await Client.connect(rng.choice(urls), name="alice")
+    bob = await Client.connect(rng.choice(urls), name="bob")
+    clients = [alice, bob]
+    made = 0
+    try:
+        while time.perf_counter() < until:
+            code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+            await bob.join(code)
+            update = await alice.next_update(code)
+            await bob.next_update(code)
+            seat = 0
+            while update["status"] != "finished":
+                mover, other = clients[seat], clients[1 - seat]
+                sent = time.perf_counter()
+                await mover.act(code, rng.choice(update["decision"]["options"]), seq=update["seq"])
+                update = await other.next_update(code)
+                latencies.append(time.perf_counter() - sent)
+                await mover.next_update(code)
+                made += 1
+                seat = 1 - seat
+    finally:
+        await alice.close()
+        await bob.close()
+    return made
+
+
+async def throughput(pg: Any, mqtt: Any, nodes: int, slots: int, seconds: float, seed: int) -> dict[str, Any]:
+    db = create_database(pg, f"bench_nodes_{nodes}")
+    procs = [NodeProcess(f"n{i}", db, mqtt.url, 10.0) for i in range(nodes)]
+    counter = [0]
+    ready = asyncio.Event()
+    listener = asyncio.create_task(count_messages(mqtt.port, counter, ready))
+    try:
+        await asyncio.gather(*(p.ready() for p in procs))
+        await asyncio.wait_for(ready.wait(), 10)
+        urls = [p.url for p in procs]
+        cpu0 = sum(p.cpu_seconds() for p in procs)
+        commits0 = await commits(db)
+        messages0 = counter[0]
+        latencies: list[float] = []
+        rng = random.Random(seed)
+        start = time.perf_counter()
+        made = await asyncio.gather(
+            *(slot(urls, start + seconds, latencies, random.Random(rng.random())) for _ in range(slots))
+        )
+        elapsed = time.perf_counter() - start
+        await asyncio.sleep(0.5)  # the last events reach the counter
+        cpu = sum(p.cpu_seconds() for p in procs) - cpu0
+        committed = await commits(db) - commits0
+        messages = counter[0] - messages0
+    finally:
+        listener.cancel()
+        with contextlib.suppress(BaseException):
+            await listener
+        for p in procs:
+            p.stop()
+    moves = sum(made)
+    quantiles = statistics.quantiles(sorted(latencies), n=100, method="inclusive")
+    return {
+        "bench": "nodes_throughput",
+        "nodes": nodes,
+        "slots": slots,
+        "moves": moves,
+        "seconds": round(elapsed, 2),
+        "moves_per_second": round(moves / elapsed, 1),
+        "latency_ms_p50": round(quantiles[49] * 1000, 1),
+        "latency_ms_p99": round(quantiles[98] * 1000, 1),
+        "node_cpu_ms_per_move": round(cpu / moves * 1000, 3),
+        "pg_commits_per_second": round(committed / elapsed, 1),
+        "pg_commits_per_move": round(committed / moves, 3),
+        "mqtt_messages_per_move": round(messages / moves, 3),
+    }
+
+
+async def failover(pg: Any, mqtt: Any, games: int, lease: float) -> dict[str, Any]:
+    db = create_database(pg, "bench_failover")
+    a, b, c = (NodeProcess(name, db, mqtt.url, lease) for name in ("a", "b", "c"))
+    clients: list[Client] = []
+    try:
+        await asyncio.gather(a.ready(), b.ready(), c.ready())
+        seated = []
+        for _ in range(games):
+            alice = await Client.connect(a.url, name="alice")
+            bob = await Client.connect(b.url, name="bob")
+            clients += [alice, bob]
+            created = await alice.create_room("tictactoe", seat=0, public=False)
+            code = created["room"]["code"]
+            await bob.join(code)
+            await alice.act(code, 4)
+            await bob.act(code, 0)
+            seated.append((code, created["token"]))
+        await asyncio.sleep(lease)  # a lease renewed at least twice since the games began
+        killed = time.perf_counter()
+        a.kill()
+
+        async def back(code: str, token: str) -> float:
+            alice = await Client.connect(c.url, name="alice")
+            clients.append(alice)
+            await alice.join(code, seat=0, token=token)
+            await alice.act(code, 8)
+            return time.perf_counter() - killed
+
+        waits = sorted(await asyncio.gather(*(back(code, token) for code, token in seated)))
+    finally:
+        for client in clients:
+            with contextlib.suppress(Exception):
+                await client.close()
+        for p in (a, b, c):
+            p.stop()
+    return {
+        "bench": "nodes_failover",
+        "games": games,
+        "lease_s": lease,
+        "resumed_after_s_min": round(waits[0], 2),
+        "resumed_after_s_median": round(statistics.median(waits), 2),
+        "resumed_after_s_max": round(waits[-1], 2),
+    }
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    pg = start_postgres()
+    mqtt = start_mosquitto()
+    try:
+        if args.mode == "throughput":
+            for nodes in args.nodes:
+                print(json.dumps(await throughput(pg, mqtt, nodes, args.slots, args.seconds, args.seed)), flush=True)
+        else:
+            for lease in args.lease:
+                print(json.dumps(await failover(pg, mqtt, args.games, lease)), flush=True)
+    finally:
+        mqtt.close()
+        pg.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="mode", required=True)
+    t = sub.add_parser("throughput")
+    t.add_argument("--nodes", type=int, nargs="+", default=[1, 2, 3])
+    t.add_argument("--slots", type=int, default=60)
+    t.add_argument("--seconds", type=float, default=20.0)
+    t.add_argument("--seed", type=int, default=1)
+    f = sub.add_parser("failover")
+    f.add_argument("--games", type=int, default=30)
+    f.add_argument("--lease", type=float, nargs="+", default=[2.0, 10.0])
+    asyncio.run(main_async(parser.parse_args()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
