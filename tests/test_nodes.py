@@ -185,7 +185,7 @@ async def test_exactly_one_node_claims_each_expired_room(nodes) -> None:  # type
         one, two = NodeDirectory(db), NodeDirectory(db)
         await one.register("x", "ws://x", LEASE)
         await two.register("y", "ws://y", LEASE)
-        got = await asyncio.gather(*(d.claim_expired(n, LEASE) for d, n in ((one, "x"), (two, "y"))))
+        got = await asyncio.gather(*(d.claim_expired(n) for d, n in ((one, "x"), (two, "y"))))
         x, y = set(got[0].playing), set(got[1].playing)
         assert x | y == game_ids and not x & y
         assert await directory.owned("a") == []

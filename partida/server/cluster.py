@@ -1,8 +1,8 @@
 """One node among several (`partida serve --node NAME`): leases on rooms, redirects, takeover.
 
 Several nodes share one PostgreSQL database (and one MQTT broker). Each room is owned by exactly
-one node, written in the `room_leases` table with a lease that the node renews every third of
-the lease time (`partida.storage.nodes`). From there:
+one node, named in the `room_leases` table; a node holds its rooms under its own lease, which it
+renews every third of the lease time (`partida.storage.nodes`). From there:
 
 - A request naming a room another node owns is answered with the error `moved` and that node's
   public URL; the client SDK follows it (`Server.handle_frame` asks `locate`).
@@ -198,7 +198,7 @@ class Cluster:
         """Claim the rooms of dead nodes (and games in play no node holds) and resume them."""
         assert self.directory is not None
         async with self._taking:  # `find` waits on it for a room this node is resuming
-            claimed = await self.directory.claim_expired(self.name, self.lease, game_id=game_id)
+            claimed = await self.directory.claim_expired(self.name, game_id=game_id)
             if not claimed.playing and not claimed.other:
                 return []
             self.owned.update(claimed.playing)
@@ -235,7 +235,7 @@ class Cluster:
         assert self.directory is not None
         for _ in range(10):
             try:
-                await self.directory.add_room(room.game_id, room.code, self.name, self.lease, room.summary())
+                await self.directory.add_room(room.game_id, room.code, self.name, room.summary())
             except CodeTaken:
                 length = PUBLIC_CODE_LENGTH if room.public else PRIVATE_CODE_LENGTH
                 room.code = new_room_code(length)

@@ -272,16 +272,16 @@ class Node(Base):
 
 
 class RoomLease(Base):
-    """The directory of rooms across nodes: which node holds a game's room, until when (its
-    lease, renewed with the node's), and the room's public summary for every node's lobby. At
-    most one row per game and one per live room code, so a game has one owner at a time."""
+    """The directory of rooms across nodes: which node holds a game's room (under that node's
+    lease: the room is the node's while the node's lease runs), and the room's public summary
+    for every node's lobby. At most one row per game and one per live room code, so a game has
+    one owner at a time."""
 
     __tablename__ = "room_leases"
 
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), primary_key=True)
     code: Mapped[str] = mapped_column(String(32), unique=True)
     node: Mapped[str] = mapped_column(String(64), index=True)
-    lease_until: Mapped[datetime] = mapped_column(index=True)
     public: Mapped[bool] = mapped_column(Boolean, default=True)
     status: Mapped[str] = mapped_column(String(16), default="waiting")
     summary: Mapped[dict[str, Any]] = mapped_column(JSON)

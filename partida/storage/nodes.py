@@ -1,10 +1,12 @@
 """The directory of nodes and room leases, for several server nodes on one PostgreSQL database.
 
-Every time here is the database's (`now()`), never a node's own clock, so nodes whose clocks
-disagree still agree on whose lease has run out. A lease is taken away from a node only by
-`claim_expired`, which locks the expired rows it takes (`FOR UPDATE SKIP LOCKED`) and gives them
-a new owner in the same transaction: two nodes looking at once take disjoint sets, and a row once
-taken carries a live lease again, so exactly one node takes each game.
+A node holds one lease, on its row in `nodes`, and every room row naming it is under that
+lease: renewing is one UPDATE per node whatever the number of rooms. Every time here is the
+database's (`now()`), never a node's own clock, so nodes whose clocks disagree still agree on
+whose lease has run out. A room is taken away from a node only by `claim_expired`, which locks
+the rows of nodes whose lease has run out (`FOR UPDATE SKIP LOCKED`) and names itself in them in
+the same transaction: two nodes looking at once take disjoint sets, and a row once taken is
+under a live lease again, so exactly one node takes each game.
 
 PostgreSQL only: SQLite has one writer process, so one node.
 """
@@ -82,13 +84,12 @@ class NodeDirectory:
                 )
             )
 
-    async def add_room(self, game_id: int, code: str, node: str, lease: float, summary: dict[str, Any]) -> None:
+    async def add_room(self, game_id: int, code: str, node: str, summary: dict[str, Any]) -> None:
         """Enter a new room under `node`; `CodeTaken` if another live room has the code."""
         values = {
             "game_id": game_id,
             "code": code,
             "node": node,
-            "lease_until": func.now() + timedelta(seconds=lease),
             "public": bool(summary.get("public")),
             "status": str(summary.get("status")),
             "summary": summary,
@@ -105,14 +106,11 @@ class NodeDirectory:
             await conn.execute(update(GameRecord).where(GameRecord.id == game_id).values(room_code=code))
 
     async def renew(self, node: str, lease: float) -> set[int]:
-        """Extend the node's lease and its rooms'; returns the games it still owns."""
+        """Extend the node's lease (a negative `lease` ends it); returns the games it owns."""
         until = func.now() + timedelta(seconds=lease)
         async with self.db.write() as conn:
             await conn.execute(update(Node).where(Node.name == node).values(lease_until=until))
-            rows = await conn.execute(
-                update(RoomLease).where(RoomLease.node == node).values(lease_until=until).returning(RoomLease.game_id)
-            )
-            return {game_id for (game_id,) in rows}
+            return set(await conn.scalars(select(RoomLease.game_id).where(RoomLease.node == node)))
 
     async def save_summaries(self, node: str, summaries: dict[int, dict[str, Any]]) -> None:
         """The rooms' public summaries as the lobby shows them (only rows this node owns)."""
@@ -133,25 +131,24 @@ class NodeDirectory:
         async with self.db.write() as conn:
             await conn.execute(delete(RoomLease).where(RoomLease.node == node, RoomLease.game_id.in_(game_ids)))
 
-    async def claim_expired(self, node: str, lease: float, limit: int = 100, game_id: int | None = None) -> Claimed:
-        """Take the rooms whose lease has run out (their node is dead), and games in play that no
-        node holds (left by a single-node server); `game_id` limits it to that game."""
-        until = func.now() + timedelta(seconds=lease)
+    async def claim_expired(self, node: str, limit: int = 100, game_id: int | None = None) -> Claimed:
+        """Take the rooms of nodes whose lease has run out (dead nodes), and games in play that
+        no node holds (left by a single-node server); `game_id` limits it to that game. The
+        claiming node's own lease must be live (it is renewed every third of a lease)."""
         async with self.db.write() as conn:
             expired = (
                 select(RoomLease.game_id)
-                .where(RoomLease.lease_until < func.now(), RoomLease.node != node)
+                .join(Node, Node.name == RoomLease.node)
+                .where(Node.lease_until < func.now(), RoomLease.node != node)
                 .order_by(RoomLease.game_id)
                 .limit(limit)
-                .with_for_update(skip_locked=True)
+                .with_for_update(of=RoomLease, skip_locked=True)
             )
             if game_id is not None:
                 expired = expired.where(RoomLease.game_id == game_id)
             ids = list(await conn.scalars(expired))
             if ids:
-                await conn.execute(
-                    update(RoomLease).where(RoomLease.game_id.in_(ids)).values(node=node, lease_until=until)
-                )
+                await conn.execute(update(RoomLease).where(RoomLease.game_id.in_(ids)).values(node=node))
             orphans = (
                 select(GameRecord.id, GameRecord.room_code)
                 .outerjoin(RoomLease, RoomLease.game_id == GameRecord.id)
@@ -169,7 +166,6 @@ class NodeDirectory:
                         game_id=orphan,
                         code=code,
                         node=node,
-                        lease_until=until,
                         public=False,
                         status="playing",
                         summary=empty,
@@ -198,7 +194,7 @@ class NodeDirectory:
                 RoomLease.game_id,
                 RoomLease.node,
                 Node.public_url,
-                RoomLease.lease_until >= func.now(),
+                Node.lease_until >= func.now(),
                 RoomLease.public,
                 RoomLease.summary,
             )
@@ -216,12 +212,13 @@ class NodeDirectory:
         them up last."""
         query = (
             select(RoomLease.summary)
+            .join(Node, Node.name == RoomLease.node)
             .where(
                 and_(
                     RoomLease.node != exclude_node,
                     RoomLease.public.is_(True),
                     RoomLease.status.in_(("waiting", "playing")),
-                    RoomLease.lease_until >= func.now(),
+                    Node.lease_until >= func.now(),
                 )
             )
             .order_by(RoomLease.game_id)
