@@ -47,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     user.set_defaults(func=run_create_user)
 
 
-def _with_db(db_url: str | None, work: Callable[[Database], Awaitable[T]]) -> T:
+def with_db(db_url: str | None, work: Callable[[Database], Awaitable[T]]) -> T:
     """Open (and migrate) the database, run `work`, close it; storage errors become `CliError`."""
     from partida.storage.database import Database, StorageError
 
@@ -71,7 +71,7 @@ def run_upgrade(args: argparse.Namespace) -> int:
     from partida.storage.database import default_url, mask_url, normalize_url
 
     url = args.db or default_url()
-    revision = _with_db(url, work)
+    revision = with_db(url, work)
     print(f"The database at {mask_url(normalize_url(url))} is at schema revision {revision} (the newest).")
     return 0
 
@@ -85,7 +85,7 @@ def run_create_bot(args: argparse.Namespace) -> int:
         _, token = await store.create_bot(args.name)
         return token, existed
 
-    token, existed = _with_db(args.db, work)
+    token, existed = with_db(args.db, work)
     verb = "has a new token (the old one no longer works)" if existed else "is created"
     print(f"Bot {args.name!r} {verb}. Its token is shown only this once; keep it secret:")
     print(token)
@@ -117,6 +117,6 @@ def run_create_user(args: argparse.Namespace) -> int:
         account = await Store(db).create_user(args.name, password)
         return account.id
 
-    account_id = _with_db(args.db, work)
+    account_id = with_db(args.db, work)
     print(f"User {args.name!r} is created (account {account_id}).")
     return 0

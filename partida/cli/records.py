@@ -72,16 +72,17 @@ async def _ask_server(url: str, work):  # type: ignore[no-untyped-def]
         raise CliError(exc.message) from None
 
 
-async def _with_store(db_url: str | None, work):  # type: ignore[no-untyped-def]
+async def with_store(db_url: str | None, work, remote: bool = True):  # type: ignore[no-untyped-def]
     from partida.storage.database import Database, StorageError, default_url, normalize_url
     from partida.storage.store import Store
 
     url = normalize_url(db_url or default_url())
     prefix = "sqlite+aiosqlite:///"
     if url.startswith(prefix) and not os.path.exists(url[len(prefix) :]):
+        instead = ", or ask the server with --server ws://HOST:PORT" if remote else ""
         raise CliError(
             f"there is no database at {url[len(prefix) :]} (reading one must not create it): "
-            "give --db the server's database, or ask the server with --server ws://HOST:PORT"
+            f"give --db the server's database{instead}"
         )
     try:
         db = await Database.open(url)
@@ -122,7 +123,7 @@ def run_games(args: argparse.Namespace) -> int:
 
 def _stored_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     games = asyncio.run(
-        _with_store(args.db, lambda s: s.list_games(args.limit, args.game, args.status, player=args.player))
+        with_store(args.db, lambda s: s.list_games(args.limit, args.game, args.status, player=args.player))
     )
     return [
         {
@@ -219,7 +220,7 @@ def run_replay(args: argparse.Namespace) -> int:
         return await store.load_game(args.game_id)
 
     stored = asyncio.run(
-        _ask_server(args.server, _fetch_finished(args.game_id)) if args.server else _with_store(args.db, load)
+        _ask_server(args.server, _fetch_finished(args.game_id)) if args.server else with_store(args.db, load)
     )
     if stored is None:
         raise CliError(f"there is no game {args.game_id} in the database")
