@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,9 @@ import pytest
 from partida.bots.runner import BotRunner
 from partida.cli import main
 from partida.server.app import Server, ServerConfig
+from tests.services import free_port
+
+PARTIDA = [sys.executable, "-m", "partida"]
 
 
 def partida(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -130,3 +136,76 @@ def test_reading_a_ladder_that_is_not_there(tmp_path: Path, capsys: pytest.Captu
     assert code == 2 and "no rated games yet" in err
     code, _, err = partida(capsys, "ladder", "create", "ttt", "--game", "othello", "--clock", "5", "--db", db)
     assert code == 2 and "already a ladder named 'ttt'" in err
+
+
+def test_serve_puts_pool_bots_into_a_ladder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fresh install shows a running ladder with no extra process: `serve --ladder-bots`."""
+    db = str(tmp_path / "partida.db")
+    assert partida(capsys, "ladder", "create", "ttt", "--game", "tictactoe", "--clock", "move:5", "--db", db)[0] == 0
+    log = open(tmp_path / "serve.log", "w")
+    serve = subprocess.Popen(
+        [
+            *PARTIDA,
+            "serve",
+            "--port",
+            str(free_port()),
+            "--db",
+            db,
+            "--no-bots",
+            "--ladder-bots",
+            "ttt=alphabeta,random",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            code, out, _ = partida(capsys, "ladder", "standings", "ttt", "--json", "--db", db)
+            table = json.loads(out)["standings"] if code == 0 else []
+            if sum(line["games"] for line in table) >= 6:
+                break
+            assert serve.poll() is None, (tmp_path / "serve.log").read_text()
+            assert time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+            time.sleep(0.3)
+    finally:
+        serve.terminate()
+        serve.wait(timeout=30)
+    assert {line["name"] for line in table} == {"pool-alphabeta", "pool-random"}
+    assert "Ladder bot pool-alphabeta plays in: ttt." in (tmp_path / "serve.log").read_text()
+
+
+@pytest.mark.parametrize(
+    ("flag", "says"),
+    [
+        ("nope=random", "there is no ladder named 'nope'"),
+        ("ttt=duel-search", "'duel-search' does not play tictactoe"),
+        ("ttt=nobody", "unknown agent 'nobody'"),
+        ("ttt", "LADDER=AGENT,AGENT"),
+        ("ttt=random,random", "random is named twice"),
+    ],
+)
+def test_serve_refuses_bad_ladder_bots_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, says: str
+) -> None:
+    db = str(tmp_path / "partida.db")
+    assert partida(capsys, "ladder", "create", "ttt", "--game", "tictactoe", "--clock", "5", "--db", db)[0] == 0
+    done = subprocess.run(
+        [
+            *PARTIDA,
+            "serve",
+            "--port",
+            str(free_port()),
+            "--db",
+            db,
+            "--no-bots",
+            "--ladder-bots",
+            flag,
+            "--log-level",
+            "error",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr

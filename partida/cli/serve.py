@@ -32,6 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="AGENTS",
         help="comma-separated agents for the bot pool (default: every agent)",
     )
+    p.add_argument(
+        "--ladder-bots",
+        action="append",
+        default=[],
+        metavar="LADDER=AGENTS",
+        help="put built-in bots into a ladder, e.g. --ladder-bots arena=alphabeta,mcts,random (repeatable; "
+        "create the ladder first with `partida ladder create`)",
+    )
     p.add_argument("--game-file", action="append", type=Path, default=[], help="load a game description file")
     p.add_argument("--games-dir", action="append", type=Path, default=[], help="load every description in a folder")
     p.add_argument(
@@ -87,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
         unknown = [a for a in pool if a not in known]
         if unknown:
             raise CliError(f"unknown agent {unknown[0]!r} in --bots (known: {', '.join(sorted(known))})")
+    ladder_bots = parse_ladder_bots(args.ladder_bots)
+    for agent in ladder_bots:
+        if agent not in pool:
+            pool.append(agent)  # a ladder bot is a pool bot that also joins its ladders
     try:
         # $PARTIDA_LIMITS (NAME=VALUE separated by spaces) comes first, so --limit overrides it.
         limits = Limits().with_settings([*os.environ.get(LIMITS_ENV, "").split(), *args.limit])
@@ -125,24 +137,76 @@ def run(args: argparse.Namespace) -> int:
     except GameLoadError as exc:
         raise CliError(str(exc)) from None
     try:
-        asyncio.run(_serve(server, pool))
+        asyncio.run(_serve(server, pool, ladder_bots))
     except OSError as exc:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     return 0
 
 
-async def _serve(server, pool: list[str]) -> None:  # type: ignore[no-untyped-def]
+def parse_ladder_bots(values: list[str]) -> dict[str, list[str]]:
+    """`--ladder-bots LADDER=a1,a2` flags as agent -> the ladders it joins: one pool process per
+    agent joins all of its ladders (two connections of one bot account cannot both join)."""
+    from partida.bots.registry import all_agents
+
+    known = all_agents()
+    by_agent: dict[str, list[str]] = {}
+    for value in values:
+        ladder, sep, agents = value.partition("=")
+        names = [a.strip() for a in agents.split(",") if a.strip()]
+        if not sep or not ladder.strip() or not names:
+            raise CliError(f"--ladder-bots takes LADDER=AGENT,AGENT,... not {value!r}")
+        for agent in names:
+            if agent not in known:
+                raise CliError(f"unknown agent {agent!r} in --ladder-bots (known: {', '.join(sorted(known))})")
+            if ladder.strip() in by_agent.get(agent, []):
+                raise CliError(f"--ladder-bots: {agent} is named twice for {ladder.strip()} (one account, one member)")
+            by_agent.setdefault(agent, []).append(ladder.strip())
+    return by_agent
+
+
+async def _check_ladder_bots(server, ladder_bots: dict[str, list[str]]) -> None:  # type: ignore[no-untyped-def]
+    """Every ladder named exists and each of its bots plays its game, checked before any bot starts
+    (otherwise the bot would be refused, exit and be restarted forever)."""
+    from partida.bots.registry import all_agents
+    from partida.games.registry import UnknownGame
+
+    for agent, ladders in ladder_bots.items():
+        for name in ladders:
+            ladder = await server.store.ladders.get(name)
+            if ladder is None:
+                raise CliError(
+                    f"--ladder-bots: there is no ladder named {name!r}; create it first, e.g. "
+                    f"`partida ladder create {name} --game othello --clock 10+0.1`"
+                )
+            try:
+                game = server.registry.get(ladder.game)
+            except UnknownGame:
+                raise CliError(
+                    f"--ladder-bots: ladder {name!r} plays {ladder.game!r}, which this server does not load"
+                ) from None
+            if not all_agents()[agent].supports(game):
+                raise CliError(f"--ladder-bots: agent {agent!r} does not play {game.name} (ladder {name!r})")
+
+
+async def _serve(server, pool: list[str], ladder_bots: dict[str, list[str]]) -> None:  # type: ignore[no-untyped-def]
     from partida.storage.database import StorageError
 
     try:
         await server.start()
     except StorageError as exc:
         raise CliError(str(exc)) from None
+    try:
+        await _check_ladder_bots(server, ladder_bots)
+    except CliError:
+        await server.stop()
+        raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    supervisors = [asyncio.create_task(_supervise_bot(server, agent, stop)) for agent in pool]
+    supervisors = [
+        asyncio.create_task(_supervise_bot(server, agent, stop, ladder_bots.get(agent, []))) for agent in pool
+    ]
     print(f"Partida is serving on {server.url} (database: {server.db.url_for_people}).", flush=True)
     print(f"Play in a browser: {server.http_url}", flush=True)
     if server.cluster is not None:
@@ -150,6 +214,8 @@ async def _serve(server, pool: list[str]) -> None:  # type: ignore[no-untyped-de
         print(f"Node {cluster.name}, reached at {cluster.public_url} (lease {cluster.lease:g} s).", flush=True)
     if pool:
         print(f"Bot pool: {', '.join(pool)}.", flush=True)
+    for agent, ladders in sorted(ladder_bots.items()):
+        print(f"Ladder bot pool-{agent} plays in: {', '.join(ladders)}.", flush=True)
     print("Play: partida play tictactoe --vs alphabeta   Stop: Ctrl-C", flush=True)
     await stop.wait()
     print("Stopping.", flush=True)
@@ -159,7 +225,7 @@ async def _serve(server, pool: list[str]) -> None:  # type: ignore[no-untyped-de
     await server.stop()
 
 
-async def _supervise_bot(server, agent: str, stop: asyncio.Event) -> None:  # type: ignore[no-untyped-def]
+async def _supervise_bot(server, agent: str, stop: asyncio.Event, ladders: list[str]) -> None:  # type: ignore[no-untyped-def]
     """Keep one bot process per agent running; restart it (with backoff) when it dies."""
     name = f"pool-{agent}"
     delay = 1.0
@@ -169,7 +235,9 @@ async def _supervise_bot(server, agent: str, stop: asyncio.Event) -> None:  # ty
         _, token = await server.store.create_bot(name)
         env = dict(os.environ, PARTIDA_BOT_TOKEN=token)
         process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "partida", "bot", agent, "--server", server.url, "--name", name, env=env
+            *[sys.executable, "-m", "partida", "bot", agent, "--server", server.url, "--name", name],
+            *[arg for ladder in ladders for arg in ("--ladder", ladder)],
+            env=env,
         )
         try:
             code = await process.wait()
