@@ -17,8 +17,10 @@ from typing import Any
 
 import pytest
 
+from partida.bots.runner import BotRunner
 from partida.client import Client, ConnectionLost, ServerError
 from partida.games.prompts import prompt_from_data
+from partida.server.scheduler_lock import SchedulerLock
 from partida.storage.database import Database
 from partida.storage.store import Store
 from tests.services import free_port
@@ -239,3 +241,50 @@ async def test_games_keep_every_acknowledged_move_while_nodes_die(cluster: list[
         assert node.process is not None and node.process.returncode == -9
     logs = "".join(node.log.read_text() for node in deployment.alive + deployment.dead)
     assert "took over room" in logs  # the kills hit games in play, which other nodes resumed
+
+
+async def test_a_ladder_goes_on_when_its_schedulers_node_dies(cluster: list[Node]) -> None:
+    """One node schedules the ladder (it holds the advisory lock); bots connected to the other
+    nodes are sent to it. Killed, it lets the lock go with its connection: another node takes
+    it, counts the games in progress, and the ladder goes on."""
+    await asyncio.gather(*(node.ready() for node in cluster))
+    db = await Database.open(cluster[0].db, migrate=False)
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        store = Store(db)
+        await store.ladders.create("duo", "tictactoe", {}, 2, {"per_move": 5.0}, 2)
+        lock = SchedulerLock(db, "probe")
+        holder = None
+        for _ in range(100):
+            holder = await lock.holder()
+            if holder is not None:
+                break
+            await asyncio.sleep(0.1)
+        scheduler = next(node for node in cluster if node.name == holder)
+        others = [node for node in cluster if node is not scheduler]
+        for i, name in enumerate(("ann", "bob", "cid", "dan")):
+            _, token = await store.create_bot(name)
+            runner = BotRunner(others[i % 2].url, "random", token=token, ladders=["duo"])
+            tasks.append(asyncio.create_task(runner.run(reconnect=True)))
+
+        async def rated() -> int:
+            return (await store.ladders.require("duo")).rated_games
+
+        async def reach(count: int) -> None:
+            deadline = time.monotonic() + 90
+            while await rated() < count:
+                assert time.monotonic() < deadline, f"the ladder did not reach {count} rated games"
+                await asyncio.sleep(0.1)
+
+        await reach(4)
+        scheduler.kill()
+        killed_at = await rated()
+        await reach(killed_at + 6)  # rated after the scheduler's node died
+        assert await lock.holder() in {node.name for node in others}
+        for task in tasks:
+            assert not task.done(), task  # no bot gave up
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await db.close()

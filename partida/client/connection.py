@@ -99,6 +99,11 @@ class Client:
         self._seats: defaultdict[str, dict[int, str]] = defaultdict(dict)
         self._watching: set[str] = set()
         self._lost: set[str] = set()  # rooms whose node went away since this client was let in
+        # Ladders joined (their `ladder_join` fields) and the link each membership lives on: the
+        # scheduler's node, which may not be this client's own.
+        self._ladders: dict[str, dict[str, Any]] = {}
+        self._ladder_routes: dict[str, _Link] = {}
+        self._background: set[asyncio.Task[None]] = set()
         self._home.reader = asyncio.get_running_loop().create_task(self._read(self._home))
         self._reader = self._home.reader
 
@@ -142,6 +147,8 @@ class Client:
         await self.close()
 
     async def close(self) -> None:
+        for task in list(self._background):
+            task.cancel()
         for link in reversed(self._links):
             await link.websocket.close()
             if link.reader is not None:
@@ -175,21 +182,27 @@ class Client:
         is asked again of this client's own node, with growing pauses, for up to
         `move_patience` seconds: once the lease runs out, a live node takes the room over."""
         room = fields.get("room")
+        ladder = fields.get("ladder") if kind in ("ladder_join", "ladder_leave") else None
         if isinstance(room, str) and kind not in ("join", "watch") and room.strip().upper() in self._lost:
             await self.rejoin(room.strip().upper())  # its node went away: take the seats back first
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.move_patience
         moves = pause = 0.0
         while True:
-            reply = await self._exchange(self._link_for(room), kind, fields)
+            link = self._link_for(room) if ladder is None else self._ladder_link(ladder)
+            reply = await self._exchange(link, kind, fields)
             url = reply.get("url")
-            if reply["type"] != "error" or reply.get("code") != "moved" or not isinstance(room, str):
+            if reply["type"] != "error" or reply.get("code") != "moved":
                 break
-            if not isinstance(url, str) or moves >= MAX_MOVES:
+            if not isinstance(url, str) or moves >= MAX_MOVES or not isinstance(room or ladder, str):
                 break
             try:
                 link = await self._link_to(url)
                 moves += 1
+                if isinstance(ladder, str):  # ladder bots play where the ladder scheduler runs
+                    self._ladder_routes[ladder] = link
+                    continue
+                assert isinstance(room, str)
                 self._routes[room.strip().upper()] = link
                 if kind not in ("join", "watch"):
                     await self._take_back(room.strip().upper(), link)
@@ -201,7 +214,37 @@ class Client:
         if reply["type"] == "error":
             raise ServerError(reply.get("code", "error"), reply.get("message", ""))
         self._remember(kind, fields, reply)
+        if kind == "ladder_join" and isinstance(ladder, str):
+            self._ladders[ladder] = dict(fields)
+            self._ladder_routes.setdefault(ladder, link)
+        elif kind == "ladder_leave" and isinstance(ladder, str):
+            self._ladders.pop(ladder, None)
+            self._ladder_routes.pop(ladder, None)
         return reply
+
+    def _ladder_link(self, ladder: str) -> _Link:
+        link = self._ladder_routes.get(ladder)
+        return link if link is not None and not link.closed.is_set() else self._home
+
+    async def _join_ladder_again(self, ladder: str) -> None:
+        """The scheduler's node went away with this client's membership: join again, wherever
+        the scheduler runs now (another node takes it over at once)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.move_patience
+        pause = 0.2
+        while ladder in self._ladders and not self.closed.is_set():
+            try:
+                await self.request("ladder_join", **self._ladders[ladder])
+                return
+            except ConnectionLost:
+                if self.closed.is_set():
+                    return
+            except ServerError as exc:
+                if exc.code not in ("storage_unavailable", "moved") or loop.time() > deadline:
+                    self.errors.put_nowait({"type": "error", "code": exc.code, "message": exc.message})
+                    return
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 2.0)
 
     def _remember(self, kind: str, fields: dict[str, Any], reply: dict[str, Any]) -> None:
         """Keep the seat tokens and watched rooms a reply grants (see `_take_back`)."""
@@ -303,7 +346,7 @@ class Client:
                     message = decode(frame, limit=1 << 22)
                 except ProtocolError:
                     continue
-                self._route(message)
+                self._route(message, link)
         except ConnectionClosed:
             pass
         finally:
@@ -320,12 +363,17 @@ class Client:
                 for room in lost:
                     del self._routes[room]
                 self._lost.update(lost)
+                for ladder in [name for name, routed in self._ladder_routes.items() if routed is link]:
+                    del self._ladder_routes[ladder]
+                    task = asyncio.get_running_loop().create_task(self._join_ladder_again(ladder))
+                    self._background.add(task)
+                    task.add_done_callback(self._background.discard)
                 with contextlib.suppress(ValueError):
                     self._links.remove(link)
             for room in lost:
                 self._rooms[room].put_nowait({"type": "connection_lost"})
 
-    def _route(self, message: dict[str, Any]) -> None:
+    def _route(self, message: dict[str, Any], link: _Link | None = None) -> None:
         request_id = message.get("id")
         if request_id is not None and request_id in self._waiting:
             future = self._waiting[request_id]
@@ -333,6 +381,11 @@ class Client:
                 future.set_result(message)
             return
         kind = message["type"]
+        if link is not None and link is not self._home and kind in ("update", "room", "seated"):
+            # News of a room from another node (a ladder game the scheduler there seated us in):
+            # requests about that room go there.
+            code = message["room"]["code"] if kind in ("room", "seated") else message["room"]
+            self._routes.setdefault(code, link)
         if kind in ("update", "game_over", "room", "seat_lost", "rematch"):
             room = message["room"]["code"] if kind == "room" else message["room"]
             if kind == "update":

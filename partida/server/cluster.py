@@ -313,6 +313,11 @@ class Cluster:
         await relay.watch(session)
         return True
 
+    async def node_url(self, node: str) -> str | None:
+        """The public URL of a live node."""
+        assert self.directory is not None
+        return await self.directory.node_url(node)
+
     async def lobby(self) -> list[dict[str, Any]]:
         """Other nodes' public rooms for `list_rooms`."""
         assert self.directory is not None

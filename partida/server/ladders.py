@@ -29,6 +29,7 @@ from partida.ladder.ratings import Rating
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.server.clocks import ClockSpec
+from partida.server.scheduler_lock import SchedulerLock
 from partida.storage.ladders import LadderInfo, RatingChange, Standing
 
 if TYPE_CHECKING:
@@ -63,6 +64,9 @@ class LiveLadder:
     info: LadderInfo
     members: dict[int, Member] = field(default_factory=dict)  # account id -> connected member
     rooms: dict[str, Room] = field(default_factory=dict)  # code -> room of a game in progress
+    # With several nodes: games in progress on other nodes (opened by a scheduler that died),
+    # game id -> their accounts, released when the database says they ended.
+    remote: dict[int, list[int]] = field(default_factory=dict)
     recent: dict[int, Recent] = field(default_factory=dict)  # account id -> pairing memory
     rng: random.Random = field(default_factory=random.Random)
 
@@ -75,6 +79,8 @@ class LadderService:
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
+        # With several nodes, one schedules: the holder of this lock (server/scheduler_lock.py).
+        self.lock: SchedulerLock | None = None
 
     # Life cycle.
 
@@ -89,6 +95,10 @@ class LadderService:
                     for _, account_id, _ in game.seats:
                         if account_id is not None:
                             self.playing[account_id] = self.playing.get(account_id, 0) + 1
+        if self.server.cluster is not None:
+            assert self.server.db is not None
+            self.lock = SchedulerLock(self.server.db, self.server.cluster.name)
+            await self._lead()
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._run(), name="ladders")]
         if self.server.bus is not None:
@@ -102,6 +112,8 @@ class LadderService:
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=2)  # bounded: stopping the server never waits on us
         self._tasks = []
+        if self.lock is not None:
+            await self.lock.release()
 
     async def _load(self, info: LadderInfo) -> LiveLadder:
         live = LiveLadder(info)
@@ -160,6 +172,8 @@ class LadderService:
         max_games = 1 if req.max_games is None else req.max_games
         if not 1 <= max_games <= MAX_GAMES_PER_BOT:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"max_games is 1 to {MAX_GAMES_PER_BOT}, not {max_games}")
+        if self.lock is not None and not await self._lead():
+            await self._send_to_scheduler(live.info.name)
         present = live.members.get(identity.account_id)
         if present is not None and present.session is not session and not present.session.closed:
             raise ProtocolError(
@@ -228,6 +242,8 @@ class LadderService:
             self._wake.clear()
             if self._stopping:
                 return
+            if self.lock is not None and not await self._lead():
+                continue  # another node schedules
             for live in list(self.ladders.values()):
                 try:
                     await self._settle(live)
@@ -244,8 +260,59 @@ class LadderService:
                 if any(code in live.rooms for live in self.ladders.values()):
                     self.wake()
 
+    # Several nodes: the scheduler runs where the lock is.
+
+    async def _lead(self) -> bool:
+        """Whether this node schedules, taking the lock if it is free. A node that has just
+        taken it counts the ladder games in progress anywhere (the last scheduler may have died
+        with them; other nodes took them over)."""
+        assert self.lock is not None
+        was = self.lock.held
+        try:
+            leading = await self.lock.try_acquire()
+        except Exception as exc:
+            log.warning("ladder scheduler lock: %s", exc)
+            return False
+        if leading and not was:
+            for info in await self.server.store.ladders.all():
+                await self._adopt(self.ladders.get(info.name) or await self._load(info))
+        return leading
+
+    async def _adopt(self, live: LiveLadder) -> None:
+        known = {room.game_id for room in live.rooms.values()} | set(live.remote)
+        for game in await self.server.store.ladders.games(live.info.id, live=True):
+            if game.game_id in known:
+                continue
+            accounts = [account_id for _, account_id, _ in game.seats if account_id is not None]
+            room = self.server.rooms.get(game.room_code)
+            if room is not None and room.game_id == game.game_id:
+                live.rooms[room.code] = room
+            else:
+                live.remote[game.game_id] = accounts
+            for account_id in accounts:
+                self.playing[account_id] = self.playing.get(account_id, 0) + 1
+
+    async def _send_to_scheduler(self, ladder: str) -> None:
+        """Ladder bots play where the scheduler is: `moved`, with that node's URL."""
+        assert self.lock is not None and self.server.cluster is not None
+        holder = await self.lock.holder()
+        where = await self.server.cluster.node_url(holder) if holder else None
+        if where is None:
+            raise ProtocolError(ErrorCode.STORAGE, "no node schedules ladder games just now; try again")
+        raise ProtocolError(
+            ErrorCode.MOVED, f"ladder games are scheduled on node {holder}", details={"url": where, "ladder": ladder}
+        )
+
+    async def _settle_remote(self, live: LiveLadder) -> None:
+        ended = await self.server.store.ended_games(list(live.remote))
+        for game_id in ended:
+            for account_id in live.remote.pop(game_id, []):
+                self.playing[account_id] = max(0, self.playing.get(account_id, 0) - 1)
+
     async def _settle(self, live: LiveLadder) -> None:
         """Release the members of ended games and tell everyone how their ratings moved."""
+        if live.remote:
+            await self._settle_remote(live)
         for code, room in list(live.rooms.items()):
             if room.status in ("waiting", "playing"):
                 continue
@@ -279,7 +346,7 @@ class LadderService:
         ]
 
     async def _schedule(self, live: LiveLadder) -> None:
-        while len(live.rooms) < live.info.concurrency:
+        while len(live.rooms) + len(live.remote) < live.info.concurrency:
             idle = self._idle(live)
             if len(idle) < live.info.seats:
                 return

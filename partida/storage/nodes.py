@@ -207,6 +207,12 @@ class NodeDirectory:
             return None
         return Location(int(row[0]), str(row[1]), str(row[2]), bool(row[3]), bool(row[4]), dict(row[5] or {}))
 
+    async def node_url(self, node: str) -> str | None:
+        """The public URL of `node` if its lease is live."""
+        query = select(Node.public_url).where(Node.name == node, Node.lease_until >= func.now())
+        async with self.db.session() as session:
+            return await session.scalar(query)
+
     async def lobby(self, exclude_node: str) -> list[dict[str, Any]]:
         """The public rooms of the other live nodes, waiting or in play, as their nodes summed
         them up last."""

@@ -349,6 +349,14 @@ class Store:
             query = query.where(GameRecord.id.in_(ids))
         return await self._load(query, with_actions=True)
 
+    async def ended_games(self, ids: list[int]) -> list[int]:
+        """Which of these games have ended (finished or aborted)."""
+        if not ids:
+            return []
+        query = select(GameRecord.id).where(GameRecord.id.in_(ids), GameRecord.status.in_(END_STATUSES))
+        async with self.db.session() as session:
+            return list(await session.scalars(query))
+
     async def list_games(
         self,
         limit: int = 50,
