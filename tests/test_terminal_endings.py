@@ -22,7 +22,7 @@ def test_clock_times_read_like_a_clock() -> None:
     ]
 
 
-async def test_terminal_shows_clocks_disconnects_and_resigns(connect, server, monkeypatch) -> None:
+async def test_terminal_shows_clocks_disconnects_and_resigns(connect, server) -> None:
     alice, bob = await connect(name="alice"), await connect(name="bob")
     created = await alice.create_room("tictactoe", seat=0, public=False, clock={"initial": 60, "increment": 0})
     code = created["room"]["code"]
@@ -34,9 +34,13 @@ async def test_terminal_shows_clocks_disconnects_and_resigns(connect, server, mo
         await asyncio.sleep(0.01)
     prompts: list[str] = []
     typed = iter(["draw", "resign"])
-    monkeypatch.setattr("builtins.input", lambda prompt="": prompts.append(prompt) or next(typed))
+
+    async def ask(prompt: str) -> str:
+        prompts.append(prompt)
+        return next(typed)
+
     out = io.StringIO()
-    player = TerminalPlayer(alice, server.registry.get("tictactoe"), Console(file=out, width=120))
+    player = TerminalPlayer(alice, server.registry.get("tictactoe"), Console(file=out, width=120), ask=ask)
     player.on_room(created["room"])
     final = await asyncio.wait_for(
         alice.play(

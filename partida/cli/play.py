@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import sys
 import time
 from typing import Any
 
 from partida.cli import CliError
-from partida.cli.common import add_json_flag, add_server_flag, parse_option_pairs, print_json
+from partida.cli.common import DEFAULT_SERVER, add_json_flag, add_server_flag, parse_option_pairs, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--room", default=None, metavar="CODE", help="join the room with this invite code")
     p.add_argument("--seat", type=int, default=None, help="the seat to take (default: the first free one)")
-    p.add_argument("--token", default=None, help="seat token, to return to your seat after a disconnect")
+    p.add_argument("--token", default=None, help="seat token, to return to your seat after a disconnect (with --room)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="game option (repeatable)")
     p.add_argument("--seats", type=int, default=None, help="number of seats, for games of 2 or more players")
     p.add_argument("--public", action="store_true", help="list the room in the lobby")
@@ -98,6 +99,8 @@ def run_play(args: argparse.Namespace) -> int:
 
 
 async def _play(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
     from partida.client import Client, ConnectionLost, ServerError
     from partida.client.terminal import TerminalPlayer
     from partida.games.registry import default_registry
@@ -147,8 +150,10 @@ async def _play(args: argparse.Namespace) -> int:
                 f"Waiting for players. Invite a friend: [bold]partida play --room {room['code']}[/bold]"
             )
         code, seat, token = room["code"], reply["seat"], reply["token"]
+        player.console.print(escape(player.players_line([seat])))
+        server = "" if args.server == DEFAULT_SERVER else f" --server {args.server}"
         while True:
-            comeback = f"partida play --room {code} --seat {seat} --token {token}"
+            comeback = f"partida play --room {code} --token {token}{server}"
             try:
                 final = await client.play(
                     code,
@@ -161,6 +166,10 @@ async def _play(args: argparse.Namespace) -> int:
                 raise CliError(f"the connection to the server was lost; come back with: {comeback}") from None
             except EOFError:
                 raise CliError(f"input closed; your seat is held; come back with: {comeback}") from None
+            except asyncio.CancelledError:  # Ctrl-C: leave at once, say how to come back
+                player.stop_countdown()
+                print(f"\nYou left; your seat is held. Come back with: {comeback}", file=sys.stderr, flush=True)
+                raise
             player.show_result(final, [seat])
             rematch = await _ask_rematch(client, player, code)
             if rematch is None:
@@ -176,7 +185,7 @@ async def _ask_rematch(client: Any, player: Any, code: str) -> dict[str, Any] | 
     from partida.client import ServerError
 
     try:
-        answer = await asyncio.to_thread(input, "play again? (y/N)> ")
+        answer = await player.ask("play again? (y/N)> ")
     except EOFError:
         return None
     if answer.strip().lower() not in ("y", "yes"):

@@ -1,16 +1,17 @@
 """The terminal client for people: draws each view with rich and asks for each decision.
 
-Games draw themselves (`Game.render`); this module adds the frame, the list of legal answers
-and the reading of what the person types (`Game.parse_action`, an option's label, or `#N` for
-the N-th listed answer). Under a clock it shows every seat's time, counting down while others
-think and in the prompt on one's own turn; at any prompt `resign`, `draw` (offer or accept) and
-`abort` end the game early. Seats whose connection drops are announced.
+Games draw themselves (`Game.render`); this module adds the frame, the numbered list of legal
+answers and the reading of what the person types (`Game.parse_action`, an option's label, or the
+number of a listed answer: a number always means the menu entry shown beside it, never a game's
+own numbering). Under a clock it shows every seat's time, counting down while others think and in
+the prompt on one's own turn; at any prompt `resign`, `draw` (offer or accept) and `abort` end
+the game early. Players joining, leaving, dropping and coming back are announced.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from rich.console import Console
@@ -21,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from partida.client.connection import Client, ServerError
+from partida.client.keyboard import LineReader
 from partida.games.base import Game, IllegalAction
 from partida.games.prompts import Assign, ChooseOne, ChooseSubset, Order, Prompt
 
@@ -82,11 +84,20 @@ def read_pieces(prompt: Prompt, text: str) -> Any | None:
 
 
 class TerminalPlayer:
-    def __init__(self, client: Client, game: Game, console: Console | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        game: Game,
+        console: Console | None = None,
+        ask: Callable[[str], Awaitable[str]] | None = None,
+    ) -> None:
         self.client = client
         self.game = game
         self.console = console or Console()
+        self.ask = ask or LineReader().ask  # the next typed line after a prompt
         self.names: list[str] = []
+        self.kinds: list[str | None] = []
+        self.taken: list[str | None] = []  # each seat's holder, None when free
         self.connected: list[bool | None] = []
         self.clock: dict[str, Any] | None = None
         self.clock_at = 0.0  # monotonic time the clock was received
@@ -107,15 +118,41 @@ class TerminalPlayer:
         self.console.print(Panel(Text(self.game.render(view)), title=title, expand=False))
 
     def on_room(self, room: dict[str, Any]) -> None:
-        self.names = [s.get("name") or f"seat {s['seat']}" for s in room["seats"]]
+        """Names as they are now; who joined, left, dropped or came back since the last summary."""
+        names = [s.get("name") for s in room["seats"]]
+        before = self.taken if self.names else None
+        self.taken = names
+        self.names = [n or f"seat {s['seat']}" for n, s in zip(names, room["seats"], strict=True)]
+        self.kinds = [s.get("kind") for s in room["seats"]]
         connected = [s.get("connected") if s.get("name") else None for s in room["seats"]]
+        if before is not None:
+            for seat, (old, new) in enumerate(zip(before, names, strict=False)):
+                if new and old != new and not old:
+                    self.say(f"[green]{escape(self.who(seat))} joined (seat {seat})[/green]")
+                elif old and not new:
+                    self.say(f"[yellow]{escape(old)} left seat {seat}[/yellow]")
         if room.get("status") == "playing":
-            for seat, (before, now) in enumerate(zip(self.connected, connected, strict=False)):
-                if before and now is False:
+            for seat, (was, now) in enumerate(zip(self.connected, connected, strict=False)):
+                if was and now is False:
                     self.say(f"[yellow]{escape(self._name(seat))} disconnected; their seat is held for them[/yellow]")
-                elif before is False and now:
+                elif was is False and now:
                     self.say(f"[green]{escape(self._name(seat))} is back[/green]")
         self.connected = connected
+
+    def who(self, seat: int) -> str:
+        """A seat's name with what it is: guests are marked, bots say so."""
+        kind = self.kinds[seat] if seat < len(self.kinds) else None
+        mark = {"guest": " (guest)", "bot": " (bot)"}.get(kind or "", "")
+        return self._name(seat) + mark
+
+    def players_line(self, mine: list[int]) -> str:
+        """Everyone at the table, for the start of a game."""
+        parts = []
+        for seat in range(len(self.names)):
+            you = ", you" if seat in mine else ""
+            taken = self.kinds[seat] is not None if seat < len(self.kinds) else True
+            parts.append(f"seat {seat}: {self.who(seat) if taken else 'free'}{you}")
+        return "Players: " + "; ".join(parts)
 
     def on_message(self, message: dict[str, Any]) -> None:
         """Pushed messages other than updates: room changes, a seat taken over elsewhere."""
@@ -166,7 +203,7 @@ class TerminalPlayer:
             return []
         table = Table(show_header=False, box=None, padding=(0, 1))
         for i, answer in enumerate(answers, 1):
-            table.add_row(f"#{i}", Text(self.answer_label(prompt, view, answer)))
+            table.add_row(f"{i}", Text(self.answer_label(prompt, view, answer)))
         self.console.print(table)
         return answers
 
@@ -206,11 +243,12 @@ class TerminalPlayer:
 
     def read_answer(self, text: str, update: dict[str, Any], prompt: Prompt, answers: list[Any]) -> Any:
         text = text.strip()
-        if text.startswith("#") and text[1:].isdigit() and 1 <= int(text[1:]) <= len(answers):
-            return answers[int(text[1:]) - 1]
-        if not isinstance(prompt, ChooseOne) and text.isdigit() and 1 <= int(text) <= len(answers):
-            # a listed subset, assignment or order: the number on its line, as for one choice
-            return answers[int(text) - 1]
+        number = text[1:] if text.startswith("#") else text
+        if answers and number.isdigit():
+            # a number is the menu entry shown beside it, whatever the game (never a square index)
+            if not 1 <= int(number) <= len(answers):
+                raise IllegalAction(f"choose a number from 1 to {len(answers)}", code="bad_action")
+            return answers[int(number) - 1]
         if isinstance(prompt, ChooseOne) and prompt.labels:
             for option, label in zip(prompt.options, prompt.labels, strict=False):
                 if label.lower() == text.lower():
@@ -235,7 +273,7 @@ class TerminalPlayer:
         while True:
             left = self.time_left(update["seat"])
             ask = "your move> " if left is None else f"your move ({format_seconds(left)} left)> "
-            text = await asyncio.to_thread(input, ask)
+            text = await self.ask(ask)
             if text.strip().lower() in COMMANDS:
                 ended = await self.command(text.strip().lower(), update)
                 if ended:

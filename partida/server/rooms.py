@@ -209,13 +209,12 @@ class Room:
         if seat is not None and not 0 <= seat < self.num_seats:
             raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this room has seats 0 to {self.num_seats - 1}")
         if token is not None:
-            if seat is None or self.game_id == 0:
-                raise ProtocolError(ErrorCode.AUTH_FAILED, "a seat token needs the seat number")
-            occupant = self.seats[seat]
-            expected = (occupant.token or legacy_seat_token(self.seed, self.game_id, seat)) if occupant else ""
-            if occupant is None or not hmac.compare_digest(token.encode(), expected.encode()):
+            # the token alone says which seat (each seating draws its own); a seat number, when
+            # given, must be the token's
+            held = [i for i in range(self.num_seats) if self._token_holds(i, token)] if self.game_id else []
+            if not held or (seat is not None and seat not in held):
                 raise ProtocolError(ErrorCode.AUTH_FAILED, "that token does not hold this seat")
-            return self._attach(seat, session)
+            return self._attach(held[0], session)
         held = self._held_by(session)
         if held is not None and (seat is None or seat == held):
             return self._attach(held, session)
@@ -234,6 +233,13 @@ class Room:
         session.rooms.add(self)
         await self.after_seating()
         return seat
+
+    def _token_holds(self, seat: int, token: str) -> bool:
+        occupant = self.seats[seat]
+        if occupant is None:
+            return False
+        expected = occupant.token or legacy_seat_token(self.seed, self.game_id, seat)
+        return hmac.compare_digest(token.encode(), expected.encode())
 
     def _held_by(self, session: Session) -> int | None:
         identity = session.identity

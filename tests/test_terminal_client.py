@@ -1,0 +1,205 @@
+"""The terminal client as a person meets it: numbers are menu entries, keys typed while waiting are
+not moves, Ctrl-C leaves at once with the command to come back (the seat token alone), and the
+table's players are named as they come and go."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from partida.client import Client, ServerError
+from partida.client.keyboard import LineReader
+from partida.client.terminal import TerminalPlayer
+from partida.games.base import IllegalAction
+from partida.games.registry import default_registry
+from partida.server.app import Server
+from tests.services import free_port
+
+PARTIDA = [sys.executable, "-m", "partida"]
+
+
+def test_a_number_is_the_menu_entry_beside_it_in_every_game() -> None:
+    registry = default_registry()
+    out = io.StringIO()
+    ttt = registry.get("tictactoe")
+    state = ttt.create(seed=1)
+    state.apply(0, state.pending()[0].prompt.options[0])  # a1 is taken: the menu starts at b1
+    prompt, view = state.pending()[0].prompt, state.view(1)
+    player = TerminalPlayer(None, ttt, Console(file=out, width=100))  # type: ignore[arg-type]
+    answers = player.answers_table(prompt, view)
+    assert len(answers) == 8 and "1 " in out.getvalue() and "#1" not in out.getvalue()
+    update = {"view": view}
+    assert player.read_answer("1", update, prompt, answers) == answers[0]
+    assert player.read_answer("#8", update, prompt, answers) == answers[7]
+    assert player.read_answer("c3", update, prompt, answers) == 8  # a square by name still works
+    with pytest.raises(IllegalAction, match="from 1 to 8"):
+        player.read_answer("9", update, prompt, answers)
+
+    othello = registry.get("othello")
+    state = othello.create(seed=1)
+    prompt, view = state.pending()[0].prompt, state.view(0)
+    player = TerminalPlayer(None, othello, Console(file=io.StringIO()))  # type: ignore[arg-type]
+    answers = player.answers_table(prompt, view)
+    assert player.read_answer("2", {"view": view}, prompt, answers) == answers[1]  # Othello took no numbers
+
+
+async def test_keys_typed_while_waiting_are_not_the_next_answer() -> None:
+    master, slave = pty.openpty()
+    stream = os.fdopen(slave, "r", closefd=False)
+    reader = LineReader(stream, io.StringIO())
+    try:
+        os.write(master, b"a1\n")  # typed while the other side was thinking
+        await asyncio.sleep(0.05)
+        answer = asyncio.create_task(reader.ask("your move> "))
+        await asyncio.sleep(0.1)
+        assert not answer.done()  # the early line was thrown away
+        os.write(master, b"b2\n")
+        assert await asyncio.wait_for(answer, 5) == "b2"
+    finally:
+        reader.close()
+        stream.close()
+        os.close(slave)
+        os.close(master)
+
+
+async def test_piped_lines_are_a_script_and_kept() -> None:
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"a1\nb2\n")
+    os.close(write_end)
+    stream = os.fdopen(read_end, "r")
+    reader = LineReader(stream, io.StringIO())
+    try:
+        assert [await reader.ask("> "), await reader.ask("> ")] == ["a1", "b2"]
+        with pytest.raises(EOFError):
+            await reader.ask("> ")
+    finally:
+        reader.close()
+        stream.close()
+
+
+def test_players_are_named_as_they_join_and_leave() -> None:
+    out = io.StringIO()
+    player = TerminalPlayer(None, default_registry().get("tictactoe"), Console(file=out, width=120))  # type: ignore[arg-type]
+
+    def room(*seats: Any, status: str = "waiting") -> dict[str, Any]:
+        return {"status": status, "seats": [dict(seat=i, **s) for i, s in enumerate(seats)]}
+
+    player.on_room(room({"name": "ada", "kind": "user", "connected": True}, {"name": None}))
+    assert player.players_line([0]) == "Players: seat 0: ada, you; seat 1: free"
+    player.on_room(
+        room({"name": "ada", "kind": "user", "connected": True}, {"name": "bo", "kind": "guest", "connected": True})
+    )
+    player.on_room(room({"name": "ada", "kind": "user", "connected": True}, {"name": None}))
+    text = out.getvalue()
+    assert "bo (guest) joined (seat 1)" in text and "bo left seat 1" in text
+
+
+async def test_a_seat_token_alone_takes_the_seat_back(server: Server, connect) -> None:
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    created = await alice.create_room("tictactoe", seat=0, public=False)
+    code = created["room"]["code"]
+    bob_token = (await bob.join(code))["token"]
+    await bob.close()
+    back = await connect(name="bob")
+    assert (await back.join(code, token=bob_token))["seat"] == 1
+    mallory = await connect(name="mallory")
+    for seat, token in ((0, bob_token), (None, "x" * 24)):
+        with pytest.raises(ServerError) as refused:
+            await mallory.join(code, seat=seat, token=token)
+        assert refused.value.code == "auth_failed"
+    assert server.rooms[code].seats[1].session is not None and server.rooms[code].seats[0].name == "alice"
+
+
+def read_until(fd: int, pattern: str, seconds: float = 30) -> str:
+    seen = b""
+    deadline = time.monotonic() + seconds
+    while re.search(pattern, plain(seen)) is None:
+        assert time.monotonic() < deadline, seen.decode(errors="replace")
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                break
+    return plain(seen)
+
+
+def plain(output: bytes) -> str:
+    """Terminal output without its colour and cursor sequences."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output.decode(errors="replace"))
+
+
+@pytest.fixture
+def serve(tmp_path) -> Any:
+    port = free_port()
+    url = f"ws://127.0.0.1:{port}"
+    log = open(tmp_path / "serve.log", "w")
+    process = subprocess.Popen(
+        [*PARTIDA, "serve", "--port", str(port), "--db", str(tmp_path / "p.db"), "--bots", "random"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+    async def up() -> None:
+        for _ in range(300):
+            try:
+                client = await Client.connect(url, name="probe")
+                await client.close()
+                return
+            except Exception:
+                await asyncio.sleep(0.1)
+
+    asyncio.run(up())
+    yield url
+    process.terminate()
+    process.wait(30)
+
+
+def test_ctrl_c_leaves_at_once_and_says_how_to_come_back(serve: str) -> None:
+    master, slave = pty.openpty()
+    game = subprocess.Popen(
+        [*PARTIDA, "play", "tictactoe", "--clock", "600+5", "--server", serve, "--name", "ada"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    friend = None
+    try:
+        shown = read_until(master, r"Waiting for players")
+        code = re.search(r"Room (\w+)", shown).group(1)  # type: ignore[union-attr]
+        friend = subprocess.Popen(
+            [*PARTIDA, "play", "--room", code, "--server", serve, "--name", "bo"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        read_until(master, r"your move \(")
+        started = time.monotonic()
+        os.killpg(game.pid, signal.SIGINT)  # what Ctrl-C sends to the terminal's foreground group
+        said = read_until(master, r"Come back with: .*--token \S+")
+        assert game.wait(10) == 130
+        assert time.monotonic() - started < 10  # no Enter needed
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(game.pid, signal.SIGKILL)
+        if friend is not None:
+            friend.kill()
+            friend.wait()
+        os.close(master)
+    command = re.search(r"Come back with: (partida play [^\r\n]+)", said).group(1)  # type: ignore[union-attr]
+    assert "--seat" not in command and f"--room {code}" in command
+    back = subprocess.run([*PARTIDA, *command.split()[1:]], input="", capture_output=True, text=True, timeout=60)
+    assert "you are seat 0" in back.stdout, back.stdout + back.stderr
