@@ -161,3 +161,29 @@ def test_random_pairing_picks_distinct_idle_members() -> None:
         assert group is not None and len({c.id for c in group}) == 3
         seen.add(tuple(c.id for c in group))
     assert len(seen) > 20
+
+
+def test_kendall_tau_counts_pairs_in_the_same_order() -> None:
+    from partida.ladder.report import kendall_tau
+
+    truth = ["a", "b", "c", "d"]
+    assert kendall_tau(truth, truth) == 1.0
+    assert kendall_tau(list(reversed(truth)), truth) == -1.0
+    assert kendall_tau(["b", "a", "c", "d"], truth) == pytest.approx(4 / 6)  # one pair of six swapped
+    with pytest.raises(ValueError):
+        kendall_tau(["a", "b"], ["a", "c"])
+
+
+def test_standings_after_each_game_and_head_to_head() -> None:
+    from partida.ladder.report import head_to_head, rating_series, standings_after
+
+    up, down = Rating(30.0, 5.0), Rating(20.0, 5.0)
+    changes = [(1, "x", up), (1, "y", down), (2, "y", Rating(40.0, 4.0)), (2, "z", down)]
+    assert list(standings_after(changes, ["x", "y", "z"])) == [(1, ["x", "y", "z"]), (2, ["y", "x", "z"])]
+    series = rating_series([("x", Rating(), up), ("x", up, down)])
+    assert [(p.games, p.mu) for p in series["x"]] == [(0, 25.0), (1, 30.0), (2, 20.0)]
+    h2h = head_to_head([(["x", "y"], [1, 2]), (["y", "x"], [1, 1]), (["x", "y", "z"], [3, 1, 2])], order=["y"])
+    assert h2h.names == ["y", "x", "z"]
+    assert (h2h.record("x", "y").ahead, h2h.record("x", "y").level, h2h.record("x", "y").behind) == (1, 1, 1)
+    assert h2h.record("z", "x").ahead == 1 and h2h.record("x", "z").behind == 1
+    assert h2h.record("z", "y").text() == "0-0-1"

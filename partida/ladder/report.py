@@ -6,7 +6,7 @@ with their ranks), so the command line, the tests and any other front end read t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from partida.ladder.ratings import Rating
@@ -86,3 +86,38 @@ def head_to_head(games: Iterable[tuple[Sequence[str], Sequence[int]]], order: Se
     listed = [n for n in order if n in seen or n in order]
     rest = sorted(seen - set(listed))
     return HeadToHead(listed + rest, records)
+
+
+def standings_after(
+    changes: Iterable[tuple[int, str, Rating]], names: Iterable[str]
+) -> Iterator[tuple[int, list[str]]]:
+    """The standings order (best displayed rating first, ties by name) after each rated game,
+    from `(rating seq, name, rating after)` changes in rating order. Bots not yet rated stand at
+    the initial rating."""
+    current = {name: Rating() for name in names}
+    pending_seq: int | None = None
+    for seq, name, after in changes:
+        if pending_seq is not None and seq != pending_seq:
+            yield pending_seq, _order(current)
+        pending_seq = seq
+        current[name] = after
+    if pending_seq is not None:
+        yield pending_seq, _order(current)
+
+
+def _order(ratings: dict[str, Rating]) -> list[str]:
+    return sorted(ratings, key=lambda name: (-ratings[name].display, name))
+
+
+def kendall_tau(order: Sequence[str], truth: Sequence[str]) -> float:
+    """Kendall's tau between two orders of the same names (no ties): 1 when they agree, -1 when
+    one is the other reversed; (concordant - discordant pairs) / all pairs."""
+    if sorted(order) != sorted(truth):
+        raise ValueError("the two orders must hold the same names")
+    place = {name: i for i, name in enumerate(order)}
+    pairs = concordant = 0
+    for i, a in enumerate(truth):
+        for b in truth[i + 1 :]:
+            pairs += 1
+            concordant += 1 if place[a] < place[b] else -1
+    return concordant / pairs if pairs else 1.0
