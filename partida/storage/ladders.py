@@ -422,8 +422,25 @@ class LadderStore:
             for g, seq in rows
         ]
 
-    async def rerate(self, ladder_id: int) -> Rerate:
-        """Rebuild every rating from the stored results, in rating order, and compare."""
+    async def rerate(self, ladder_id: int, attempts: int = 20) -> Rerate:
+        """Rebuild every rating from the stored results, in rating order, and compare.
+
+        The reads are several statements, and a live ladder rates games meanwhile; a game rated
+        between two of them would show as a difference that is not one. Rating a game raises the
+        ladder's `rated_games` in the same transaction, so equal counts before and after the reads
+        mean they saw one state; otherwise read again."""
+        for _ in range(attempts):
+            before = await self._rated_count(ladder_id)
+            report = await self._rerate_once(ladder_id)
+            if await self._rated_count(ladder_id) == before:
+                return report
+        return report
+
+    async def _rated_count(self, ladder_id: int) -> int:
+        async with self.db.session() as session:
+            return int(await session.scalar(select(Ladder.rated_games).where(Ladder.id == ladder_id)) or 0)
+
+    async def _rerate_once(self, ladder_id: int) -> Rerate:
         async with self.db.session() as session:
             rated = (
                 await session.execute(
