@@ -21,7 +21,7 @@ from partida.server.app import Server, ServerConfig
 from partida.server.cluster import Cluster
 from partida.storage.database import Database, StorageError
 from partida.storage.nodes import NodeDirectory, NodeTaken
-from tests.services import free_port
+from tests.services import CHROMIUM_ARGS, ensure_chromium, free_port
 from tests.test_server_restart import fresh_database
 
 LEASE = 1.5
@@ -213,3 +213,36 @@ def test_serve_refuses_node_flags_that_cannot_work(tmp_path, capsys) -> None:  #
     port = free_port()
     assert main(["serve", "--node", "a", "--port", str(port), "--db", db, "--no-bots"]) == 2
     assert "PostgreSQL" in capsys.readouterr().err  # one writing process: one node
+
+
+async def test_the_browser_client_follows_moved_to_the_rooms_node(nodes) -> None:  # type: ignore[no-untyped-def]
+    """An invite link opened on another node's address: the page opens itself on the room's
+    node (the name carried along in the fragment) and takes a seat there."""
+    playwright_api = pytest.importorskip("playwright.async_api")
+    a = await nodes("a")
+    b = await nodes("b")
+    alice = await Client.connect(a.url, name="alice")
+    code = (await alice.create_room("tictactoe", seat=0))["room"]["code"]
+    async with playwright_api.async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=ensure_chromium(), args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page()
+            page.set_default_timeout(15_000)
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            await page.goto(f"http://127.0.0.1:{b.config.port}/r/{code}")
+            await page.fill("#name", "bob")
+            await page.click("#enter")
+            await page.wait_for_url(f"http://127.0.0.1:{a.config.port}/r/{code}")
+            await page.wait_for_selector("#board")
+            assert await page.text_content("#room-code") == code
+            for _ in range(100):
+                if a.rooms[code].seats[1] is not None:
+                    break
+                await asyncio.sleep(0.05)
+            seat = a.rooms[code].seats[1]
+            assert seat is not None and seat.name == "bob" and seat.session is not None
+            assert errors == []
+        finally:
+            await browser.close()
+    await alice.close()

@@ -134,9 +134,9 @@ function reconnectSoon() {
   }, delay);
 }
 
-async function route() {
+async function route(watch = false) {
   const code = codeFromPath();
-  if (code) await enterRoom(code);
+  if (code) await enterRoom(code, { watch });
   else await showLobby();
 }
 
@@ -340,6 +340,7 @@ async function enterRoom(code, { watch = false } = {}) {
     } catch (error) {
       if (!(error instanceof ProtocolError)) throw error;
       if (error.code === "no_such_room") return roomGone(code);
+      if (error.code === "moved" && error.url) return moveTo(error.url, code, saved, watch);
       if (error.code === "closed") return;
     }
   }
@@ -348,7 +349,33 @@ async function enterRoom(code, { watch = false } = {}) {
     openRoom(codeOf(reply), summaryOf(reply), null, true);
   } catch (error) {
     if (error.code === "no_such_room") roomGone(code);
+    if (error.code === "moved" && error.url) moveTo(error.url, code, saved, true);
   }
+}
+
+// The room lives on another node of the deployment: open this page there. A page of another
+// address has its own storage, so the name and this room's seat token travel in the fragment
+// (never sent to a server), and `boot` keeps them.
+function moveTo(url, code, saved, watch) {
+  const carried = new URLSearchParams({ name: localStorage.getItem(NAME_KEY) || "" });
+  if (saved) carried.set("seat", `${saved.seat}:${saved.token}`);
+  if (watch) carried.set("watch", "1");
+  const base = url.replace(/^ws/, "http").replace(/\/+$/, "");
+  location.assign(`${base}/r/${code}#${carried}`);
+}
+
+function keepCarried() {
+  if (!location.hash.startsWith("#")) return false;
+  const carried = new URLSearchParams(location.hash.slice(1));
+  if (carried.get("name")) localStorage.setItem(NAME_KEY, carried.get("name"));
+  const seat = carried.get("seat");
+  const code = codeFromPath();
+  if (seat && code) {
+    const [number, token] = seat.split(":");
+    saveSeat(code, Number(number), token);
+  }
+  history.replaceState({}, "", location.pathname);
+  return carried.get("watch") === "1";
 }
 
 function roomGone(code) {
@@ -662,6 +689,7 @@ document.getElementById("logout").addEventListener("click", (event) => {
 });
 
 (async function boot() {
+  const watch = keepCarried(); // sent here by another node (`moved`)
   const name = localStorage.getItem(NAME_KEY);
   if (!name) return showLogin();
   try {
@@ -669,5 +697,5 @@ document.getElementById("logout").addEventListener("click", (event) => {
   } catch (error) {
     return showLogin(error.message);
   }
-  await route();
+  await route(watch);
 })();

@@ -66,7 +66,7 @@ export class Connection {
     const pending = message.id !== undefined ? this.waiting.get(message.id) : undefined;
     if (pending) {
       this.waiting.delete(message.id);
-      if (message.type === "error") pending.reject(new ProtocolError(message.code, message.message));
+      if (message.type === "error") pending.reject(new ProtocolError(message.code, message.message, message));
       else pending.resolve(message);
       return;
     }
@@ -84,9 +84,10 @@ export class Connection {
 }
 
 export class ProtocolError extends Error {
-  constructor(code, message) {
+  constructor(code, message, details = {}) {
     super(message);
     this.code = code;
+    this.url = details.url; // `moved`: the node that has the room
   }
 }
 
