@@ -246,3 +246,68 @@ async def test_the_browser_client_follows_moved_to_the_rooms_node(nodes) -> None
         finally:
             await browser.close()
     await alice.close()
+
+
+async def test_a_bot_given_several_nodes_connects_to_one_that_answers(server, connect) -> None:  # type: ignore[no-untyped-def]
+    from partida.bots.runner import BotRunner
+
+    _, token = await server.store.create_bot("roamer")
+    dead = f"ws://127.0.0.1:{free_port()}"
+    runner = BotRunner(f"{dead},{server.url}", "random", token=token)
+    task = asyncio.create_task(runner.run(reconnect=True, max_delay=0.2))
+    try:
+        for _ in range(200):
+            if any(s.identity and s.identity.name == "roamer" for s in server.bot_sessions()):
+                break
+            await asyncio.sleep(0.05)
+        alice = await connect(name="alice")
+        created = await alice.create_room("tictactoe", seat=0, bots={1: "roamer"})
+        assert created["room"]["seats"][1]["name"] == "roamer"
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def test_pool_bots_end_with_their_server_even_when_it_is_killed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`partida serve` starts its pool bots so that the kernel ends them when it dies."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "child.pid"
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time\n"
+            "from partida.cli.serve import _die_with_parent\n"
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], "
+            "preexec_fn=_die_with_parent)\n"
+            f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+            "time.sleep(60)\n",
+        ]
+    )
+    try:
+        for _ in range(200):
+            if pid_file.exists() and pid_file.read_text():
+                break
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(10)
+        for _ in range(200):
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            with open(f"/proc/{child}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break  # ended, waiting only to be reaped by init
+            time.sleep(0.05)
+        else:
+            os.kill(child, signal.SIGKILL)
+            raise AssertionError("the child outlived its killed parent")
+    finally:
+        parent.kill()

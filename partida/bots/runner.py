@@ -100,13 +100,23 @@ class BotRunner:
         waiting longer after each failed attempt, up to `max_delay` seconds."""
         delay = 0.5
         connected_before = False
+        # Several URLs (comma-separated): nodes of one deployment, tried in turn, so that a bot
+        # whose node died connects to another one (which sends it on to its games' new nodes).
+        urls = [u.strip() for u in self.url.split(",") if u.strip()] or [self.url]
+        turn = 0
         while True:
+            url = urls[turn % len(urls)]
             try:
-                self.client = await Client.connect(
-                    self.url, name=self.name, token=self.token, agent=self.agent, games=self.games
-                )
+                try:
+                    self.client = await Client.connect(
+                        url, name=self.name, token=self.token, agent=self.agent, games=self.games
+                    )
+                except ConnectionLost:
+                    self.client = None
+                    turn += 1  # that node is unreachable: the next one, next time
+                    raise
                 delay = 0.5
-                log.info("%s connected to %s as %s", self.agent, self.url, self.client.welcome["you"]["name"])
+                log.info("%s connected to %s as %s", self.agent, url, self.client.welcome["you"]["name"])
                 for ladder in self.ladders:
                     await self.client.ladder_join(ladder, self.max_games)
                     log.info("%s joined ladder %s", self.agent, ladder)

@@ -238,6 +238,7 @@ async def _supervise_bot(server, agent: str, stop: asyncio.Event, ladders: list[
             *[sys.executable, "-m", "partida", "bot", agent, "--server", server.url, "--name", name],
             *[arg for ladder in ladders for arg in ("--ladder", ladder)],
             env=env,
+            preexec_fn=_die_with_parent,
         )
         try:
             code = await process.wait()
@@ -250,3 +251,13 @@ async def _supervise_bot(server, agent: str, stop: asyncio.Event, ladders: list[
         log.warning("bot %s exited with %s; restarting in %.0f s", name, code, delay)
         await asyncio.sleep(delay)
         delay = min(delay * 2, 60)
+
+
+def _die_with_parent() -> None:
+    """In a pool bot's process, before it runs: end it when the server dies, even by SIGKILL
+    (Linux), rather than leave it knocking on a dead server's port for ever."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
