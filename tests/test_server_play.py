@@ -44,6 +44,7 @@ async def test_two_clients_play_tictactoe_to_the_end(connect, server, encoding) 
     assert final_a["result"] == final_b["result"]
     assert final_a["seq"] == final_b["seq"] >= 5
     # provably fair: the revealed seed matches the hash published at the start
+    assert isinstance(final_a["seed"], str)  # decimal: a JSON number would round above 2^53
     assert seed_hash(final_a["seed"]) == (await server.store.load_game(final_a["game_id"])).seed_hash
 
 

@@ -483,12 +483,12 @@ class Room:
     async def _announce_finish(self) -> None:
         assert self.result is not None
         result = self.result
-        ended = server_message("game_over", room=self.code, game_id=self.game_id, result=result, seed=self.seed)
+        ended = server_message("game_over", room=self.code, game_id=self.game_id, result=result, seed=str(self.seed))
         for session in self._audience():
             session.send(ended)
         await self.server.publish(
             f"rooms/{self.event_name}/game_over",
-            {"type": "game_over", **self.event_base(), "result": result, "seed": self.seed, "moves": self.seq},
+            {"type": "game_over", **self.event_base(), "result": result, "seed": str(self.seed), "moves": self.seq},
         )
         self.broadcast_room()
 
@@ -646,7 +646,7 @@ class Room:
         )
         if over:
             message["result"] = self.result
-            message["seed"] = self.seed
+            message["seed"] = str(self.seed)  # decimal: seeds exceed 2^53, where JSON numbers round
         return message
 
     def _clock_data(self) -> dict[str, Any] | None:
