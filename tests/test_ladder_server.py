@@ -91,12 +91,6 @@ async def test_bots_play_a_ladder_to_a_rated_table_and_rerate_agrees(
     assert listed["ttt"]["rated_games"] >= 12
     await watcher.close()
 
-    games = await server.store.ladders.games(ladder.id)
-    finished = [g for g in games if g.status == "finished"]
-    assert all(g.rated_seq is not None for g in finished)
-    assert all(len({account for _, account, _ in g.seats}) == 2 for g in finished)
-    assert len(await server.store.ladders.history(ladder.id)) == 2 * ladder_rated(finished)
-
     await server.ladders.stop()  # no new games; the ones in play finish
 
     async def all_over() -> bool:
@@ -104,6 +98,13 @@ async def test_bots_play_a_ladder_to_a_rated_table_and_rerate_agrees(
         return all(g.status != "playing" for g in await server.store.ladders.games(ladder.id, live=True))
 
     await wait_for(all_over, "the last games to end")
+    # read once nothing is being rated any more (while games go on, a game rated between two
+    # reads would make them disagree)
+    games = await server.store.ladders.games(ladder.id)
+    finished = [g for g in games if g.status == "finished"]
+    assert all(g.rated_seq is not None for g in finished)
+    assert all(len({account for _, account, _ in g.seats}) == 2 for g in finished)
+    assert len(await server.store.ladders.history(ladder.id)) == 2 * ladder_rated(finished)
     report = await server.store.ladders.rerate(ladder.id)
     assert report.differences == []
     live = await server.store.ladders.standings(ladder.id)
