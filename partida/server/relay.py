@@ -78,7 +78,7 @@ class Relay:
             public_action = action if self.game.perfect_information else None
             self.last = {"seat": seat, "action": public_action, "text": state.last_event()}
         if stored.status in ("finished", "aborted"):
-            self.finished = {"result": stored.result, "seed": stored.seed}
+            self.finished = {"result": stored.result, "seed": str(stored.seed)}
 
     async def close(self) -> None:
         if self._subscription is not None:
