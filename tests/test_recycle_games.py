@@ -203,3 +203,25 @@ def test_people_type_a_choice_by_label_number_or_unique_prefix() -> None:
     assert game.parse_action(view, decision.prompt, "(THROW") == "(throwalldice 'DICE)"
     with pytest.raises(IllegalAction, match="1: \\(throwalldice 'DICE\\)"):
         game.parse_action(view, decision.prompt, "pass")
+
+
+@pytest.mark.parametrize("name", ["hearts", "crazyeights", "throwdicematchcard", "agram", "dicepoints"])
+def test_every_play_is_told_in_words_and_never_names_a_hidden_card(name: str) -> None:
+    """`last_event` is shown to every seat and spectator: a card it names must be face up."""
+    from partida.games.recycle.words import card_label
+    from partida.games.registry import default_registry
+
+    game = default_registry().get(name)
+    for seed in range(4):
+        state = game.create(seed=seed, seats=4 if name == "hearts" else game.min_seats)
+        rng = random.Random(seed)
+        while not state.is_over():
+            decision = state.pending()[0]
+            state.apply(decision.seat, decision.prompt.random_answer(rng))
+            text = state.last_event()
+            assert text and "(" not in text, text  # words, not the rule's expression
+            public = state.view(None)
+            face_up = {card_label(c["attrs"]) for loc in public["locations"] for c in loc.get("cards", [])}
+            if text.startswith("plays ") and text != "plays a card face down":
+                assert text.removeprefix("plays ").split(";")[0] in face_up, text
+        assert "player 1" in game.render(state.view(None))

@@ -109,10 +109,10 @@ class TerminalPlayer:
         last = update.get("last")
         if last:  # what just happened, then the board it led to
             who = escape(self._name(last["seat"]))
-            if last.get("action") is not None:
-                self.console.print(f"[dim]{who} played {escape(self.game.format_action(view, last['action']))}[/dim]")
-            elif last.get("text"):  # hidden-information games tell what everyone may know
+            if last.get("text"):  # the game's own sentence (what everyone may know) reads best
                 self.console.print(f"[dim]{who} {escape(last['text'])}[/dim]")
+            elif last.get("action") is not None:
+                self.console.print(f"[dim]{who} played {escape(self.game.format_action(view, last['action']))}[/dim]")
         title = f"{self.game.title} - room {update['room']} - move {update['seq']}"
         # games draw plain text: brackets in it ('[flying; tapped]') are not rich markup
         self.console.print(Panel(Text(self.game.render(view)), title=title, expand=False))

@@ -16,7 +16,8 @@ from partida.games.base import BadOptions, Game, IllegalAction, Option, View
 from partida.games.prompts import Prompt
 from partida.games.recycle.compiler import GAME, Program, RecycleRuntimeError, compile_program, owner_team
 from partida.games.recycle.parser import RecycleSyntaxError, parse_sexpr
-from partida.games.recycle.state import RecycleState, card_label
+from partida.games.recycle.state import RecycleState
+from partida.games.recycle.words import describe_rule, render_view
 
 TRIAL_ACTIONS = 50_000
 OPTION_NOTE = re.compile(r"option\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s+(-?\d+)\.\.(-?\d+))?\s*:(.*)$")
@@ -155,21 +156,10 @@ class RecycleGame(Game):
         raise IllegalAction(f"type a choice or its number ({shown})", code="bad_action")
 
     def render(self, view: View) -> str:
-        lines = [f"{self.title}: player {view['current'] + 1} to play" if not view["over"] else f"{self.title}: over"]
-        for loc in view["locations"]:
-            owner = _owner_name(loc["owner"])
-            if "cards" in loc:
-                shown = ", ".join(card_label(c["attrs"]) for c in loc["cards"]) or "-"
-            else:
-                shown = f"{loc['count']} hidden card(s)"
-            lines.append(f"  {owner} {loc['name']} ({loc['kind']}): {shown}")
-        for owner, name, value in view["storage"]:
-            lines.append(f"  {_owner_name(owner)} {name} = {value}")
-        for name, values in view["dice"].items():
-            lines.append(f"  dice {name}: {values} (total {sum(values)})")
-        if view.get("scores") is not None:
-            lines.append(f"  scores: {view['scores']}")
-        return "\n".join(lines)
+        return render_view(self.title, view, GAME, owner_team)
+
+    def format_action(self, view: View, action: Any) -> str:
+        return describe_rule(str(action))
 
 
 def _option(key: str, default: Any, note: re.Match[str] | None) -> Option:
@@ -214,10 +204,3 @@ def load_game_file(path: Path) -> RecycleGame:
 
 
 __all__ = ["RecycleGame", "RecycleRuntimeError", "RecycleSyntaxError", "load_game_file"]
-
-
-def _owner_name(owner: int) -> str:
-    if owner == GAME:
-        return "game"
-    team = owner_team(owner)
-    return f"player {owner + 1}" if team is None else f"team {team + 1}"

@@ -26,13 +26,10 @@ from partida.games.recycle.compiler import (
     When,
     owner_team,
 )
+from partida.games.recycle.words import card_label, describe_rule
 
 STEP_LIMIT = 100_000  # stage turns without a player decision before the description is declared broken
 Ref = tuple[int, tuple[int, str, str]]
-
-
-def card_label(attrs: dict[str, Any]) -> str:
-    return " ".join(str(v) for v in attrs.values())
 
 
 class RecycleState(State):
@@ -259,11 +256,44 @@ class RecycleState(State):
             shown = ", ".join(o[0] for o in self.choice[3][:12])
             raise IllegalAction(f"{action!r} is not one of the choices ({shown})")
         _, body, env = chosen
+        card_choice = any(isinstance(value, tuple) for value in env.values())
+        public_before = self._public_cards() if card_choice else None
+        dice_before = {name: list(values) for name, values in self.dice.items()}
         self.choice = None
         self._prompt = None
         self.steps = 0
         self.frames.append([body, env, 0])
         self.run()
+        self._last_event = self._describe(str(action), public_before, dice_before)
+
+    def _public_cards(self) -> dict[str, int]:
+        """How many cards of each label lie where everyone sees them."""
+        counts: dict[str, int] = {}
+        for key, cards in self.locs.items():
+            if key[1] != "iloc":
+                for c in cards:
+                    label = card_label(self.cards[c])
+                    counts[label] = counts.get(label, 0) + 1
+        return counts
+
+    def _describe(self, label: str, public_before: dict[str, int] | None, dice_before: dict[str, list[int]]) -> str:
+        """The move in words everyone may read: a card is named only if it came face up."""
+        if public_before is not None:
+            now = self._public_cards()
+            text = f"plays {label}" if now.get(label, 0) > public_before.get(label, 0) else "plays a card face down"
+        else:
+            text = describe_rule(label)
+        # a throw is told even when the dice show what they showed before
+        thrown = [name for name, values in self.dice.items() if values != dice_before.get(name)]
+        if text.startswith("throws"):
+            thrown = list(self.dice)
+        if thrown:
+            shown = "; ".join(", ".join(str(v) for v in self.dice[name]) for name in thrown)
+            text += f": {shown}" if text.startswith("throws") else f"; the dice show {shown}"
+        return text
+
+    def last_event(self) -> str | None:
+        return getattr(self, "_last_event", None)
 
     def scores(self) -> list[float]:
         fn = self.program.scoring
