@@ -242,8 +242,9 @@ class RecycleState(State):
         if self.over or self.choice is None:
             return []
         if self._prompt is None:
-            labels = [o[0] for o in self.choice[3]]
-            self._prompt = ChooseOne(name="choice", text="choose one", options=labels, labels=labels)
+            options = [o[0] for o in self.choice[3]]
+            labels = [describe_rule(o) for o in options]  # rules in words; cards stay as they are
+            self._prompt = ChooseOne(name="choice", text="choose one", options=options, labels=labels)
         return [Decision(self.choice[0], self._prompt)]
 
     def apply(self, seat: int, action: Any) -> None:
