@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,6 +68,23 @@ async def bots(server: Server) -> AsyncIterator[Callable[..., Awaitable[None]]]:
                 return
             await asyncio.sleep(0.02)
         raise RuntimeError(f"bots {agents} did not connect")
+
+    yield start
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+@pytest.fixture
+async def runners(server: Server) -> AsyncIterator[Callable[..., Awaitable[BotRunner]]]:
+    """Start in-process bot runners under new bot accounts by name (ladder tests pass `ladders=`)."""
+    tasks: list[asyncio.Task[None]] = []
+
+    async def start(name: str, agent: str = "random", **kwargs: Any) -> BotRunner:
+        _, token = await server.store.create_bot(name)
+        runner = BotRunner(server.url, agent, token=token, **kwargs)
+        tasks.append(asyncio.create_task(runner.run(reconnect=False)))
+        return runner
 
     yield start
     for task in tasks:

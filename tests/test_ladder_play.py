@@ -4,7 +4,7 @@ four seats, and the accounts that may not join (people, a second connection of t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -13,21 +13,6 @@ from partida.bots.runner import BotRunner
 from partida.client import Client, ServerError
 from partida.server.app import Server
 from tests.test_ladder_server import make_bot, wait_for
-
-
-@pytest.fixture
-async def runners(server: Server) -> AsyncIterator[Callable[..., Awaitable[BotRunner]]]:
-    tasks: list[asyncio.Task[None]] = []
-
-    async def start(name: str, agent: str = "random", **kwargs: Any) -> BotRunner:
-        runner = BotRunner(server.url, agent, token=await make_bot(server, name), **kwargs)
-        tasks.append(asyncio.create_task(runner.run(reconnect=False)))
-        return runner
-
-    yield start
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def test_a_bot_that_disconnects_mid_game_loses_on_time_and_the_ladder_goes_on(

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -31,23 +31,6 @@ async def wait_for(check: Callable[[], Awaitable[bool]], what: str, timeout: flo
         if loop.time() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.05)
-
-
-@pytest.fixture
-async def runners(server: Server) -> AsyncIterator[Callable[..., Awaitable[BotRunner]]]:
-    """Start in-process bot runners with bot accounts; they connect over the websocket."""
-    tasks: list[asyncio.Task[None]] = []
-
-    async def start(name: str, agent: str = "random", **kwargs: Any) -> BotRunner:
-        token = await make_bot(server, name)
-        runner = BotRunner(server.url, agent, token=token, **kwargs)
-        tasks.append(asyncio.create_task(runner.run(reconnect=False)))
-        return runner
-
-    yield start
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def rated_games(server: Server, ladder: str) -> int:
