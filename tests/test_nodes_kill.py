@@ -243,11 +243,6 @@ async def test_games_keep_every_acknowledged_move_while_nodes_die(cluster: list[
     assert "took over room" in logs  # the kills hit games in play, which other nodes resumed
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known intermittent bug (about 1 run in 4): after the scheduler's node is killed, the games "
-    "the new owner took over sometimes never end, so the ladder stalls; open in issue #18",
-)
 async def test_a_ladder_goes_on_when_its_schedulers_node_dies(cluster: list[Node]) -> None:
     """One node schedules the ladder (it holds the advisory lock); bots connected to the other
     nodes are sent to it. Killed, it lets the lock go with its connection: another node takes

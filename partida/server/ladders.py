@@ -81,6 +81,7 @@ class LadderService:
         self._stopping = False
         # With several nodes, one schedules: the holder of this lock (server/scheduler_lock.py).
         self.lock: SchedulerLock | None = None
+        self._leading = asyncio.Lock()
 
     # Life cycle.
 
@@ -267,20 +268,25 @@ class LadderService:
         taken it counts the ladder games in progress anywhere (the last scheduler may have died
         with them; other nodes took them over)."""
         assert self.lock is not None
-        was = self.lock.held
-        try:
-            leading = await self.lock.try_acquire()
-        except Exception as exc:
-            log.warning("ladder scheduler lock: %s", exc)
-            return False
-        if leading and not was:
-            for info in await self.server.store.ladders.all():
-                await self._adopt(self.ladders.get(info.name) or await self._load(info))
-        return leading
+        # One at a time: the scheduler's tick and a `ladder_join` may both find the lock newly
+        # taken, and adopting the games in progress twice would count their players busy twice
+        # (they would never be paired again).
+        async with self._leading:
+            was = self.lock.held
+            try:
+                leading = await self.lock.try_acquire()
+            except Exception as exc:
+                log.warning("ladder scheduler lock: %s", exc)
+                return False
+            if leading and not was:
+                for info in await self.server.store.ladders.all():
+                    await self._adopt(self.ladders.get(info.name) or await self._load(info))
+            return leading
 
     async def _adopt(self, live: LiveLadder) -> None:
+        in_progress = await self.server.store.ladders.games(live.info.id, live=True)
         known = {room.game_id for room in live.rooms.values()} | set(live.remote)
-        for game in await self.server.store.ladders.games(live.info.id, live=True):
+        for game in in_progress:
             if game.game_id in known:
                 continue
             accounts = [account_id for _, account_id, _ in game.seats if account_id is not None]
