@@ -85,6 +85,20 @@ async def test_a_subscriber_receives_the_matching_events_in_publish_order() -> N
     assert actions.pending() == 0
 
 
+async def test_the_bus_says_whether_a_topic_has_a_subscriber() -> None:
+    """Rooms skip building an event nobody would receive (the public view after every move)."""
+    bus = EventBus()
+    assert not bus.wants("partida/rooms/ABCD/action")
+    endings = bus.subscribe("partida/rooms/+/game_over")
+    assert not bus.wants("partida/rooms/ABCD/action")
+    assert bus.wants("partida/rooms/ABCD/game_over")
+    everything = bus.subscribe("partida/#")
+    assert bus.wants("partida/rooms/ABCD/action")
+    everything.close()
+    endings.close()
+    assert not bus.wants("partida/rooms/ABCD/game_over")
+
+
 async def test_every_subscriber_gets_the_events_its_pattern_selects() -> None:
     bus = EventBus()
     everything = bus.subscribe("partida/#")

@@ -96,12 +96,19 @@ class ChooseOne(Prompt):
     labels: list[str] | None = None
     kind: ClassVar[str] = "choose_one"
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_keys", {freeze(o): i for i, o in enumerate(self.options)})
+    @property
+    def _keys(self) -> dict[Any, int]:
+        """Each option's index by its frozen form, built on first use: a server builds a prompt
+        for every decision it shows, and checks an answer against few of them."""
+        keys = self.__dict__.get("_index")
+        if keys is None:
+            keys = {freeze(o): i for i, o in enumerate(self.options)}
+            object.__setattr__(self, "_index", keys)
+        return keys
 
     def validate(self, action: Any) -> Any:
         try:
-            index = self._keys.get(freeze(action))  # type: ignore[attr-defined]
+            index = self._keys.get(freeze(action))
         except TypeError:
             index = None
         if index is None:
@@ -117,7 +124,7 @@ class ChooseOne(Prompt):
 
     def label(self, option: Any) -> str:
         if self.labels is not None:
-            return self.labels[self._keys[freeze(option)]]  # type: ignore[attr-defined]
+            return self.labels[self._keys[freeze(option)]]
         return str(option)
 
     def _fields(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -273,19 +274,20 @@ def parse_request(message: dict[str, Any]) -> Request:
     cls = REQUESTS.get(kind)
     if cls is None:
         raise ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind!r}; known: {', '.join(REQUESTS)}")
-    hints = _hints(cls)
+    checks, required = _schema(cls)
     values: dict[str, Any] = {}
     for name, value in message.items():
         if name == "type":
             continue
-        if name not in hints:
+        check = checks.get(name)
+        if check is None:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"{kind}: unknown field {name!r}")
-        if not _matches(value, hints[name]):
-            raise ProtocolError(ErrorCode.BAD_FIELD, f"{kind}: field {name!r} must be {_describe(hints[name])}")
+        if not check(value):
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"{kind}: field {name!r} must be {_describe(_hints(cls)[name])}")
         values[name] = value
-    for f in dataclasses.fields(cls):
-        if f.name not in values and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ProtocolError(ErrorCode.BAD_FIELD, f"{kind}: missing field {f.name!r}")
+    for name in required:
+        if name not in values:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"{kind}: missing field {name!r}")
     return cls(**values)
 
 
@@ -310,26 +312,47 @@ def _hints(cls: type[Request]) -> dict[str, Any]:
     return _HINTS[cls]
 
 
-def _matches(value: Any, hint: Any) -> bool:
+_SCHEMAS: dict[type, tuple[dict[str, Callable[[Any], bool]], tuple[str, ...]]] = {}
+
+
+def _schema(cls: type[Request]) -> tuple[dict[str, Callable[[Any], bool]], tuple[str, ...]]:
+    """Each field's check, built once per request type from its annotations (every request a
+    server receives goes through here), and the fields that have no default."""
+    if cls not in _SCHEMAS:
+        checks = {name: _checker(hint) for name, hint in _hints(cls).items()}
+        required = tuple(
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        )
+        _SCHEMAS[cls] = (checks, required)
+    return _SCHEMAS[cls]
+
+
+def _checker(hint: Any) -> Callable[[Any], bool]:
+    """A function telling whether a decoded value fits the annotation `hint`."""
     if hint is Any:
-        return True
+        return lambda value: True
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        return any(_matches(value, arg) for arg in typing.get_args(hint))
+        options = [_checker(arg) for arg in typing.get_args(hint)]
+        return lambda value: any(check(value) for check in options)
     if hint is type(None):
-        return value is None
+        return lambda value: value is None
     if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return lambda value: isinstance(value, int) and not isinstance(value, bool)
     if hint in (str, bool):
-        return isinstance(value, hint)
+        return lambda value: isinstance(value, hint)
     if hint is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
+        return lambda value: isinstance(value, int | float) and not isinstance(value, bool)
     if origin is list:
         (item,) = typing.get_args(hint)
-        return isinstance(value, list) and all(_matches(v, item) for v in value)
+        check_item = _checker(item)
+        return lambda value: isinstance(value, list) and all(check_item(v) for v in value)
     if origin is dict:
         key, item = typing.get_args(hint)
-        return isinstance(value, dict) and all(_matches(k, key) and _matches(v, item) for k, v in value.items())
+        check_key, check_value = _checker(key), _checker(item)
+        return lambda value: isinstance(value, dict) and all(check_key(k) and check_value(v) for k, v in value.items())
     raise TypeError(f"unsupported annotation {hint!r}")
 
 

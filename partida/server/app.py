@@ -95,6 +95,7 @@ class Server:
         self.config = config
         self.registry = registry or default_registry(config.game_files, config.game_dirs)
         self.rooms: dict[str, Room] = {}
+        self._waiting_by_address: dict[str, set[Room]] = {}  # see _waiting_rooms_of
         self.limiter = Limiter(config.limits)
         self.sessions: set[Session] = set()
         self.challenges = Challenges()
@@ -214,6 +215,10 @@ class Server:
             log.info("resumed game %s in room %s at move %d", stored.id, room.code, room.seq)
             rooms.append(room)
         return rooms
+
+    def publishes(self, topic: str) -> bool:
+        """Whether an event under `topic` would reach a subscriber (here or on a broker)."""
+        return self.bus is not None and self.bus.wants(f"partida/{topic}")
 
     async def publish(self, topic: str, payload: dict[str, Any]) -> None:
         if self.bus is not None:
@@ -498,12 +503,7 @@ class Server:
                 ErrorCode.BAD_OPTIONS, f"the options take {size} bytes; at most {self.limiter.limits.options_bytes}"
             )
         if session.limits is not None:
-            waiting = sum(
-                1
-                for r in self.rooms.values()
-                if r.status == "waiting" and r.owner is not None and r.owner.address == session.address
-            )
-            self.limiter.may_create_room(session.limits, waiting)
+            self.limiter.may_create_room(session.limits, self._waiting_rooms_of(session.address))
         try:
             clock = ClockSpec.parse(raw_clock)
         except BadClock as exc:
@@ -564,8 +564,21 @@ class Server:
         if self.cluster is not None:
             await self.cluster.add_room(room)  # may give the room another code
         self.rooms[room.code] = room
+        if owner is not None:
+            self._waiting_by_address.setdefault(owner.address, set()).add(room)
         room.start_task()
         return room
+
+    def _waiting_rooms_of(self, address: str) -> int:
+        """Rooms opened from `address` that have not started (the limit on them is per address);
+        kept per address, so creating a room does not scan every room of the server."""
+        rooms = self._waiting_by_address.get(address)
+        if not rooms:
+            return 0
+        rooms.difference_update([r for r in rooms if r.status != "waiting" or self.rooms.get(r.code) is not r])
+        if not rooms:
+            del self._waiting_by_address[address]
+        return len(rooms)
 
     def _parse_bot_seats(self, bots: dict[Any, str], seats: int, game: str) -> dict[int, tuple[Session, str]]:
         chosen: dict[int, tuple[Session, str]] = {}
@@ -766,7 +779,7 @@ class Server:
 
     async def on_ending(self, session: Session, req: m.SeatRequest) -> None:
         """resign, offer_draw, accept_draw, decline_draw and abort: one rule each in
-        server/ending_requests.py, run in the room's task, then the reply that names it."""
+        server/ending_requests.py, run as room commands, then the reply that names it."""
         command, reply = ENDING_REQUESTS[req.type]
         room = self.room(req.room)
         await room.call(lambda: command(room, session, req.seat))

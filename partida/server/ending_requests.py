@@ -1,5 +1,5 @@
 """The requests that end a game before its rules do: resign, offer/accept/decline a draw, abort.
-Each runs inside the room's task (`room.call`); the rules they follow are in `endings`, which
+Each runs as one of the room's commands (`room.call`); the rules they follow are in `endings`, which
 refuses a request that does not apply with a stable error code and changes nothing."""
 
 from __future__ import annotations

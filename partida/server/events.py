@@ -178,6 +178,11 @@ class EventBus:
         self._check_publish(topic, payload)
         self._deliver(Event(topic, payload))
 
+    def wants(self, topic: str) -> bool:
+        """Whether an event under ``topic`` would reach anyone: a publisher with a costly payload
+        (every move's) builds it only then."""
+        return any(topic_matches(subscription.pattern, topic) for subscription in self._subscriptions)
+
     def subscribe(self, pattern: str, queue_size: int | None = None) -> Subscription:
         """Subscribe to topics matching ``pattern`` (``+`` one level, ``#`` the rest)."""
         if self._closed:
@@ -297,6 +302,9 @@ class MqttEventBus(EventBus):
         except TimeoutError:
             return False
         return True
+
+    def wants(self, topic: str) -> bool:
+        return True  # the broker's subscribers are out of sight: every event goes there
 
     async def publish(self, topic: str, payload: dict[str, Any]) -> None:
         """Deliver locally, then queue the event for the broker; never waits for the broker.

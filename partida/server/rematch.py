@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 async def offer_rematch(room: Room, session: Session, seat: int | None) -> bool:
-    """Record a rematch offer (run in the room's task); True when every human seat wants one."""
+    """Record a rematch offer (a room command); True when every human seat wants one."""
     seat = room.own_seat(session, seat)
     if room.result is None:
         raise ProtocolError(ErrorCode.GAME_NOT_OVER, "a rematch is offered once the game is over")

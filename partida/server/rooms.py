@@ -1,5 +1,8 @@
-"""A room: one game, one task. Everything that changes a room runs inside its task, one command
-at a time, so a game state is never touched by two coroutines at once.
+"""A room: one game, one command at a time. Everything that changes a room runs as a command under
+the room's lock, in arrival order, so a game state is never touched by two coroutines at once. A
+command runs in the task that asked for it (a connection's, usually): no hand-over to a room task
+and back on every move. Connection tasks are not cancelled while the server runs (they end when
+their client goes, after the command in hand), so a command is never cut off halfway.
 
 After every accepted action the room writes it to the action log and only then pushes the new
 views, so an acknowledged action survives a crash; on restart the room is rebuilt by replaying
@@ -7,12 +10,13 @@ its log (`Room.resume`).
 
 Clocks (`clocks`) and the ways a game ends besides its rules (`endings`) are pure modules; the
 room wires them in: one timer per room fires at the nearest deadline (a seat's time running out,
-or an absent seat's grace period ending) and runs as a command in the room task like any other.
+or an absent seat's grace period ending) and runs as a command like any other, in a task of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import logging
@@ -137,45 +141,39 @@ class Room:
         self._timer: asyncio.TimerHandle | None = None
         self.rematch_room: Room | None = None
         self._rng = random.Random()  # default answers of timed-out seats, the random bot's moves
-        self._inbox: asyncio.Queue[tuple[Callable[[], Awaitable[Any]], asyncio.Future[Any]]] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
+        self._turn = asyncio.Lock()  # held by the command running now; the others wait in order
+        self._open = False  # between start_task and stop_task: commands are accepted
+        self._timed: set[asyncio.Task[None]] = set()  # timer commands under way
 
-    # The room task.
+    # Commands.
 
     def start_task(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"room-{self.code}")
+        self._open = True
 
     async def stop_task(self) -> None:
+        """Accept no more commands: those waiting are refused with `no_such_room`; a timer
+        command under way is cancelled."""
         self._disarm()
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-        while not self._inbox.empty():
-            _, future = self._inbox.get_nowait()
-            if not future.done():
-                future.set_exception(ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} has closed"))
-
-    async def _run(self) -> None:
-        while True:
-            command, future = await self._inbox.get()
-            try:
-                result = await command()
-            except Exception as exc:  # the room survives any command
-                if not isinstance(exc, ProtocolError):
-                    log.exception("room %s: command failed", self.code)
-                if not future.done():
-                    future.set_exception(exc)
-            else:
-                if not future.done():
-                    future.set_result(result)
+        self._open = False
+        for task in list(self._timed):
+            task.cancel()
+        await asyncio.gather(*self._timed, return_exceptions=True)
 
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:
-        """Run `command` inside the room task and return its result (or raise its error)."""
-        if self._task is None or self._task.done():
+        """Run `command` once the commands before it are done, and return its result (or raise its
+        error: the room survives any command)."""
+        if not self._open:
             raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} has closed")
-        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._inbox.put_nowait((command, future))
-        return await future
+        async with self._turn:
+            if not self._open:
+                raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} has closed")
+            try:
+                return await command()
+            except ProtocolError:
+                raise
+            except Exception:
+                log.exception("room %s: command failed", self.code)
+                raise
 
     # Summaries.
 
@@ -201,7 +199,7 @@ class Room:
     def seats_of(self, session: Session) -> list[int]:
         return [i for i, s in enumerate(self.seats) if s is not None and s.session is session]
 
-    # Commands (run inside the room task through `call`).
+    # Commands (run one at a time, under the room's lock, through `call`).
 
     async def join(self, session: Session, seat: int | None, token: str | None) -> int:
         identity = session.identity
@@ -407,10 +405,12 @@ class Room:
             assert result is not None
             self._mark_finished(result)
         self.push_all()
-        await self.server.publish(
-            f"rooms/{self.event_name}/action",
-            {"type": "action", **self.event_base(), "seq": self.seq, "seat": seat, **self._public_action(action)},
-        )
+        topic = f"rooms/{self.event_name}/action"
+        if self.server.publishes(topic):  # the public view is built only for someone to see
+            await self.server.publish(
+                topic,
+                {"type": "action", **self.event_base(), "seq": self.seq, "seat": seat, **self._public_action(action)},
+            )
         if over:
             await self._announce_finish()
 
@@ -528,11 +528,15 @@ class Room:
 
     def _fire(self) -> None:
         self._timer = None
-        if self._task is None or self._task.done():
+        if not self._open:
             return
-        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        done.add_done_callback(lambda f: f.exception())  # errors are logged by _run
-        self._inbox.put_nowait((self._on_timer, done))
+        task = asyncio.get_running_loop().create_task(self._timed_command())
+        self._timed.add(task)
+        task.add_done_callback(self._timed.discard)
+
+    async def _timed_command(self) -> None:
+        with contextlib.suppress(Exception):  # logged by `call`; the room goes on
+            await self.call(self._on_timer)
 
     async def _on_timer(self) -> None:
         if self.result is not None or self.state is None:

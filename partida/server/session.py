@@ -1,8 +1,9 @@
 """One connection: who it is, which format it speaks, and its outbound queue.
 
-Rooms never await a client: they put messages in the session's outbox and a writer task sends
-them. The outbox is bounded in bytes, not messages (one `rooms` listing can weigh a megabyte): a
-client too slow to drain it is disconnected instead of growing the server or slowing a room.
+Rooms never await a client: a message goes straight to the socket when the socket keeps up,
+else into the session's outbox, which a writer task drains as the client reads. The outbox is
+bounded in bytes, not messages (one `rooms` listing can weigh a megabyte): a client too slow to
+drain it is disconnected instead of growing the server or slowing a room.
 Messages are encoded when they are queued, so the byte count is exact and a message that cannot
 be encoded closes its connection with a logged reason instead of killing the writer silently.
 """
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from partida.protocol import Encoding, encode
 from partida.server.limits import ConnectionLimits
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 OUTBOX_BYTES = 4 * 1024 * 1024  # default bound of one connection's queued output
+WRITE_AHEAD = 64 * 1024  # bytes the socket's buffer may hold before messages wait in the outbox
 _ids = itertools.count(1)
 
 
@@ -61,6 +64,7 @@ class Session:
     closed: bool = False
     close_reason: tuple[int, str] = (1000, "")
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
+    _flush_due: bool = False
 
     @property
     def greeted(self) -> bool:
@@ -87,9 +91,44 @@ class Session:
             log.warning("%s: %d bytes queued unread, closing the connection", self.name, self.outbox_bytes)
             self.close_soon(1008, "too slow: outbound queue full")
             return
+        if not self.outbox and self._write_now(frame, size):
+            return
         self.outbox.append(frame)
         self.outbox_bytes += size
         self._ready.set()
+
+    def _write_now(self, frame: bytes | str, size: int) -> bool:
+        """Hand the frame to the connection at once when nothing is queued before it and the
+        socket keeps up (its buffer holds less than `WRITE_AHEAD`): no writer task has to wake for
+        it. The frames handed over in one turn of the event loop (an update and the reply to the
+        move that caused it) reach the socket together, in one write, at the end of that turn.
+        False: the writer task sends it, in order, with the outbox's bound on a slow reader."""
+        websocket = self.websocket
+        if websocket is None or websocket.transport.get_write_buffer_size() + size > WRITE_AHEAD:
+            return False
+        if websocket.protocol.state is not State.OPEN:
+            return False  # closing: the writer's `send` sorts it out
+        if isinstance(frame, str):
+            websocket.protocol.send_text(frame.encode())
+        else:
+            websocket.protocol.send_binary(frame)
+        if not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_soon(self._flush)
+        return True
+
+    def _flush(self) -> None:
+        self._flush_due = False
+        websocket = self.websocket
+        assert websocket is not None
+        if websocket.transport.is_closing():
+            return
+        if websocket.protocol.state is not State.OPEN:
+            websocket.send_data()  # closing: websockets' own writer knows the end of the stream
+            return
+        data = websocket.protocol.data_to_send()
+        if data:
+            websocket.transport.write(b"".join(data))
 
     def close_soon(self, code: int = 1000, reason: str = "") -> None:
         """Close after the messages already queued have been sent (all but the first are dropped
