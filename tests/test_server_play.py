@@ -81,6 +81,22 @@ async def test_replay_prints_the_othello_transcript(connect, server) -> None:
     assert replayed["result"] == final["result"]
 
 
+async def test_a_duel_replay_reads_as_a_game(connect, server) -> None:
+    """Once a game is over nothing is hidden: the replay names the cards each seat played, and
+    tells attacks and blocks in words, never as raw ids or 'play a card'."""
+    from partida.cli.records import replay_stored
+
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    final, _ = await play_two(alice, bob, "duel")
+    replayed = replay_stored(await server.store.load_game(final["game_id"]))
+    texts = [m["text"] for m in replayed["moves"]]
+    assert not any(text in ("play a card", "cast a card") or "{" in text for text in texts), texts
+    played = [t for t in texts if t.startswith("plays ")]
+    assert played and all(t.split(" ", 1)[1] in ("Plains", "Mountain", "Island", "Forest", "Swamp") for t in played)
+    assert any(t.startswith(("keeps ", "mulligans to ")) for t in texts)
+    assert any(t.startswith("casts ") and "a card" not in t for t in texts)
+
+
 async def test_bot_against_bot_through_the_server(connect, server, bots) -> None:
     await bots("random", "alphabeta", seconds=0.05)
     watcher = await connect(name="watcher")

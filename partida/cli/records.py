@@ -172,11 +172,7 @@ def replay_stored(stored: Any) -> dict[str, Any]:
         raise CliError(str(exc)) from None
     try:
         state = game.create(stored.options, seed=stored.seed, seats=stored.seats)
-        moves = []
-        for seat, action in stored.actions:
-            view = state.view(None)
-            state.apply(seat, action)
-            moves.append({"seat": seat, "action": action, "text": game.format_action(view, action)})
+        moves = game.told_moves(state, stored.actions, over=stored.status == "finished")
     except IllegalAction as exc:
         raise CliError(f"game {stored.id} does not replay: {exc.message}") from None
     data: dict[str, Any] = {
@@ -235,8 +231,12 @@ def run_replay(args: argparse.Namespace) -> int:
     if data["seed"] is not None:
         check = "matches" if data["seed_verified"] else "DOES NOT MATCH"
         print(f"Seed {data['seed']} {check} the hash published at the start ({data['seed_hash'][:16]}...)")
+    names = {seat: name for seat, _, name in getattr(stored, "seat_list", [])}
+    if names:
+        print("Players: " + ", ".join(f"seat {seat} {names[seat]}" for seat in sorted(names)))
     for i, move in enumerate(data["moves"], 1):
-        print(f"{i:4d}. seat {move['seat']}: {move['text']}")
+        who = f"seat {move['seat']} ({names[move['seat']]})" if move["seat"] in names else f"seat {move['seat']}"
+        print(f"{i:4d}. {who}: {move['text']}")
     if "transcript" in data:
         print(f"Transcript: {data['transcript']}")
     print(data["picture"])
@@ -270,6 +270,7 @@ def _fetch_finished(game_id: int):  # type: ignore[no-untyped-def]
             status=record["status"],
             result=record["result"],
             actions=[(move["seat"], move["action"]) for move in record["log"]],
+            seat_list=[(s["seat"], None, s["name"]) for s in record["seats"] if s.get("name")],
         )
 
     return fetch

@@ -258,6 +258,20 @@ class Game(ABC):
         """How an action is written for people (a square like `f5`, a card name)."""
         return str(action)
 
+    def told_moves(self, state: State, actions: Iterable[tuple[int, Action]], *, over: bool) -> list[dict[str, Any]]:
+        """Apply `actions` to `state` and tell each one as a replay prints it: the game's own
+        sentence (`last_event`: "casts Lava Axe at their opponent"), else `format_action` of the
+        view the acting seat had. That view names cards in hand, so it is used only for a game
+        that is `over` (its seed is revealed: nothing is hidden any more); before, the
+        spectators' view. Raises `IllegalAction` if the log does not fit the rules."""
+        moves = []
+        for seat, action in actions:
+            view = state.view(seat if over else None)
+            state.apply(seat, action)
+            text = state.last_event() or self.format_action(view, action)
+            moves.append({"seat": seat, "action": action, "text": text})
+        return moves
+
     def record(self, state: State) -> str | None:
         """The game's standard notation for the moves so far (an Othello transcript), if it has
         one; `partida replay` prints it."""

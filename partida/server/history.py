@@ -47,11 +47,7 @@ def record(stored: StoredGame, game: Game, live: Room | None) -> dict[str, Any]:
     data["moves"] = len(stored.actions)
     if stored.status == "finished":
         state = game.create(stored.options, seed=stored.seed, seats=stored.seats)
-        moves = []
-        for seat, action in stored.actions:
-            view = state.view(None)
-            state.apply(seat, action)
-            moves.append({"seat": seat, "action": action, "text": game.format_action(view, action)})
+        moves = game.told_moves(state, stored.actions, over=True)
         data.update(seed=str(stored.seed), log=moves, view=state.view(None))
     elif live is not None and live.state is not None:
         data["view"] = live.state.view(None)
