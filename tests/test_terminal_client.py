@@ -203,3 +203,48 @@ def test_ctrl_c_leaves_at_once_and_says_how_to_come_back(serve: str) -> None:
     assert "--seat" not in command and f"--room {code}" in command
     back = subprocess.run([*PARTIDA, *command.split()[1:]], input="", capture_output=True, text=True, timeout=60)
     assert "you are seat 0" in back.stdout, back.stdout + back.stderr
+
+
+async def _partida(*args: str, lines: str) -> tuple[int, str]:
+    process = await asyncio.create_subprocess_exec(
+        *PARTIDA, *args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    out, _ = await asyncio.wait_for(process.communicate(lines.encode()), 60)
+    return process.returncode or 0, plain(out)
+
+
+async def test_one_person_challenges_another_from_the_terminal(server: Server) -> None:
+    """`play --accept` shows the challenge pushed to the account and asks; `play --challenge`
+    waits for the answer; both then play the game to its end in the terminal."""
+    for name in ("ann", "ben"):
+        await server.store.create_user(name, "correct horse battery")
+    login = ["--server", server.url, "--password", "correct horse battery"]
+    ben = asyncio.create_task(_partida("play", "--accept", "--name", "ben", *login, lines="y\n" + "1\n" * 12))
+    for _ in range(100):  # ben listens before ann challenges
+        if any(s.identity and s.identity.name == "ben" for s in server.sessions):
+            break
+        await asyncio.sleep(0.1)
+    ann = await _partida("play", "tictactoe", "--challenge", "BEN", "--name", "ann", *login, lines="1\n" * 12)
+    ben_code, ben_out = await ben
+    assert ann[0] == 0 and ben_code == 0, ann[1] + ben_out
+    assert "Challenged ben to tictactoe" in ann[1] and "you are seat 0" in ann[1]
+    assert "ann challenges you to Tic-tac-toe" in ben_out and "you are seat 1" in ben_out
+    assert "Result" in ann[1] or "wins" in ann[1] or "draw" in ann[1].lower()
+
+
+async def test_a_declined_challenge_is_one_line(server: Server, connect) -> None:
+    await server.store.create_user("cy", "correct horse battery")
+    await server.store.create_user("di", "correct horse battery")
+    di = await connect(name="di", password="correct horse battery")
+
+    async def decline() -> None:
+        pushed = await asyncio.wait_for(di.challenges.get(), 30)
+        await di.decline(pushed["challenge"]["id"])
+
+    declining = asyncio.create_task(decline())
+    code, out = await _partida(
+        "play", "othello", "--challenge", "di", "--name", "cy", "--password", "correct horse battery",
+        "--server", server.url, lines="",
+    )  # fmt: skip
+    await declining
+    assert code == 2 and "error: di declined the challenge\n" in out and "Traceback" not in out, out

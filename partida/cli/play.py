@@ -30,6 +30,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="seat a bot: a built-in agent or a connected bot account's name (repeatable)",
     )
     p.add_argument("--room", default=None, metavar="CODE", help="join the room with this invite code")
+    p.add_argument(
+        "--challenge",
+        default=None,
+        metavar="ACCOUNT",
+        help="challenge a person's or a bot's account to the game and play once it accepts",
+    )
+    p.add_argument(
+        "--accept",
+        action="store_true",
+        help="wait for challenges to your account (log in with --name and --password) and answer them",
+    )
     p.add_argument("--seat", type=int, default=None, help="the seat to take (default: the first free one)")
     p.add_argument("--token", default=None, help="seat token, to return to your seat after a disconnect (with --room)")
     p.add_argument("--option", action="append", metavar="KEY=VALUE", help="game option (repeatable)")
@@ -92,16 +103,92 @@ def _connect_error(exc: Exception) -> CliError:
     return CliError(f"{exc}. Is the server running? Start one with `partida serve`.")
 
 
+CHALLENGE_WAIT = 310.0  # seconds to wait for an answer: the server lets a challenge lapse after 300
+
+
 def run_play(args: argparse.Namespace) -> int:
-    if args.room is None and args.game is None:
-        raise CliError("name a game to play, or --room CODE to join a friend's room")
+    if sum(map(bool, (args.room, args.challenge, args.accept))) > 1:
+        raise CliError("--room, --challenge and --accept are different ways in: give one of them")
+    if args.room is None and args.game is None and not args.accept:
+        raise CliError("name a game to play, or --room CODE to join a friend's room, or --accept to await challenges")
+    if args.challenge and args.vs:
+        raise CliError("a challenge seats you and the account you challenge: --vs does not go with it")
     return asyncio.run(_play(args))
+
+
+async def _send_challenge(client: Any, args: argparse.Namespace, clock: dict[str, Any] | None) -> dict[str, Any]:
+    """Challenge an account and wait for its answer: the `challenge_accepted` message (room,
+    seat, token), or an error saying it was declined or lapsed."""
+    from partida.client import ServerError
+
+    challenge = await client.challenge(
+        args.challenge, args.game, parse_option_pairs(args.option) or None, seats=args.seats, clock=clock
+    )
+    print(f"Challenged {challenge['to']} to {args.game}; waiting for an answer (Ctrl-C gives up)...", flush=True)
+    deadline = asyncio.get_running_loop().time() + CHALLENGE_WAIT
+    while True:
+        left = deadline - asyncio.get_running_loop().time()
+        try:
+            message = await asyncio.wait_for(client.challenges.get(), max(left, 0.01))
+        except TimeoutError:
+            raise ServerError("no_answer", f"{challenge['to']} did not answer the challenge") from None
+        if message.get("challenge") != challenge["id"]:
+            continue  # news of another challenge
+        if message["type"] == "challenge_declined":
+            reason = f" ({message['reason']})" if message.get("reason") not in (None, "", "declined") else ""
+            raise ServerError("declined", f"{message.get('by') or challenge['to']} declined the challenge{reason}")
+        if message["type"] == "challenge_accepted":
+            return message
+
+
+async def _await_challenge(client: Any, registry: Any, reader: Any) -> dict[str, Any]:
+    """Show each challenge pushed to this account and ask whether to take it (on `reader`, the
+    terminal's one line reader, which goes on to read the moves); the `accept` reply (room, seat,
+    token) of the first one taken."""
+    from partida.client import ServerError
+    from partida.server.clocks import ClockSpec
+
+    you = client.welcome["you"]
+    if you.get("kind") == "guest":
+        print("Only accounts are challenged: log in with --name and --password to receive challenges.")
+    print(f"Waiting for challenges to {you['name']} (Ctrl-C stops)...", flush=True)
+    while True:
+        message = await client.challenges.get()
+        if message["type"] != "challenge":
+            continue
+        offer = message["challenge"]
+        known = offer["game"] in registry
+        title = registry.get(offer["game"]).title if known else offer["game"]
+        terms = ", ".join(f"{k}={v}" for k, v in (offer.get("options") or {}).items())
+        sender = offer["from"]["name"] if isinstance(offer.get("from"), dict) else offer.get("from")
+        spec = ClockSpec.parse(offer.get("clock")) if offer.get("clock") else None
+        print(
+            f"{sender} challenges you to {title}"
+            + (f" ({terms})" if terms else "")
+            + (f", clock {spec.describe()}" if spec else ", no clock")
+        )
+        if not known:
+            print("This client does not know that game; declining.")
+            await client.decline(offer["id"])
+            continue
+        try:
+            answer = (await reader.ask("accept? (Y/n)> ")).strip().lower()
+        except EOFError:
+            await client.decline(offer["id"])
+            raise CliError("input closed: the challenge was declined") from None
+        try:
+            if answer in ("", "y", "yes"):
+                return await client.accept(offer["id"])
+            await client.decline(offer["id"])
+        except ServerError as exc:  # it lapsed meanwhile (its challenger left)
+            print(exc.message)
 
 
 async def _play(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from partida.client import Client, ConnectionLost, ServerError
+    from partida.client.keyboard import LineReader
     from partida.client.terminal import TerminalPlayer
     from partida.games.registry import default_registry
 
@@ -114,10 +201,17 @@ async def _play(args: argparse.Namespace) -> int:
         raise _connect_error(exc) from None
     except ServerError as exc:
         raise CliError(exc.message) from None
+    reader = LineReader()  # one for the whole session: it may hold lines piped ahead
     async with client:
         try:
             if args.room:
                 reply = await client.join(args.room, seat=args.seat, token=args.token)
+            elif args.accept:
+                reply = await _await_challenge(client, registry, reader)
+            elif args.challenge:
+                if args.game not in registry:
+                    raise CliError(f"unknown game {args.game!r} (known: {', '.join(registry.names())})")
+                reply = await _send_challenge(client, args, clock)
             else:
                 if args.game not in registry:
                     raise CliError(f"unknown game {args.game!r} (known: {', '.join(registry.names())})")
@@ -139,7 +233,7 @@ async def _play(args: argparse.Namespace) -> int:
             raise CliError(exc.message) from None
         room = reply["room"]
         game = registry.get(room["game"])
-        player = TerminalPlayer(client, game)
+        player = TerminalPlayer(client, game, ask=reader.ask)
         player.on_room(room)
         player.console.print(
             f"Room [bold]{room['code']}[/bold]: {game.title}, you are seat {reply['seat']}. "
