@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import random
 import sys
 from pathlib import Path
 
@@ -98,3 +99,87 @@ async def test_reading_a_database_that_is_not_there_does_not_create_it(tmp_path:
         code, _, err = await _cli(*command, "--db", str(missing))
         assert code == 2 and "--server" in err and "Traceback" not in err
     assert not missing.exists()
+
+
+async def _play_to_the_end(connect, game: str, seats: int) -> int:
+    players = [await connect(name=f"p{i}") for i in range(seats)]
+    created = await players[0].create_room(game, seat=0, seats=seats, public=True)
+    code = created["room"]["code"]
+    for p in players[1:]:
+        await p.join(code)
+    finals = await asyncio.gather(*(p.play(code, random_decider(i + 7)) for i, p in enumerate(players)))
+    return finals[0]["game_id"]
+
+
+def _local_states(server: Server, record: dict):  # type: ignore[no-untyped-def]
+    """The game re-run here from the revealed seed: the full state before and after each move."""
+    game = server.registry.get(record["game"])
+    state = game.create(record["options"], seed=int(record["seed"]), seats=record["seats_count"])
+    yield state
+    for move in record["log"]:
+        state.apply(move["seat"], move["action"])
+        yield state
+
+
+async def test_a_duel_replay_step_by_step_shows_only_what_spectators_saw(server: Server, connect) -> None:
+    from partida.games.prompts import freeze
+    from tests.test_duel_views import scramble, strings
+
+    game_id = await _play_to_the_end(connect, "duel", 2)
+    record = await (await connect(name="carol")).game(game_id, steps=True)
+    steps = record["steps"]
+    assert len(steps) == len(record["log"]) + 1 > 10 and steps[0]["last"] is None
+    assert steps[-1]["view"] == record["view"]
+    rng = random.Random(3)
+    for i, (state, step) in enumerate(zip(_local_states(server, record), steps, strict=True)):
+        assert step["view"] == state.view(None), i
+        # The same step with every hidden card swapped for another reads the same: nothing hidden is in it.
+        assert freeze(scramble(state, None, rng).view(None)) == freeze(step["view"]), i
+        hands = {cid for p in state.players for cid, _ in p.hand}
+        assert not strings(step) & hands, i
+        assert "hand" not in step["view"] and "library_known" not in step["view"]
+        if i:
+            assert step["last"]["seat"] == record["log"][i - 1]["seat"] and step["last"]["action"] is None
+
+
+async def test_a_recycle_replay_step_by_step_never_shows_a_hidden_card(server: Server, connect) -> None:
+    game_id = await _play_to_the_end(connect, "agram", 4)
+    record = await (await connect(name="carol")).game(game_id, steps=True)
+    steps = record["steps"]
+    assert len(steps) == len(record["log"]) + 1 > 4
+    hidden_seen = 0
+    for i, (state, step) in enumerate(zip(_local_states(server, record), steps, strict=True)):
+        assert step["view"] == state.view(None), i
+        shown = {(loc["owner"], loc["kind"], loc["name"]): loc for loc in step["view"]["locations"]}
+        shown_ids = {card["id"] for loc in shown.values() for card in loc.get("cards", [])}
+        for key, cards in state.locs.items():
+            if cards and not state.visible(key, None):
+                hidden_seen += 1
+                assert "cards" not in shown[key] and shown[key]["count"] == len(cards), (i, key)
+                assert not {state.oid[c] for c in cards} & shown_ids, (i, key)
+    assert hidden_seen  # the hands were hidden at some step, and none of their cards was shown
+
+
+async def test_a_live_game_replays_step_by_step_as_spectators_saw_it(server: Server, connect) -> None:
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    created = await alice.create_room("tictactoe", seat=0, public=True)
+    code = created["room"]["code"]
+    await bob.join(code)
+    await alice.act(code, 4)
+    update = await bob.next_update(code)
+    while update["decision"] is None:
+        update = await bob.next_update(code)
+    await bob.act(code, 0)
+    reader = await connect(name="carol")
+    for _ in range(100):
+        record = await reader.game(update["game_id"], steps=True)
+        if len(record["steps"]) == 3:
+            break
+        await asyncio.sleep(0.02)
+    assert record["status"] == "playing" and "seed" not in record
+    assert [s["last"] for s in record["steps"][1:]] == [
+        {"seat": 0, "action": 4, "text": None},
+        {"seat": 1, "action": 0, "text": None},
+    ]
+    assert record["steps"][-1]["view"] == server.rooms[code].state.view(None)  # type: ignore[union-attr]
+    assert "steps" not in await reader.game(update["game_id"])  # only when asked

@@ -453,3 +453,77 @@ async def test_a_stored_game_replays_move_by_move(server: Server, browser: Any, 
     assert await page.locator('#replay-board [data-square="3"]').inner_text() == "O"
     assert await page.locator('#replay-board [data-square="1"]').inner_text() == ""
     assert ada.errors == [], ada.errors
+
+
+async def test_finished_othello_duel_and_agram_games_replay_board_by_board(
+    server: Server, browser: Any, connect: Any
+) -> None:
+    """Every game steps back and forth on its own board, from the spectators' views the server
+    replays: the discs of each Othello position, each Duel battlefield and no hand in any step,
+    Agram's hands face down at every step."""
+    from tests.test_history import _local_states, _play_to_the_end
+
+    games = (("othello", 2), ("duel", 2), ("agram", 4))
+    ids = {game: await _play_to_the_end(connect, game, seats) for game, seats in games}
+    reader = await connect(name="reader")
+    expected = {}
+    for game, game_id in ids.items():
+        record = await reader.game(game_id)
+        expected[game] = (record, [state.view(None) for state in _local_states(server, record)])
+    ada = await Person.open(browser, server.http_url, "ada")
+    page = ada.page
+
+    async def open_replay(game: str) -> int:
+        await page.click("#home")
+        await page.click(f'#stored [data-game-id="{ids[game]}"] button')
+        await page.wait_for_selector(f'#replay-board[data-game="{game}"]')
+        last = len(expected[game][1]) - 1
+        assert await page.locator("#replay-step").inner_text() == f"move {last} of {last}"
+        return last
+
+    async def to_step(step: int) -> None:
+        await page.fill("#replay-slider", str(step))
+        await page.wait_for_selector(f'#replay-board[data-step="{step}"]')
+
+    # Othello: the discs of every position, the last move marked, passes told.
+    last = await open_replay("othello")
+    record, views = expected["othello"]
+    await page.click("#replay-first")
+    assert await page.locator("#replay-board .othello .disc.black").count() == 2
+    assert await page.locator("#replay-board .othello .disc.white").count() == 2
+    for step in (1, 2, last // 2, last - 1, last):
+        await to_step(step)
+        black, white = views[step]["counts"]
+        assert await page.locator("#replay-board .othello .disc.black").count() == black, step
+        assert await page.locator("#replay-board .othello .disc.white").count() == white, step
+        marked = await page.locator("#replay-board .sq.last").get_attribute("data-square")
+        assert marked == record["log"][step - 1]["action"], step
+    await page.click("#replay-prev")
+    assert await page.locator("#replay-step").inner_text() == f"move {last - 1} of {last}"
+    await page.click('#replay-log [data-step="3"]')  # a move in the list jumps there
+    assert await page.locator("#replay-step").inner_text() == f"move 3 of {last}"
+
+    # Duel: each step's battlefield, phase and life; never a hand.
+    last = await open_replay("duel")
+    record, views = expected["duel"]
+    for step in sorted({0, 1, 2, 5, last // 3, last // 2, (2 * last) // 3, last - 1, last}):
+        await to_step(step)
+        view = views[step]
+        assert await page.locator("#replay-board .perm").count() == len(view["battlefield"]), step
+        assert await page.locator("#phase").get_attribute("data-phase") == view["phase"]
+        assert await page.locator("#replay-board #hand, #replay-board [data-hand]").count() == 0
+        for seat, player in enumerate(view["players"]):
+            assert f"{player['hand_count']} in hand" in await page.locator(f'[data-player="{seat}"]').inner_text()
+            assert (await page.locator(f'[data-life="{seat}"]').inner_text()).strip() == f"{player['life']} life"
+
+    # Agram: the hands face down (as counts) at every step; the table's cards face up.
+    last = await open_replay("agram")
+    record, views = expected["agram"]
+    for step in range(last + 1):
+        await to_step(step)
+        assert await page.locator('#replay-board [data-zone="HAND"] .pcard:not(.back)').count() == 0, step
+        hidden = sum(min(loc["count"], 13) for loc in views[step]["locations"] if "cards" not in loc)
+        assert await page.locator("#replay-board .pcard.back").count() == hidden, step
+        shown = sum(len(loc.get("cards", [])) for loc in views[step]["locations"])
+        assert await page.locator("#replay-board .pcard:not(.back)").count() == shown, step
+    assert ada.errors == [], ada.errors

@@ -448,9 +448,11 @@ class Client:
         reply = await self.request("games", limit=limit, **{k: v for k, v in filters.items() if v is not None})
         return reply["games"]
 
-    async def game(self, game_id: int) -> dict[str, Any]:
-        """One stored game: whole once finished (moves, seed), as spectators see it while live."""
-        return (await self.request("game", game_id=game_id))["game"]
+    async def game(self, game_id: int, *, steps: bool = False) -> dict[str, Any]:
+        """One stored game: whole once finished (moves, seed), as spectators see it while live;
+        with `steps`, also `steps`: the spectators' `{view, last}` before and after every move."""
+        extra = {"steps": True} if steps else {}
+        return (await self.request("game", game_id=game_id, **extra))["game"]
 
     async def create_room(
         self,

@@ -178,10 +178,11 @@ class Games(Request):
 @dataclass
 class GameRecord(Request):
     """One stored game: seats, result, moves and revealed seed once finished; a live game as its
-    spectators see it."""
+    spectators see it. With `steps`, also the spectators' view after every move (a replay)."""
 
     type: ClassVar[str] = "game"
     game_id: int
+    steps: bool = False
 
 
 @dataclass

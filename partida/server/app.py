@@ -654,7 +654,7 @@ class Server:
         except UnknownGame as exc:
             raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
         live = next((r for r in self.rooms.values() if r.game_id == stored.id), None)
-        session.send(server_message("stored_game", req.id, game=history.record(stored, game, live)))
+        session.send(server_message("stored_game", req.id, game=history.record(stored, game, live, steps=req.steps)))
 
     # Challenges (the bookkeeping is server/challenges.py).
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from partida.games.base import Game
+from partida.games.base import Action, Game, IllegalAction
 from partida.protocol import ErrorCode, ProtocolError
 
 if TYPE_CHECKING:
@@ -40,8 +40,9 @@ def listing(stored: StoredGame) -> dict[str, Any]:
     }
 
 
-def record(stored: StoredGame, game: Game, live: Room | None) -> dict[str, Any]:
-    """A `game` reply: the whole game once finished, the spectators' picture while live."""
+def record(stored: StoredGame, game: Game, live: Room | None, *, steps: bool = False) -> dict[str, Any]:
+    """A `game` reply: the whole game once finished, the spectators' picture while live; with
+    `steps`, the spectators' picture after every move."""
     data = listing(stored)
     data.update(options=stored.options, seats_count=stored.seats, seed_hash=stored.seed_hash, clock=stored.clock)
     data["moves"] = len(stored.actions)
@@ -55,7 +56,34 @@ def record(stored: StoredGame, game: Game, live: Room | None) -> dict[str, Any]:
             data["log"] = [{"seat": seat, "action": action} for seat, action in live.actions]
     else:
         data["view"] = None
+    if steps:
+        actions = live.actions if live is not None and live.state is not None else stored.actions
+        data["steps"] = replay_steps(game, stored.options, stored.seed, stored.seats, actions)
     return data
+
+
+def replay_steps(
+    game: Game, options: dict[str, Any], seed: int, seats: int, actions: list[tuple[int, Action]]
+) -> list[dict[str, Any]]:
+    """What a spectator saw at every step of a game: `{view, last}` before the first move and after
+    each one, re-run from the seed through the game's rules on the server. Only spectators' views
+    and the public `last` (the action itself only in a perfect-information game) leave here, so a
+    step by step replay of a card game shows no hand and no library, even once its seed is
+    revealed: the player scrubbing through it sees each moment as the table saw it then."""
+    state = game.create(options, seed=seed, seats=seats)
+    out: list[dict[str, Any]] = [{"view": state.view(None), "last": None}]
+    for seat, action in actions:
+        try:
+            state.apply(seat, action)
+        except IllegalAction as exc:  # a log that no longer fits the rules (a game changed since)
+            raise ProtocolError(ErrorCode.NO_SUCH_GAME, f"this game cannot be replayed: {exc}") from None
+        last = {
+            "seat": seat,
+            "action": action if game.perfect_information else None,
+            "text": state.last_event(),
+        }
+        out.append({"view": state.view(None), "last": last})
+    return out
 
 
 def check_limit(limit: int) -> int:

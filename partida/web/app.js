@@ -172,7 +172,7 @@ async function showLobby() {
   );
   storedGamesList(app.conn, (id) => {
     stopLobbyPolling();
-    showReplay(main, app.conn, id, (game, view) => BOARDS[game] || (view && Array.isArray(view.locations) ? recycle : generic)).catch((error) => say(error.message, "error"));
+    showReplay(main, app.conn, id, (game, view) => BOARDS[game] || (view && Array.isArray(view.locations) ? recycle : generic), (game) => app.games.get(game)).catch((error) => say(error.message, "error"));
   }).then(
     (list) => clear(stored, list),
     () => clear(stored, h("p.muted", {}, "This server does not list stored games.")),

@@ -1,9 +1,9 @@
 // Stored games over the wire (`games`, `game`): a list in the lobby and a replay that steps
-// through the moves in words. Tic-tac-toe boards are rebuilt move by move from the log; other
-// games show the final view beside the list of moves.
+// through any game board by board. The server sends what a spectator saw after every move (`game`
+// with `steps: true`), so the page draws each step with the game's own board and never needs the
+// rules, nor sees a hand or a library the table did not see at that moment.
 
 import { clear, h } from "./dom.js";
-import { tictactoe } from "./board_basic.js";
 
 export async function storedGamesList(conn, open) {
   const reply = await conn.request("games", { status: "finished", limit: 20 });
@@ -14,7 +14,7 @@ export async function storedGamesList(conn, open) {
     reply.games.map((g) =>
       h(
         "li",
-        { dataset: { gameId: g.game_id } },
+        { dataset: { gameId: g.game_id, game: g.game } },
         h("b", {}, g.game),
         ` #${g.game_id} · ${g.seats.map((s) => s.name).join(" vs ")} · ${g.moves} moves `,
         h("button", { type: "button", onclick: () => open(g.game_id) }, "Replay"),
@@ -23,62 +23,73 @@ export async function storedGamesList(conn, open) {
   );
 }
 
-export async function showReplay(main, conn, gameId, boards) {
-  const reply = await conn.request("game", { game_id: gameId });
+// `boards(game, view)` picks the renderer; `infoOf(game)` is the game's `list_games` entry (Duel's
+// card texts).
+export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})) {
+  const reply = await conn.request("game", { game_id: gameId, steps: true });
   const game = reply.game;
-  const log = game.log || [];
-  let step = log.length;
-  const name = (seat) => (game.seats[seat] ? game.seats[seat].name : `seat ${seat + 1}`);
-  const boardBox = h("div.board", { id: "replay-board" });
-  const counter = h("span", { id: "replay-step" });
-  const list = h("ol.log.replay-log", { id: "replay-log" });
-  const draw = () => {
-    counter.textContent = `move ${step} of ${log.length}`;
-    clear(
-      list,
-      log.map((move, i) =>
-        h("li", { class: i < step ? "done" : "ahead" }, `${name(move.seat)} ${move.text || (move.action !== undefined ? JSON.stringify(move.action) : "")}`),
-      ),
-    );
-    let view = null;
-    if (game.game === "tictactoe") {
-      const board = Array(9).fill(-1);
-      log.slice(0, step).forEach((move) => (board[move.action] = move.seat));
-      view = { board, to_move: step % 2 };
-    } else if (step === log.length) view = game.view;
-    const update = { view, decision: null, last: step ? log[step - 1] : null, seq: step, to_act: [] };
-    const board = game.game === "tictactoe" ? tictactoe : boards(game.game, view);
-    clear(
-      boardBox,
-      view
-        ? board.render({ update, seat: null, game: {}, act: () => {}, redraw: draw, seatName: name, summary: { seats: game.seats } }).element
-        : h("p.muted", {}, "The board of this game is shown at its end; step to the last move."),
-    );
+  const info = infoOf(game.game) || {};
+  const steps = game.steps || [];
+  const last = steps.length - 1;
+  // The words of each move: the log's (the mover's own words, a finished game hides nothing),
+  // else what the spectators were told.
+  const words = (i) => {
+    const move = (game.log || [])[i];
+    const told = steps[i + 1] && steps[i + 1].last;
+    if (move && move.text) return move.text;
+    if (told && told.text) return told.text;
+    const action = move ? move.action : told && told.action;
+    return action === null || action === undefined ? "moves" : JSON.stringify(action);
   };
-  const go = (n) => () => {
-    step = Math.max(0, Math.min(log.length, n()));
+  const seatOf = (i) => ((game.log || [])[i] || (steps[i + 1] && steps[i + 1].last) || {}).seat;
+  const name = (seat) => (game.seats[seat] ? game.seats[seat].name : `seat ${seat + 1}`);
+  let step = last;
+  const boardBox = h("div.board", { id: "replay-board", dataset: { game: game.game } });
+  const counter = h("span", { id: "replay-step" });
+  const slider = h("input", { type: "range", id: "replay-slider", min: 0, max: last, value: last, "aria-label": "move" });
+  const list = h("ol.log.replay-log", { id: "replay-log" });
+  const items = steps.slice(1).map((_, i) =>
+    h("li", { dataset: { step: i + 1 }, onclick: () => go(i + 1) }, `${name(seatOf(i))} ${words(i)}`),
+  );
+  clear(list, items);
+  const draw = () => {
+    counter.textContent = `move ${step} of ${last}`;
+    slider.value = String(step);
+    boardBox.dataset.step = String(step);
+    items.forEach((item, i) => (item.className = i < step ? (i === step - 1 ? "done current" : "done") : "ahead"));
+    const shown = steps[step];
+    if (!shown || !shown.view) return clear(boardBox, h("p.muted", {}, "This game has no board to show."));
+    const update = { view: shown.view, decision: null, last: shown.last, seq: step, to_act: [], status: "replay" };
+    const board = boards(game.game, shown.view);
+    const ctx = { update, seat: null, game: info, act: () => {}, redraw: draw, seatName: name, summary: { seats: game.seats } };
+    clear(boardBox, board.render(ctx).element);
+  };
+  const go = (n) => {
+    step = Math.max(0, Math.min(last, n));
     draw();
   };
-  draw();
-  const result = game.result && game.result.winners ? game.result.winners.map(name).join(", ") : "";
+  slider.addEventListener("input", () => go(Number(slider.value)));
+  const result = game.result && game.result.winners && game.result.winners.length ? game.result.winners.map(name).join(", ") : "";
   clear(
     main,
     h(
       "section.room",
       { id: "replay" },
-      h("h2", {}, `Replay: ${game.game} #${game.game_id}`),
-      h("p", {}, game.seats.map((s) => s.name).join(" vs "), result ? ` · won by ${result}` : " · a draw"),
+      h("h2", {}, `Replay: ${info.title || game.game} #${game.game_id}`),
+      h("p", {}, game.seats.map((s) => s.name).join(" vs "), game.status === "finished" ? (result ? ` · won by ${result}` : " · a draw") : ` · ${game.status}`),
       game.seed ? h("p.muted", {}, "Seed ", h("code", {}, String(game.seed)), " · hash ", h("code", {}, game.seed_hash)) : null,
       h(
-        "div.controls",
+        "div.controls.replay-controls",
         {},
-        h("button", { type: "button", id: "replay-first", onclick: go(() => 0) }, "⏮"),
-        h("button", { type: "button", id: "replay-prev", onclick: go(() => step - 1) }, "◀"),
+        h("button", { type: "button", id: "replay-first", "aria-label": "first", onclick: () => go(0) }, "⏮"),
+        h("button", { type: "button", id: "replay-prev", "aria-label": "back", onclick: () => go(step - 1) }, "◀"),
+        slider,
+        h("button", { type: "button", id: "replay-next", "aria-label": "forward", onclick: () => go(step + 1) }, "▶"),
+        h("button", { type: "button", id: "replay-last", "aria-label": "last", onclick: () => go(last) }, "⏭"),
         counter,
-        h("button", { type: "button", id: "replay-next", onclick: go(() => step + 1) }, "▶"),
-        h("button", { type: "button", id: "replay-last", onclick: go(() => log.length) }, "⏭"),
       ),
       h("div.play", {}, h("div.board-col", {}, boardBox), h("aside.side", {}, h("h3", {}, "Moves"), list)),
     ),
   );
+  draw();
 }
