@@ -92,6 +92,15 @@ async def test_bots_play_a_ladder_to_a_rated_table_and_rerate_agrees(
     assert report.differences == []
     live = await server.store.ladders.standings(ladder.id)
     assert [s.record() for s in report.standings] == [s.record() for s in live]
+    # What a rating plot draws: each member's mu before its first game and after each one.
+    reader = await connect(name="reader")
+    series = await reader.ladder_history("ttt")
+    assert [b["name"] for b in series] == [s.name for s in live]
+    for bot, standing in zip(series, live, strict=True):
+        assert [p["games"] for p in bot["points"]] == list(range(standing.games + 1))
+        assert bot["points"][-1]["mu"] == pytest.approx(standing.mu)
+        assert bot["points"][-1]["rating"] == pytest.approx(standing.mu - 3 * standing.sigma)
+        assert bot["points"][0]["mu"] == pytest.approx(25.0)
 
 
 def ladder_rated(games: list[Any]) -> int:
@@ -171,6 +180,7 @@ async def test_bad_ladder_requests_get_codes_and_change_nothing(
     assert info.value.code == "wrong_game"
     for request, fields, code in [
         ("ladder_standings", {"ladder": "nope"}, "no_such_ladder"),
+        ("ladder_history", {"ladder": "nope"}, "no_such_ladder"),
         ("ladder_leave", {"ladder": "nope"}, "no_such_ladder"),
         ("ladder_leave", {"ladder": "oth"}, "not_in_ladder"),
     ]:

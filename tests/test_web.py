@@ -527,3 +527,42 @@ async def test_finished_othello_duel_and_agram_games_replay_board_by_board(
         shown = sum(len(loc.get("cards", [])) for loc in views[step]["locations"])
         assert await page.locator("#replay-board .pcard:not(.back)").count() == shown, step
     assert ada.errors == [], ada.errors
+
+
+async def test_ladder_standings_and_rating_plot(server: Server, browser: Any, runners: Any, connect: Any) -> None:
+    """A real ladder: three bots play tic-tac-toe until six games are rated, then the scheduler
+    stops (so the figures hold still) and the page shows the standings and one line per bot."""
+    ladder = await server.store.ladders.create("ttt", "tictactoe", {}, 2, {"per_move": 5.0}, 2)
+    for name in ("ann", "bob", "cid"):
+        await runners(name, ladders=["ttt"])
+    for _ in range(1200):
+        if (await server.store.ladders.require("ttt")).rated_games >= 6:
+            break
+        await asyncio.sleep(0.05)
+    await server.ladders.stop()
+    for _ in range(1200):
+        if all(g.status != "playing" for g in await server.store.ladders.games(ladder.id, live=True)):
+            break
+        await asyncio.sleep(0.05)
+    watcher = await connect(name="watcher")
+    standings = await watcher.ladder_standings("ttt")
+    rated = (await server.store.ladders.require("ttt")).rated_games
+    assert rated >= 6
+
+    ada = await Person.open(browser, server.http_url, "ada", viewport={"width": 390, "height": 844})  # a phone
+    page = ada.page
+    await page.click('#ladders [data-ladder="ttt"] button:text-is("Standings")')
+    await page.wait_for_selector(f'#ladder[data-rated="{rated}"]')
+    rows = page.locator("table.standings tbody tr")
+    assert await rows.count() == 3
+    for i, row in enumerate(standings):
+        cells = await rows.nth(i).locator("td").all_inner_texts()
+        assert cells[:3] == [str(row["rank"]), row["name"], f"{row['rating']:.2f}"]
+        assert cells[5:] == [str(row[k]) for k in ("games", "wins", "draws", "losses")]
+        line = page.locator(f'#rating-plot g[data-bot="{row["name"]}"]')
+        assert await line.locator("polyline").get_attribute("data-points") == str(row["games"] + 1)
+        assert await line.locator("circle").get_attribute("data-mu") == f"{row['mu']:.3f}"
+    assert await page.locator("#rating-plot .legend li").all_inner_texts() == [r["name"] for r in standings]
+    # The phone shows the whole plot: nothing wider than the screen.
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert ada.errors == [], ada.errors

@@ -562,6 +562,11 @@ class Client:
     async def ladder_standings(self, ladder: str) -> list[dict[str, Any]]:
         return (await self.request("ladder_standings", ladder=ladder))["standings"]
 
+    async def ladder_history(self, ladder: str) -> list[dict[str, Any]]:
+        """Each member's rating after each of its rated games: `[{name, points: [{games, mu,
+        sigma, rating}]}]`, best first."""
+        return (await self.request("ladder_history", ladder=ladder))["series"]
+
     # Play.
 
     async def next_message(self, room: str, timeout: float | None = None) -> dict[str, Any]:

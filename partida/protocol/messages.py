@@ -237,6 +237,14 @@ class LadderStandings(Request):
     ladder: str
 
 
+@dataclass
+class LadderHistory(Request):
+    """Each member's rating after each of its rated games: what a rating plot draws."""
+
+    type: ClassVar[str] = "ladder_history"
+    ladder: str
+
+
 REQUESTS: dict[str, type[Request]] = {
     cls.type: cls
     for cls in (
@@ -266,6 +274,7 @@ REQUESTS: dict[str, type[Request]] = {
         LadderLeave,
         LadderList,
         LadderStandings,
+        LadderHistory,
     )
 }
 

@@ -135,6 +135,7 @@ class Server:
             "ladder_leave": self.ladders.on_leave,
             "ladder_list": self.ladders.on_list,
             "ladder_standings": self.ladders.on_standings,
+            "ladder_history": self.ladders.on_history,
         }
 
     # Life cycle.

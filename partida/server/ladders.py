@@ -1,5 +1,5 @@
 """The ladder scheduler: it keeps connected ladder bots playing each other, and answers the
-ladder requests (`ladder_join`, `ladder_leave`, `ladder_list`, `ladder_standings`).
+ladder requests (`ladder_join`, `ladder_leave`, `ladder_list`, `ladder_standings`, `ladder_history`).
 
 A bot account joins a ladder over its connection and stays a member while it is connected. The
 scheduler wakes when a member joins or leaves, when one of its games ends, and once a second; for
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from partida.bots.registry import all_agents
 from partida.ladder.pairing import Candidate, pick_group, pick_random
 from partida.ladder.ratings import Rating
+from partida.ladder.report import rating_series
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.server.clocks import ClockSpec
@@ -222,6 +223,25 @@ class LadderService:
             for rank, s in enumerate(table, start=1)
         ]
         session.send(server_message("standings", req.id, ladder=live.info.name, standings=rows))
+
+    async def on_history(self, session: Session, req: m.LadderHistory) -> None:
+        """Ratings over games, as `partida ladder plot` draws them, for a plot in a browser;
+        members in standings order."""
+        live = await self.ladder(req.ladder)
+        history = await self.server.store.ladders.history(live.info.id)
+        table = await self.server.store.ladders.standings(live.info.id)
+        series = rating_series((c.name, c.before, c.after) for c in history)
+        rows = [
+            {
+                "name": s.name,
+                "points": [
+                    {"games": p.games, "mu": p.mu, "sigma": p.sigma, "rating": p.display} for p in series[s.name]
+                ],
+            }
+            for s in table
+            if s.name in series
+        ]
+        session.send(server_message("ladder_history", req.id, ladder=live.info.name, series=rows))
 
     async def _summary(self, live: LiveLadder) -> dict[str, Any]:
         fresh = await self.server.store.ladders.get(live.info.name)

@@ -9,6 +9,7 @@ import { recycle } from "./board_recycle.js";
 import { duel } from "./board_duel.js";
 import { CLOCKS, clockBar, endingControls } from "./room_controls.js";
 import { showReplay, storedGamesList } from "./replay.js";
+import { laddersList, showLadder } from "./ladder.js";
 
 const BOARDS = { tictactoe, othello, duel };
 const SEATS_KEY = "partida.seats"; // room code -> {seat, token}: a reload returns to the seat
@@ -151,6 +152,7 @@ async function showLobby() {
   app.room = null;
   const rooms = h("div", { id: "rooms" });
   const stored = h("div", { id: "stored-games" });
+  const ladders = h("section.card", { id: "ladders-card", hidden: true }, h("h2", {}, "Bot ladders"));
   const joinCode = h("input", { id: "join-code", placeholder: "room code", maxlength: 12, size: 12 });
   const joinForm = h(
     "form.inline",
@@ -169,6 +171,15 @@ async function showLobby() {
     h("section.card", {}, h("h2", {}, "New room"), createForm()),
     h("section.card", {}, h("h2", {}, "Public rooms"), rooms, h("h3", {}, "A room by its code"), joinForm),
     h("section.card", {}, h("h2", {}, "Finished games"), stored),
+    ladders,
+  );
+  laddersList(app.conn, openLadder).then(
+    (list) => {
+      if (!list) return;
+      ladders.append(list);
+      ladders.hidden = false;
+    },
+    () => {}, // a server without ladders: the section stays hidden
   );
   storedGamesList(app.conn, (id) => {
     stopLobbyPolling();
@@ -188,6 +199,17 @@ async function showLobby() {
   await refresh();
   stopLobbyPolling();
   app.lobbyTimer = setInterval(refresh, 4000);
+}
+
+// A ladder's standings and rating plot, asked again every few seconds while shown.
+async function openLadder(name) {
+  stopLobbyPolling();
+  try {
+    const refresh = await showLadder(main, app.conn, name);
+    app.lobbyTimer = setInterval(() => refresh().catch(() => {}), 5000);
+  } catch (error) {
+    say(error.message, "error");
+  }
 }
 
 function drawRooms(container, rooms) {
