@@ -3,7 +3,9 @@
     .venv/bin/python -m tools.web_screenshots [--out docs/img]
 
 Each board is shown mid-game against built-in bots (random moves), so the pictures differ from run
-to run but always show what the client draws.
+to run but always show what the client draws. Besides the boards: a game under a clock, the end of
+a game with its seed checked, a Duel replayed step by step, and a bot ladder's standings and rating
+plot (three bots play tic-tac-toe for a few seconds first).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import random
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from typing import Any
 from playwright.async_api import async_playwright
 
 from partida.bots.runner import BotRunner
+from partida.client import Client
 from partida.server.app import Server, ServerConfig
 from tests.services import CHROMIUM_ARGS, ensure_chromium
 
@@ -36,8 +40,10 @@ async def login(browser: Any, url: str, name: str, viewport: dict[str, int]) -> 
     return page
 
 
-async def create(page: Any, game: str, seats: dict[int, str], count: int | None = None) -> None:
+async def create(page: Any, game: str, seats: dict[int, str], count: int | None = None, clock: str = "") -> None:
     await page.select_option("#game", game)
+    if clock:  # after the game: choosing a game redraws the form
+        await page.select_option("#clock", label=clock)
     if count is not None:
         await page.fill("#seats", str(count))
         await page.dispatch_event("#seats", "change")
@@ -61,15 +67,45 @@ async def play(page: Any, moves: int, pick: str) -> None:
         )
 
 
+async def finished_game(url: str, game: str) -> int:
+    """Two protocol clients play `game` to the end with random answers; its stored id."""
+    rng = random.Random(4)
+    x, o = await Client.connect(url, name="xena"), await Client.connect(url, name="oscar")
+    try:
+        created = await x.create_room(game, seat=0)
+        code = created["room"]["code"]
+        await o.join(code)
+        final, _ = await asyncio.gather(
+            x.play(code, lambda u, p: p.random_answer(rng)), o.play(code, lambda u, p: p.random_answer(rng))
+        )
+        return int(final["game_id"])
+    finally:
+        await x.close()
+        await o.close()
+
+
+async def start_ladder(server: Server) -> list[asyncio.Task[None]]:
+    """A tic-tac-toe ladder: a perfect player, a tree searcher and two random players."""
+    await server.store.ladders.create("arena", "tictactoe", {}, 2, {"per_move": 5.0}, 2)
+    tasks = []
+    for name, agent in (("perfect", "alphabeta"), ("searcher", "mcts"), ("dice", "random"), ("coin", "random")):
+        _, token = await server.store.create_bot(name)
+        params = {"iterations": 40} if agent == "mcts" else None
+        runner = BotRunner(server.url, agent, token=token, ladders=["arena"], params=params)
+        tasks.append(asyncio.create_task(runner.run(reconnect=False)))
+    return tasks
+
+
 async def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(ServerConfig(host="127.0.0.1", port=0, db_url=f"sqlite+aiosqlite:///{tmp}/shots.db"))
         await server.start()
-        runners = [
-            asyncio.create_task(BotRunner(server.url, agent, name=f"{agent}-bot").run(reconnect=False))
-            for agent in ("random", "duel-lookahead")
-        ]
+        runners = []
+        for agent in ("random", "duel-lookahead"):
+            _, token = await server.store.create_bot(f"{agent}-bot")  # only bot accounts are seated as bots
+            runners.append(asyncio.create_task(BotRunner(server.url, agent, token=token).run(reconnect=False)))
+        runners += await start_ladder(server)
         await asyncio.sleep(1.0)
         try:
             async with async_playwright() as pw:
@@ -101,6 +137,33 @@ async def main(out: Path) -> None:
                 await create(phone, "othello", {1: "bot:random"})
                 await play(phone, 4, ".sq.playable")
                 await phone.screenshot(path=out / "web-phone.png", full_page=True)
+
+                page = await login(browser, url, "ada", DESKTOP)
+                await create(page, "othello", {1: "bot:random"}, clock="3 min + 2 s")
+                await play(page, 6, ".sq.playable")
+                await page.screenshot(path=out / "web-clock.png")
+
+                page = await login(browser, url, "ada", DESKTOP)
+                await create(page, "tictactoe", {1: "bot:random"}, clock="1 minute")
+                await play(page, 5, ".cell.playable")
+                await page.wait_for_selector('#fair[data-ok="yes"]')
+                await page.screenshot(path=out / "web-ending.png")
+
+                duel = await finished_game(server.url, "duel")
+                page = await login(browser, url, "ada", DESKTOP)
+                await page.click(f'#stored [data-game-id="{duel}"] button')
+                await page.wait_for_selector("#replay-board .duel")
+                middle = int(await page.locator("#replay-slider").get_attribute("max")) // 2
+                await page.fill("#replay-slider", str(middle))
+                await page.wait_for_selector(f'#replay-board[data-step="{middle}"]')
+                await page.screenshot(path=out / "web-replay.png", full_page=True)
+
+                while (await server.store.ladders.require("arena")).rated_games < 40:
+                    await asyncio.sleep(0.2)
+                page = await login(browser, url, "ada", DESKTOP)
+                await page.click('#ladders [data-ladder="arena"] button')
+                await page.wait_for_selector("#rating-plot svg")
+                await page.screenshot(path=out / "web-ladder.png", full_page=True)
                 await browser.close()
         finally:
             for task in runners:

@@ -10,7 +10,7 @@ const COLORS = ["#1f6f4a", "#b3261e", "#2456a6", "#c77d00", "#7b3fa0", "#00838f"
 function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag);
   for (const [key, value] of Object.entries(attrs)) if (value !== undefined && value !== null) el.setAttribute(key, String(value));
-  for (const child of children.flat()) if (child) el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  for (const child of children.flat(Infinity)) if (child) el.append(child instanceof Node ? child : document.createTextNode(String(child)));
   return el;
 }
 
@@ -107,7 +107,10 @@ export function ratingPlot(series) {
   const x = (g) => pad.left + ((W - pad.left - pad.right) * g) / maxGames;
   const y = (mu) => pad.top + ((H - pad.top - pad.bottom) * (hi - mu)) / (hi - lo);
   const ticks = (from, to, count) => {
-    const step = Math.max(1, Math.ceil((to - from) / count));
+    // a round step (1, 2, 5, 10, 20, ...) giving at most about `count` ticks
+    const raw = Math.max(1, (to - from) / count);
+    const unit = 10 ** Math.floor(Math.log10(raw));
+    const step = [1, 2, 5, 10].map((k) => k * unit).find((k) => k >= raw);
     const out = [];
     for (let v = Math.ceil(from / step) * step; v <= to; v += step) out.push(v);
     return out;
@@ -129,7 +132,7 @@ export function ratingPlot(series) {
       "g",
       { "data-bot": bot.name },
       s("polyline", { points: bot.points.map((p) => `${x(p.games).toFixed(1)},${y(p.mu).toFixed(1)}`).join(" "), fill: "none", stroke: color, "stroke-width": 2, "data-points": bot.points.length }),
-      s("line", { x1: x(end.games), x2: x(end.games), y1: y(end.mu + end.sigma), y2: y(end.mu - end.sigma), stroke: color, "stroke-opacity": 0.4, "stroke-width": 6 }),
+      s("line", { x1: x(end.games), x2: x(end.games), y1: y(Math.min(hi, end.mu + end.sigma)), y2: y(Math.max(lo, end.mu - end.sigma)), stroke: color, "stroke-opacity": 0.4, "stroke-width": 6 }),
       s("circle", { cx: x(end.games), cy: y(end.mu), r: 3.5, fill: color, "data-mu": end.mu.toFixed(3) }, s("title", {}, `${bot.name}: mu ${end.mu.toFixed(2)} ± ${end.sigma.toFixed(2)} after ${end.games} games`)),
     );
   });

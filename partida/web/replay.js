@@ -57,6 +57,13 @@ export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})
     slider.value = String(step);
     boardBox.dataset.step = String(step);
     items.forEach((item, i) => (item.className = i < step ? (i === step - 1 ? "done current" : "done") : "ahead"));
+    const current = items[step - 1];
+    if (current && list.isConnected) {
+      // keep the current move in sight inside the list (never scrolling the page itself)
+      const box = list.getBoundingClientRect();
+      const at = current.getBoundingClientRect();
+      list.scrollTop += at.top - box.top - (box.height - at.height) / 2;
+    }
     const shown = steps[step];
     if (!shown || !shown.view) return clear(boardBox, h("p.muted", {}, "This game has no board to show."));
     const update = { view: shown.view, decision: null, last: shown.last, seq: step, to_act: [], status: "replay" };
@@ -81,11 +88,11 @@ export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})
       h(
         "div.controls.replay-controls",
         {},
-        h("button", { type: "button", id: "replay-first", "aria-label": "first", onclick: () => go(0) }, "⏮"),
+        h("button", { type: "button", id: "replay-first", "aria-label": "first", onclick: () => go(0) }, "«"),
         h("button", { type: "button", id: "replay-prev", "aria-label": "back", onclick: () => go(step - 1) }, "◀"),
         slider,
         h("button", { type: "button", id: "replay-next", "aria-label": "forward", onclick: () => go(step + 1) }, "▶"),
-        h("button", { type: "button", id: "replay-last", "aria-label": "last", onclick: () => go(last) }, "⏭"),
+        h("button", { type: "button", id: "replay-last", "aria-label": "last", onclick: () => go(last) }, "»"),
         counter,
       ),
       h("div.play", {}, h("div.board-col", {}, boardBox), h("aside.side", {}, h("h3", {}, "Moves"), list)),
