@@ -38,8 +38,8 @@ async def test_a_person_accepts_a_challenge_and_both_play(server: Server, connec
     theirs = await asyncio.wait_for(alice.challenges.get(), 5)
     assert theirs["type"] == "challenge_accepted" and theirs["challenge"] == sent["id"]
     assert (theirs["seat"], accepted["seat"]) == (0, 1) and theirs["token"] and accepted["token"]
-    room = accepted["room"]
-    assert room["code"] == theirs["room"]["code"] and not room["public"]
+    room = accepted["summary"]
+    assert room["code"] == theirs["room"] and not room["public"]
     assert [s["name"] for s in room["seats"]] == ["Alice", "Bob"]
     assert room["clock"]["initial"] == 600
     code = room["code"]
@@ -90,7 +90,7 @@ async def test_a_bot_accepts_the_games_it_declared(server: Server, connect) -> N
     async def play_when_seated() -> None:
         while True:
             notice = await bot.seated.get()
-            game = asyncio.create_task(bot.play(notice["room"]["code"], _random(3)))
+            game = asyncio.create_task(bot.play(notice["room"], _random(3)))
             games.add(game)
             game.add_done_callback(games.discard)
 
@@ -100,9 +100,9 @@ async def test_a_bot_accepts_the_games_it_declared(server: Server, connect) -> N
         sent = await guest.challenge("tacbot", "tictactoe")
         accepted = await asyncio.wait_for(guest.challenges.get(), 5)
         assert accepted["type"] == "challenge_accepted" and accepted["challenge"] == sent["id"]
-        seats = accepted["room"]["seats"]
+        seats = accepted["summary"]["seats"]
         assert (seats[0]["name"], seats[0]["kind"]) == ("hana", "guest")
-        final = await asyncio.wait_for(guest.play(accepted["room"]["code"], _random(4)), 20)
+        final = await asyncio.wait_for(guest.play(accepted["room"], _random(4)), 20)
         assert final["status"] == "finished"
 
         await guest.challenge("TacBot", "othello")

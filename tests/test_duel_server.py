@@ -25,7 +25,7 @@ async def test_bots_play_duel_through_the_server(connect, server, bots) -> None:
 async def test_each_update_tells_what_the_last_answer_did_without_its_hidden_ids(connect, server) -> None:  # type: ignore[no-untyped-def]
     alice, bob = await connect(name="alice"), await connect(name="bob")
     created = await alice.create_room("duel", {"deck0": "white", "deck1": "red"}, seat=0, public=False)
-    code = created["room"]["code"]
+    code = created["room"]
     await bob.join(code)
     seen: list[dict] = []
     await asyncio.gather(alice.play(code, random_decider(1), on_update=seen.append), bob.play(code, random_decider(2)))

@@ -21,7 +21,7 @@ async def _finished_game(connect, public: bool, **alice_login: str) -> tuple[int
     alice = await connect(**(alice_login or {"name": "alice"}))
     bob = await connect(name="bob")
     created = await alice.create_room("tictactoe", seat=0, public=public)
-    code = created["room"]["code"]
+    code = created["room"]
     await bob.join(code)
     final, _ = await asyncio.gather(alice.play(code, random_decider(1)), bob.play(code, random_decider(2)))
     return final["game_id"], code
@@ -57,11 +57,11 @@ async def test_private_games_are_shown_only_to_accounts_that_sat_in_them(server:
 async def test_a_live_game_is_read_as_its_spectators_see_it(server: Server, connect) -> None:
     alice, bob = await connect(name="alice"), await connect(name="bob")
     created = await alice.create_room("duel", seat=0, public=True)
-    await bob.join(created["room"]["code"])
-    update = await alice.next_update(created["room"]["code"])
+    await bob.join(created["room"])
+    update = await alice.next_update(created["room"])
     record = await (await connect(name="carol")).game(update["game_id"])
     assert record["status"] == "playing" and "seed" not in record and "log" not in record
-    assert record["view"] == server.rooms[created["room"]["code"]].state.view(None)
+    assert record["view"] == server.rooms[created["room"]].state.view(None)
 
 
 async def test_bad_history_requests_get_codes(connect) -> None:

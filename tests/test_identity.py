@@ -39,7 +39,7 @@ async def test_guests_are_marked_as_guests_in_room_summaries(connect, bots) -> N
     await bots("random")
     guest = await connect(name="dora")
     created = await guest.create_room("tictactoe", seat=0, bots={1: "random"})
-    seats = created["room"]["seats"]
+    seats = created["summary"]["seats"]
     assert (seats[0]["name"], seats[0]["kind"]) == ("dora", "guest")
     assert (seats[1]["kind"], seats[1]["agent"]) == ("bot", "random")
 
@@ -56,7 +56,7 @@ async def _play_seated_games(bot) -> None:  # type: ignore[no-untyped-def]
     games: set[asyncio.Task[dict]] = set()
     while True:
         notice = await bot.seated.get()
-        game = asyncio.create_task(bot.play(notice["room"]["code"], lambda update, prompt: prompt.random_answer(rng)))
+        game = asyncio.create_task(bot.play(notice["room"], lambda update, prompt: prompt.random_answer(rng)))
         games.add(game)
         game.add_done_callback(games.discard)
 
@@ -69,15 +69,13 @@ async def test_a_custom_bot_is_seated_by_its_account_name(server: Server, connec
     try:
         frank = await connect(name="frank")
         created = await frank.create_room("tictactoe", seat=0, bots={1: "deep-tac"})
-        assert created["room"]["seats"][1]["name"] == "Deep-Tac"
-        final = await asyncio.wait_for(
-            frank.play(created["room"]["code"], lambda u, p: p.random_answer(random.Random(1))), 20
-        )
+        assert created["summary"]["seats"][1]["name"] == "Deep-Tac"
+        final = await asyncio.wait_for(frank.play(created["room"], lambda u, p: p.random_answer(random.Random(1))), 20)
         assert final["status"] == "finished"
         # The same bot by its agent name, and a game it did not declare.
         room = await frank.create_room("tictactoe", seat=0, auto_start=False)
-        added = await frank.add_bot(room["room"]["code"], "my-own-brain")
-        assert added["room"]["seats"][1]["name"] == "Deep-Tac"
+        added = await frank.add_bot(room["room"], "my-own-brain")
+        assert added["summary"]["seats"][1]["name"] == "Deep-Tac"
         with pytest.raises(ServerError) as refused:
             await frank.create_room("othello", seat=0, bots={1: "Deep-Tac"})
         assert refused.value.code == "no_bot_available"

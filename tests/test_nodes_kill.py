@@ -119,7 +119,7 @@ async def test_a_game_outlives_the_node_it_was_created_on(cluster: list[Node]) -
     bob = await Client.connect(b.url, name="bob")
     carol = await Client.connect(c.url, name="carol")
     created = await alice.create_room("tictactoe", seat=0)
-    code, game_id, alice_token = created["room"]["code"], created["room"]["game_id"], created["token"]
+    code, game_id, alice_token = created["room"], created["summary"]["game_id"], created["token"]
     assert code in [room["code"] for room in await carol.list_rooms()]  # C's lobby shows A's room
     bob_token = (await bob.join(code))["token"]  # through B, which sends bob to A
     await carol.watch(code)  # served by C itself, from the room's events over MQTT
@@ -212,10 +212,10 @@ async def test_games_keep_every_acknowledged_move_while_nodes_die(cluster: list[
     for i in range(4):
         host = await Client.connect(cluster[i % 3].url, name=f"host{i}")
         created = await host.create_room("othello", seat=0, public=False)
-        code = created["room"]["code"]
+        code = created["room"]
         guest = await Client.connect(cluster[(i + 1) % 3].url, name=f"guest{i}")
         joined = await guest.join(code)
-        games.append((code, created["room"]["game_id"], created["token"], joined["token"]))
+        games.append((code, created["summary"]["game_id"], created["token"], joined["token"]))
         await host.close()
         await guest.close()
     acked: dict[str, dict[int, Any]] = {code: {} for code, *_ in games}

@@ -46,7 +46,7 @@ class Raw:
 
 async def started_room(connect) -> tuple[Client, Client, str]:  # type: ignore[no-untyped-def]
     alice, bob = await connect(name="alice"), await connect(name="bob")
-    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
     await bob.join(code)
     update = await alice.next_update(code)
     assert update["decision"] is not None
@@ -189,7 +189,7 @@ async def test_a_flood_of_garbage_leaves_other_rooms_playing(connect, server) ->
 
 async def test_seat_rules(connect) -> None:
     alice, bob, carol = await connect(name="alice"), await connect(name="bob"), await connect(name="carol")
-    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
     for call, expected in [(bob.join(code, seat=0), "seat_taken"), (bob.join(code, seat=7), "no_such_seat")]:
         with pytest.raises(ServerError) as exc:
             await call

@@ -26,8 +26,8 @@ async def final_update(client: Client, code: str, timeout: float = 20.0) -> dict
 async def test_updates_carry_the_clock(connect, server) -> None:
     alice, bob = await connect(name="alice"), await connect(name="bob")
     created = await alice.create_room("tictactoe", seat=0, public=False, clock={"initial": 30, "increment": 2})
-    code = created["room"]["code"]
-    assert created["room"]["clock"] == {"initial": 30.0, "increment": 2.0, "timeouts": 3}
+    code = created["room"]
+    assert created["summary"]["clock"] == {"initial": 30.0, "increment": 2.0, "timeouts": 3}
     await bob.join(code)
     first = await alice.next_update(code, 5)
     assert first["clock"]["remaining"] == [30.0, 30.0]
@@ -43,7 +43,7 @@ async def test_updates_carry_the_clock(connect, server) -> None:
 
 async def test_a_two_seat_game_is_lost_on_time_at_the_deadline(connect, server) -> None:
     alice, bob = await connect(name="alice"), await connect(name="bob")
-    code = (await alice.create_room("tictactoe", seat=0, public=False, clock={"initial": 0.4}))["room"]["code"]
+    code = (await alice.create_room("tictactoe", seat=0, public=False, clock={"initial": 0.4}))["room"]
     await bob.join(code)
     first = await alice.next_update(code, 5)
     deadline = first["clock"]["deadline"][0]
@@ -61,7 +61,7 @@ async def test_a_two_seat_game_is_lost_on_time_at_the_deadline(connect, server) 
 async def test_a_silent_seat_of_a_three_seat_game_does_not_stop_it(connect, server) -> None:
     alice, bob, carol = [await connect(name=n) for n in ("alice", "bob", "carol")]
     created = await alice.create_room("crazyeights", seats=3, seat=0, public=False, clock={"per_move": 0.5})
-    code = created["room"]["code"]
+    code = created["room"]
     await bob.join(code)
     await carol.join(code)  # carol never answers
     final_a, final_b = await asyncio.wait_for(
@@ -79,7 +79,7 @@ async def test_a_restart_charges_the_outage_to_nobody(db_url: str) -> None:
     alice = await Client.connect(first.url, name="alice")
     bob = await Client.connect(first.url, name="bob")
     created = await alice.create_room("tictactoe", seat=0, public=False, clock={"initial": 2.0})
-    code = created["room"]["code"]
+    code = created["room"]
     bob_token = (await bob.join(code))["token"]
     await alice.act(code, 4, seq=0)
     await alice.close()
@@ -121,6 +121,6 @@ async def test_the_bot_runner_answers_within_the_rooms_clock(connect, server, bo
     await bots("mcts", seconds=5.0)  # it would think five seconds a move without a clock
     alice = await connect(name="alice")
     created = await alice.create_room("tictactoe", seat=0, public=False, bots={1: "mcts"}, clock={"per_move": 0.6})
-    code = created["room"]["code"]
+    code = created["room"]
     final = await asyncio.wait_for(alice.play(code, random_decider(3)), 30)
     assert final["result"]["reason"] == "normal"

@@ -15,7 +15,7 @@ from tests.test_server_clocks import final_update
 
 async def two_player_room(connect, **create: Any) -> tuple[Client, Client, str]:  # type: ignore[no-untyped-def]
     alice, bob = await connect(name="alice"), await connect(name="bob")
-    code = (await alice.create_room("tictactoe", seat=0, public=False, **create))["room"]["code"]
+    code = (await alice.create_room("tictactoe", seat=0, public=False, **create))["room"]
     await bob.join(code)
     return alice, bob, code
 
@@ -97,7 +97,7 @@ async def test_rematch_swaps_colours(connect, server: Server) -> None:
 async def test_a_bot_accepts_a_rematch_by_itself(connect, server: Server, bots) -> None:  # type: ignore[no-untyped-def]
     await bots("random")
     alice = await connect(name="alice")
-    code = (await alice.create_room("tictactoe", seat=0, public=False, bots={1: "random"}))["room"]["code"]
+    code = (await alice.create_room("tictactoe", seat=0, public=False, bots={1: "random"}))["room"]
     await alice.resign(code)
     await final_update(alice, code)
     new = (await alice.rematch(code))["rematch"]
@@ -117,7 +117,7 @@ async def test_an_abandoned_game_is_lost_by_the_absent_seat(connect, server: Ser
     while True:
         message = await alice.next_message(code, 5)
         if message["type"] == "room":
-            seen_away = seen_away or message["room"]["seats"][1].get("connected") is False
+            seen_away = seen_away or message["summary"]["seats"][1].get("connected") is False
         if message["type"] == "update" and message["status"] == "finished":
             break
     assert seen_away
@@ -175,7 +175,7 @@ async def test_bad_requests_change_nothing(connect, server: Server) -> None:
 
 async def test_draws_are_for_two_seat_games(connect, server: Server) -> None:
     alice, bob, carol = [await connect(name=n) for n in ("alice", "bob", "carol")]
-    code = (await alice.create_room("crazyeights", seats=3, seat=0, public=False))["room"]["code"]
+    code = (await alice.create_room("crazyeights", seats=3, seat=0, public=False))["room"]
     await bob.join(code)
     await carol.join(code)
     await refused("draw_unavailable", alice.offer_draw(code))
@@ -185,7 +185,7 @@ async def test_draws_are_for_two_seat_games(connect, server: Server) -> None:
 
 async def test_resign_in_a_three_seat_game_drops_the_seat_out(connect, server: Server) -> None:
     alice, bob, carol = [await connect(name=n) for n in ("alice", "bob", "carol")]
-    code = (await alice.create_room("crazyeights", seats=3, seat=0, public=False))["room"]["code"]
+    code = (await alice.create_room("crazyeights", seats=3, seat=0, public=False))["room"]
     await bob.join(code)
     await carol.join(code)
     await carol.resign(code)
@@ -204,7 +204,7 @@ async def test_a_game_nobody_returns_to_after_a_restart_ends(db_url: str) -> Non
     await first.start()
     alice = await Client.connect(first.url, name="alice")
     bob = await Client.connect(first.url, name="bob")
-    code = (await alice.create_room("tictactoe", seat=0, public=False, abandon_after=0.3))["room"]["code"]
+    code = (await alice.create_room("tictactoe", seat=0, public=False, abandon_after=0.3))["room"]
     await bob.join(code)
     for seat, (player, square) in enumerate([(alice, 4), (bob, 0), (alice, 8)]):
         await player.act(code, square, seq=seat)

@@ -17,7 +17,7 @@ from partida.server.app import Server, ServerConfig
 async def play_random_tictactoe(url: str) -> tuple[str, dict[str, Any]]:
     alice = await Client.connect(url, name="alice")
     bob = await Client.connect(url, name="bob")
-    code = (await alice.create_room("tictactoe", seat=0, public=True))["room"]["code"]
+    code = (await alice.create_room("tictactoe", seat=0, public=True))["room"]
     await bob.join(code)
     rng = random.Random(3)
     finals = await asyncio.gather(

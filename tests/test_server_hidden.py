@@ -77,7 +77,7 @@ async def check_views_through_server(server, connect, game_name: str, seats: int
     """Play a game with random players and a spectator; return how many updates were checked."""
     players = [await connect(name=f"p{i}") for i in range(seats)]
     spectator = await connect(name="spectator")
-    code = (await players[0].create_room(game_name, options, seats=seats, seat=0, public=False))["room"]["code"]
+    code = (await players[0].create_room(game_name, options, seats=seats, seat=0, public=False))["room"]
     await spectator.watch(code)
     received: dict[int | None, list[dict[str, Any]]] = {}
 

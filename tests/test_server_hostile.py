@@ -48,7 +48,7 @@ class Text:
 async def test_a_token_kept_from_an_earlier_seating_does_not_take_the_seat(connect, server) -> None:
     mallory, friend = await connect(name="mallory"), await connect(name="friend")
     created = await mallory.create_room("tictactoe", public=False, auto_start=False)
-    code = created["room"]["code"]
+    code = created["room"]
     old = (await mallory.join(code, seat=1))["token"]
     await mallory.leave(code)
     await mallory.join(code, seat=0)
@@ -71,7 +71,7 @@ async def test_a_seat_token_survives_a_restart(db_url: str) -> None:
     alice = await Client.connect(first.url, name="alice")
     bob = await Client.connect(first.url, name="bob")
     created = await alice.create_room("tictactoe", seat=0, public=False)
-    code, token = created["room"]["code"], created["token"]
+    code, token = created["room"], created["token"]
     await bob.join(code)
     await alice.close()
     await bob.close()
@@ -98,7 +98,7 @@ async def test_a_seat_token_survives_a_restart(db_url: str) -> None:
 
 async def test_a_name_that_msgpack_cannot_encode_is_refused_and_others_carry_on(server, connect) -> None:
     watcher = await connect(name="watcher")
-    code = (await watcher.create_room("tictactoe", auto_start=False))["room"]["code"]
+    code = (await watcher.create_room("tictactoe", auto_start=False))["room"]
     evil = await Text.open(server.url, name="x\ud800y")
     answer = await evil.recv()
     assert answer["type"] == "error" and answer["code"] == "bad_frame"
@@ -139,7 +139,7 @@ async def test_a_failed_start_leaves_the_room_waiting(server, connect) -> None:
     """The stored status must follow the room: if the start cannot be stored, the room has not
     started."""
     alice, bob = await connect(name="alice"), await connect(name="bob")
-    code = (await alice.create_room("tictactoe", seat=0, auto_start=False))["room"]["code"]
+    code = (await alice.create_room("tictactoe", seat=0, auto_start=False))["room"]
     await bob.join(code)
     real = server.store.start_game
 
@@ -205,7 +205,7 @@ async def test_deep_nesting_is_a_bad_frame_without_a_traceback(server, connect, 
         await raw.send('{"type":"hello","version":1,"name":' + "[" * 100 + "1" + "]" * 100 + "}")
         assert json.loads(await asyncio.wait_for(raw.recv(), 5))["code"] == "bad_frame"
         alice, bob = await connect(name="alice"), await connect(name="bob")
-        code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+        code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
         await bob.join(code)
         deep: Any = 4
         for _ in range(500):
@@ -225,7 +225,7 @@ async def test_deep_nesting_is_a_bad_frame_without_a_traceback(server, connect, 
 
 async def test_booleans_and_floats_are_not_squares(server, connect) -> None:
     alice, bob = await connect(name="alice"), await connect(name="bob")
-    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
     await bob.join(code)
     for answer in (True, 5.0):
         with pytest.raises(ServerError) as refused:
@@ -339,7 +339,7 @@ async def test_replay_fails_on_a_seed_or_result_that_does_not_match(server, conn
     from partida.storage.models import GameRecord
 
     alice, bob = await connect(name="alice"), await connect(name="bob")
-    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
     await bob.join(code)
     rng = random.Random(5)
     finals = await asyncio.gather(

@@ -119,7 +119,7 @@ async def test_failed_logins_back_off_and_are_logged(limited, caplog) -> None:
 async def test_rooms_created_and_watched_are_bounded(limited) -> None:
     server = await limited(waiting_rooms_per_address=3, rooms_watched=2)
     maker = await Client.connect(server.url, name="maker")
-    codes = [(await maker.create_room("tictactoe", auto_start=False))["room"]["code"] for _ in range(3)]
+    codes = [(await maker.create_room("tictactoe", auto_start=False))["room"] for _ in range(3)]
     with pytest.raises(ServerError) as created:
         await maker.create_room("tictactoe")
     assert created.value.code == "rate_limited"
@@ -138,7 +138,7 @@ async def test_rooms_created_and_watched_are_bounded(limited) -> None:
 async def test_guessing_room_codes_is_rate_limited(limited) -> None:
     server = await limited(guess_burst=5, guesses_per_second=0.1)
     owner = await Client.connect(server.url, name="owner")
-    code = (await owner.create_room("tictactoe", public=False, seat=0))["room"]["code"]
+    code = (await owner.create_room("tictactoe", public=False, seat=0))["room"]
     assert len(code) >= 12
     guesser = await Client.connect(server.url, name="guesser")
     for _ in range(5):
@@ -155,7 +155,7 @@ async def test_guessing_room_codes_is_rate_limited(limited) -> None:
 async def test_private_room_codes_are_never_published(server) -> None:
     subscription = server.bus.subscribe("partida/#")
     alice, bob = await Client.connect(server.url, name="alice"), await Client.connect(server.url, name="bob")
-    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
     await bob.join(code)
     await alice.act(code, 4)
     seen: list[str] = []
@@ -171,13 +171,13 @@ async def test_rooms_that_never_start_are_closed(limited) -> None:
     server = await limited(waiting_room_ttl=0.2)
     maker = await Client.connect(server.url, name="maker")
     created = await maker.create_room("tictactoe", seat=0)
-    code = created["room"]["code"]
+    code = created["room"]
     for _ in range(100):
         if code not in server.rooms:
             break
         await asyncio.sleep(0.05)
     assert code not in server.rooms
-    stored = await server.store.load_game(created["room"]["game_id"])
+    stored = await server.store.load_game(created["summary"]["game_id"])
     assert stored is not None and stored.status == "aborted"
     await maker.close()
 
@@ -188,7 +188,7 @@ async def test_options_are_bounded_and_only_the_owner_adds_bots(server, bots) ->
     with pytest.raises(ServerError) as big:
         await maker.create_room("duel", options={"decklist": ["x" * 100] * 600})
     assert big.value.code == "bad_options"
-    code = (await maker.create_room("tictactoe", seat=0, auto_start=False))["room"]["code"]
+    code = (await maker.create_room("tictactoe", seat=0, auto_start=False))["room"]
     other = await Client.connect(server.url, name="other")
     with pytest.raises(ServerError) as not_owner:
         await other.add_bot(code, "random")
@@ -212,7 +212,7 @@ async def test_a_bot_reconnects_after_a_restart_and_takes_its_seat_back(db_url: 
             break
         await asyncio.sleep(0.02)
     created = await human.create_room("tictactoe", seat=0, bots={1: "random"})
-    code, token = created["room"]["code"], created["token"]
+    code, token = created["room"], created["token"]
     update = await human.next_update(code)
     while update.get("decision") is None:
         update = await human.next_update(code)

@@ -26,7 +26,7 @@ def random_decider(seed: int):  # type: ignore[no-untyped-def]
 
 async def play_two(alice: Client, bob: Client, game: str, options: dict[str, Any] | None = None) -> list[dict]:
     created = await alice.create_room(game, options, seat=0, public=False)
-    code = created["room"]["code"]
+    code = created["room"]
     joined = await bob.join(code)
     assert joined["seat"] == 1
     return await asyncio.gather(
@@ -111,19 +111,19 @@ async def test_a_person_against_a_bot_by_name(connect, server, bots) -> None:
     await bots("random")
     alice = await connect(name="alice")
     created = await alice.create_room("tictactoe", seat=0, bots={1: "random"}, public=False)
-    final = await alice.play(created["room"]["code"], random_decider(3))
+    final = await alice.play(created["room"], random_decider(3))
     assert final["status"] == "finished"
-    names = [s["name"] for s in created["room"]["seats"]]
+    names = [s["name"] for s in created["summary"]["seats"]]
     assert names == ["alice", "test-random"]
 
 
 async def test_private_room_is_joined_by_code_and_not_listed(connect) -> None:
     alice, bob = await connect(name="alice"), await connect(name="bob")
     created = await alice.create_room("tictactoe", seat=0, public=False)
-    assert all(r["code"] != created["room"]["code"] for r in await bob.list_rooms())
+    assert all(r["code"] != created["room"] for r in await bob.list_rooms())
     public = await alice.create_room("tictactoe", seat=0, public=True)
-    assert any(r["code"] == public["room"]["code"] for r in await bob.list_rooms())
-    joined = await bob.join(created["room"]["code"].lower())
+    assert any(r["code"] == public["room"] for r in await bob.list_rooms())
+    joined = await bob.join(created["room"].lower())
     assert joined["seat"] == 1
 
 
@@ -137,7 +137,7 @@ async def test_lobby_lists_games_with_options(connect) -> None:
 async def test_spectator_sees_every_move(connect) -> None:
     alice, bob, carol = await connect(name="alice"), await connect(name="bob"), await connect(name="carol")
     created = await alice.create_room("tictactoe", seat=0, public=True)
-    code = created["room"]["code"]
+    code = created["room"]
     await carol.watch(code)
     await bob.join(code)
     play = asyncio.gather(alice.play(code, random_decider(5)), bob.play(code, random_decider(6)))

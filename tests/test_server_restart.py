@@ -15,7 +15,7 @@ async def test_restart_mid_game_loses_no_acknowledged_move(db_url: str) -> None:
     alice = await Client.connect(first.url, name="alice")
     bob = await Client.connect(first.url, name="bob")
     created = await alice.create_room("tictactoe", seat=0, public=False)
-    code, alice_token = created["room"]["code"], created["token"]
+    code, alice_token = created["room"], created["token"]
     bob_token = (await bob.join(code))["token"]
     await alice.act(code, 0)
     await bob.act(code, 4)
@@ -56,7 +56,7 @@ async def test_a_wrong_seat_token_does_not_reclaim(db_url: str) -> None:
     try:
         alice = await Client.connect(server.url, name="alice")
         bob = await Client.connect(server.url, name="bob")
-        code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+        code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
         await bob.join(code)
         mallory = await Client.connect(server.url, name="mallory")
         with pytest.raises(ServerError) as exc:
@@ -87,7 +87,7 @@ async def test_restart_on_postgresql(postgres) -> None:  # type: ignore[no-untyp
     alice = await Client.connect(first.url, name="alice")
     bob = await Client.connect(first.url, name="bob")
     created = await alice.create_room("tictactoe", seat=0, public=False)
-    code = created["room"]["code"]
+    code = created["room"]
     bob_token = (await bob.join(code))["token"]
     await alice.act(code, 4)
     await alice.close()

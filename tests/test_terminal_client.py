@@ -110,7 +110,7 @@ def test_players_are_named_as_they_join_and_leave() -> None:
 async def test_a_seat_token_alone_takes_the_seat_back(server: Server, connect) -> None:
     alice, bob = await connect(name="alice"), await connect(name="bob")
     created = await alice.create_room("tictactoe", seat=0, public=False)
-    code = created["room"]["code"]
+    code = created["room"]
     bob_token = (await bob.join(code))["token"]
     await bob.close()
     back = await connect(name="bob")

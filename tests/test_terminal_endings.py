@@ -25,7 +25,7 @@ def test_clock_times_read_like_a_clock() -> None:
 async def test_terminal_shows_clocks_disconnects_and_resigns(connect, server) -> None:
     alice, bob = await connect(name="alice"), await connect(name="bob")
     created = await alice.create_room("tictactoe", seat=0, public=False, clock={"initial": 60, "increment": 0})
-    code = created["room"]["code"]
+    code = created["room"]
     await bob.join(code)
     await bob.close()
     for _ in range(200):
@@ -41,7 +41,7 @@ async def test_terminal_shows_clocks_disconnects_and_resigns(connect, server) ->
 
     out = io.StringIO()
     player = TerminalPlayer(alice, server.registry.get("tictactoe"), Console(file=out, width=120), ask=ask)
-    player.on_room(created["room"])
+    player.on_room(created["summary"])
     final = await asyncio.wait_for(
         alice.play(
             code, player.decide, on_update=player.on_update, on_error=player.on_error, on_message=player.on_message

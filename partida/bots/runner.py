@@ -158,7 +158,8 @@ class BotRunner:
                     log.info("%s: seat %d in room %s is gone (%s)", self.agent, seat, room, exc.code)
                     seats.pop(seat, None)
                     continue
-                client.seated.put_nowait({"type": "seated", "room": joined["room"], "seat": seat, "token": token})
+                notice = {"type": "seated", "room": room, "summary": joined["summary"], "seat": seat, "token": token}
+                client.seated.put_nowait(notice)
             if not seats:
                 self.held.pop(room, None)
 
@@ -176,10 +177,10 @@ class BotRunner:
                     return
                 notice = seated.result()
                 if notice.get("token"):
-                    self.held.setdefault(notice["room"]["code"], {})[notice["seat"]] = notice["token"]
-                if notice["room"]["code"] in self.playing:
+                    self.held.setdefault(notice["room"], {})[notice["seat"]] = notice["token"]
+                if notice["room"] in self.playing:
                     continue
-                self.playing.add(notice["room"]["code"])
+                self.playing.add(notice["room"])
                 task = asyncio.create_task(self._play_room(client, notice))
                 self.tasks.add(task)
                 task.add_done_callback(self.tasks.discard)
@@ -206,8 +207,8 @@ class BotRunner:
                         )
 
     async def _play_room(self, client: Client, notice: dict[str, Any]) -> None:
-        room = notice["room"]["code"]
-        game = self.registry.get(notice["room"]["game"])
+        room = notice["room"]
+        game = self.registry.get(notice["summary"]["game"])
         agents: dict[int, Agent] = {}
 
         def agent_for(seat: int) -> Agent:

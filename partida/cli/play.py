@@ -231,7 +231,7 @@ async def _play(args: argparse.Namespace) -> int:
                 )
         except ServerError as exc:
             raise CliError(exc.message) from None
-        room = reply["room"]
+        room = reply["summary"]
         game = registry.get(room["game"])
         player = TerminalPlayer(client, game, ask=reader.ask)
         player.on_room(room)
@@ -296,7 +296,7 @@ async def _ask_rematch(client: Any, player: Any, code: str) -> dict[str, Any] | 
         if message["type"] == "rematch":
             return message
         if message["type"] == "room":
-            player.on_room(message["room"])
+            player.on_room(message["summary"])
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -317,7 +317,7 @@ async def _watch(args: argparse.Namespace) -> int:
             reply = await client.watch(args.room)
         except ServerError as exc:
             raise CliError(exc.message) from None
-        room = reply["room"]
+        room = reply["summary"]
         player = TerminalPlayer(client, default_registry().get(room["game"]))
         player.on_room(room)
         while True:
@@ -401,7 +401,7 @@ async def play_bot_game(
     reply = await client.create_room(
         game, options, seats=len(agents), public=False, bots=dict(enumerate(agents)), auto_start=False, clock=clock
     )
-    code = reply["room"]["code"]
+    code = reply["room"]
     await client.watch(code)
     await client.start(code)
     while True:

@@ -248,7 +248,7 @@ class Client:
 
     def _remember(self, kind: str, fields: dict[str, Any], reply: dict[str, Any]) -> None:
         """Keep the seat tokens and watched rooms a reply grants (see `_take_back`)."""
-        summary = reply.get("room")
+        summary = reply.get("summary")
         if kind not in ("join", "watch", "create_room") or not isinstance(summary, dict):
             return
         code = summary["code"]
@@ -384,16 +384,15 @@ class Client:
         if link is not None and link is not self._home and kind in ("update", "room", "seated"):
             # News of a room from another node (a ladder game the scheduler there seated us in):
             # requests about that room go there.
-            code = message["room"]["code"] if kind in ("room", "seated") else message["room"]
-            self._routes.setdefault(code, link)
+            self._routes.setdefault(message["room"], link)
         if kind in ("update", "game_over", "room", "seat_lost", "rematch"):
-            room = message["room"]["code"] if kind == "room" else message["room"]
+            room = message["room"]
             if kind == "update":
                 self._queued_updates[room, message.get("seat")] += 1
             self._rooms[room].put_nowait(message)
         elif kind == "seated":
             if message.get("token"):
-                self._seats[message["room"]["code"]][message["seat"]] = message["token"]
+                self._seats[message["room"]][message["seat"]] = message["token"]
             self.seated.put_nowait(message)
         elif kind in ("challenge", "challenge_accepted", "challenge_declined"):
             self.challenges.put_nowait(message)

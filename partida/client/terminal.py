@@ -157,7 +157,7 @@ class TerminalPlayer:
     def on_message(self, message: dict[str, Any]) -> None:
         """Pushed messages other than updates: room changes, a seat taken over elsewhere."""
         if message["type"] == "room":
-            self.on_room(message["room"])
+            self.on_room(message["summary"])
         elif message["type"] == "seat_lost":
             self.say(f"[red]seat {message['seat']} was {escape(message.get('reason', 'lost'))}[/red]")
 

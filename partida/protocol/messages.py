@@ -19,8 +19,10 @@ from typing import Any, ClassVar
 
 from partida.protocol.errors import ErrorCode, ProtocolError
 
-PROTOCOL_VERSION = 1
-SUPPORTED_VERSIONS = frozenset({1})
+# Version 2: `room` is always a room's code; a room's summary travels as `summary`. Version 1
+# (still served) put the summary itself under `room` in some messages.
+PROTOCOL_VERSION = 2
+SUPPORTED_VERSIONS = frozenset({1, 2})
 
 
 @dataclass

@@ -27,7 +27,6 @@ from partida.games.base import BadOptions, Game
 from partida.games.registry import Registry, UnknownGame, default_registry
 from partida.protocol import (
     MAX_MESSAGE_BYTES,
-    PROTOCOL_VERSION,
     SUPPORTED_VERSIONS,
     Encoding,
     ErrorCode,
@@ -431,11 +430,12 @@ class Server:
                 )
             identity = Identity(name, "guest")
         session.identity = identity
+        session.version = req.version
         session.send(
             server_message(
                 "welcome",
                 req.id,
-                version=PROTOCOL_VERSION,
+                version=req.version,
                 server=f"partida {__version__}",
                 session=session.id,
                 you=identity.to_data(),
@@ -534,7 +534,9 @@ class Server:
             await room.call(lambda b=bot_session, s=bot_seat: room.seat_bot(b, s))
         if seat is not None:
             token = room.token_for(seat)
-        session.send(server_message("room_created", req.id, room=room.summary(), seat=seat, token=token))
+        session.send(
+            server_message("room_created", req.id, room=room.code, summary=room.summary(), seat=seat, token=token)
+        )
 
     async def open_room(
         self,
@@ -700,7 +702,15 @@ class Server:
         challenge = self.challenges.take(req.challenge, session)
         room, seat, token = await self._open_challenge_room(challenge, session)
         session.send(
-            server_message("challenge_accepted", req.id, challenge=challenge.id, room=room, seat=seat, token=token)
+            server_message(
+                "challenge_accepted",
+                req.id,
+                challenge=challenge.id,
+                room=room["code"],
+                summary=room,
+                seat=seat,
+                token=token,
+            )
         )
 
     async def on_decline(self, session: Session, req: m.DeclineChallenge) -> None:
@@ -730,7 +740,12 @@ class Server:
         await room.call(lambda: room.join(challenge.challenger, 0, None))
         challenge.challenger.send(
             server_message(
-                "challenge_accepted", challenge=challenge.id, room=room.summary(), seat=0, token=room.token_for(0)
+                "challenge_accepted",
+                challenge=challenge.id,
+                room=room.code,
+                summary=room.summary(),
+                seat=0,
+                token=room.token_for(0),
             )
         )
         assert opponent.identity is not None
@@ -743,7 +758,11 @@ class Server:
     async def on_join(self, session: Session, req: m.Join) -> None:
         room = self.room(req.room)
         seat = await room.call(lambda: room.join(session, req.seat, req.token))
-        session.send(server_message("joined", req.id, room=room.summary(), seat=seat, token=room.token_for(seat)))
+        session.send(
+            server_message(
+                "joined", req.id, room=room.code, summary=room.summary(), seat=seat, token=room.token_for(seat)
+            )
+        )
 
     async def on_leave(self, session: Session, req: m.Leave) -> None:
         room = self.room(req.room)
@@ -754,7 +773,7 @@ class Server:
         room = self.room(req.room)
         if room not in session.rooms:
             self.limiter.may_watch(sum(1 for r in session.rooms if session in r.spectators))
-        session.send(server_message("watching", req.id, room=room.summary()))
+        session.send(server_message("watching", req.id, room=room.code, summary=room.summary()))
         await room.call(lambda: room.watch(session))
 
     async def on_add_bot(self, session: Session, req: m.AddBot) -> None:
@@ -763,12 +782,14 @@ class Server:
             raise ProtocolError(ErrorCode.NOT_OWNER, "only the room's creator can add bots to it")
         bot = self.pick_bot(req.agent, room.game.name)
         seat = await room.call(lambda: room.seat_bot(bot, req.seat))
-        session.send(server_message("bot_added", req.id, room=room.summary(), seat=seat, agent=req.agent))
+        session.send(
+            server_message("bot_added", req.id, room=room.code, summary=room.summary(), seat=seat, agent=req.agent)
+        )
 
     async def on_start(self, session: Session, req: m.Start) -> None:
         room = self.room(req.room)
         await room.call(lambda: room.start(session))
-        session.send(server_message("started", req.id, room=room.summary()))
+        session.send(server_message("started", req.id, room=room.code, summary=room.summary()))
 
     async def on_act(self, session: Session, req: m.Act) -> None:
         room = self.room(req.room)

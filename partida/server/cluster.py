@@ -309,7 +309,7 @@ class Cluster:
                 await relay.close()
             relay = self.relays.setdefault(code, relay)
         summary = where.summary if where is not None else {"code": code, "game_id": relay.game_id}
-        session.send(server_message("watching", request.id, room=summary))
+        session.send(server_message("watching", request.id, room=code, summary=summary))
         await relay.watch(session)
         return True
 

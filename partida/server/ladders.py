@@ -189,7 +189,8 @@ class LadderService:
             server_message(
                 "ladder_joined",
                 req.id,
-                ladder=await self._summary(live),
+                ladder=live.info.name,
+                summary=await self._summary(live),
                 standing=standing.to_data() if standing else None,
                 max_games=max_games,
             )

@@ -51,7 +51,9 @@ async def seat_rematch(room: Room, seats: list[Seat | None], old_code: str) -> N
             continue
         seat.session.rooms.add(room)
         if seat.agent is not None:
-            seat.session.send(server_message("seated", room=summary, seat=index, token=seat.token))
+            seat.session.send(
+                server_message("seated", room=summary["code"], summary=summary, seat=index, token=seat.token)
+            )
         else:
             seat.session.send(server_message("rematch", room=old_code, new_room=summary, seat=index, token=seat.token))
     await room.after_seating()

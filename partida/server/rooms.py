@@ -268,7 +268,9 @@ class Room:
         """Seat a connected bot (challenge or add-bot); the bot learns of it by a `seated`
         message and then plays like anyone."""
         seat = await self.join(bot, seat, None)
-        bot.send(server_message("seated", room=self.summary(), seat=seat, token=self.token_for(seat)))
+        bot.send(
+            server_message("seated", room=self.code, summary=self.summary(), seat=seat, token=self.token_for(seat))
+        )
         return seat
 
     def token_for(self, seat: int) -> str:
@@ -675,7 +677,7 @@ class Room:
                 session.send(public)
 
     def broadcast_room(self) -> None:
-        message = server_message("room", room=self.summary())
+        message = server_message("room", room=self.code, summary=self.summary())
         for session in self._audience():
             session.send(message)
 

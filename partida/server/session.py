@@ -21,7 +21,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
-from partida.protocol import Encoding, encode
+from partida.protocol import PROTOCOL_VERSION, Encoding, encode
 from partida.server.limits import ConnectionLimits
 
 if TYPE_CHECKING:
@@ -32,6 +32,13 @@ log = logging.getLogger(__name__)
 OUTBOX_BYTES = 4 * 1024 * 1024  # default bound of one connection's queued output
 WRITE_AHEAD = 64 * 1024  # bytes the socket's buffer may hold before messages wait in the outbox
 _ids = itertools.count(1)
+
+
+def as_version_1(message: dict[str, Any]) -> dict[str, Any]:
+    """Protocol version 1 put a room's summary under `room` (a ladder's under `ladder`) where
+    version 2 sends the code (the name) there and the summary as `summary`."""
+    key = "ladder" if message["type"] == "ladder_joined" else "room"
+    return {k: v for k, v in message.items() if k != "summary"} | {key: message["summary"]}
 
 
 @dataclass
@@ -65,6 +72,7 @@ class Session:
     close_reason: tuple[int, str] = (1000, "")
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
     _flush_due: bool = False
+    version: int = PROTOCOL_VERSION  # the protocol version its hello asked for
 
     @property
     def greeted(self) -> bool:
@@ -78,6 +86,8 @@ class Session:
         """Queue a message; never blocks. A full outbox means a stuck client: drop it."""
         if self.closed:
             return
+        if self.version == 1 and "summary" in message:
+            message = as_version_1(message)
         try:
             frame = encode(message, self.encoding)
         except (TypeError, ValueError, OverflowError) as exc:  # UnicodeEncodeError is a ValueError

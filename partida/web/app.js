@@ -107,7 +107,7 @@ async function connect() {
   };
   say("connecting…");
   await conn.open();
-  const hello = { version: 1, name: localStorage.getItem(NAME_KEY) };
+  const hello = { version: 2, name: localStorage.getItem(NAME_KEY) };
   const password = sessionStorage.getItem(PASSWORD_KEY);
   if (password) hello.password = password;
   const welcome = await conn.request("hello", hello);
@@ -438,17 +438,13 @@ async function leaveRoom(room) {
   showLobby();
 }
 
-// A message names its room by code (`room: "K7QX2M"`) or carries the room summary (`room: {code,
-// ...}`); accept both spellings wherever they occur, and a summary under `summary`.
+// Protocol version 2: `room` is always a room's code; a room's summary travels as `summary`.
 function codeOf(message) {
-  if (typeof message.room === "string") return message.room;
-  if (message.room && typeof message.room === "object") return message.room.code;
-  return message.summary ? message.summary.code : message.code;
+  return typeof message.room === "string" ? message.room : message.summary ? message.summary.code : message.code;
 }
 
 function summaryOf(message) {
-  if (message.summary && typeof message.summary === "object") return message.summary;
-  return message.room && typeof message.room === "object" ? message.room : null;
+  return message.summary && typeof message.summary === "object" ? message.summary : null;
 }
 
 function onPush(message) {

@@ -1,0 +1,85 @@
+"""Protocol version 2: `room` is a room's code in every message and a summary travels as
+`summary`; a client that says version 1 still gets the summaries under `room`, as before."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from websockets.asyncio.client import connect as ws_connect
+
+from partida.server.app import Server
+
+
+class Raw:
+    """A JSON client with no SDK in between: every message as the server sent it."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.seen: list[dict[str, Any]] = []
+        self.ids = 0
+
+    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+        self.ids += 1
+        await self.ws.send(json.dumps({"type": kind, "id": self.ids, **fields}))
+        while True:
+            message = await self.next()
+            if message.get("id") == self.ids:
+                return message
+
+    async def next(self) -> dict[str, Any]:
+        message = json.loads(await asyncio.wait_for(self.ws.recv(), 10))
+        self.seen.append(message)
+        return message
+
+
+async def _play_a_game(server: Server, version: int) -> tuple[Raw, Raw]:
+    a = Raw(await ws_connect(server.url))
+    b = Raw(await ws_connect(server.url))
+    for raw, name in ((a, "ann"), (b, "bea")):
+        welcome = await raw.request("hello", version=version, name=name)
+        assert welcome["type"] == "welcome" and welcome["version"] == version
+    created = await a.request("create_room", game="tictactoe", seat=0, public=False)
+    code = created["room"] if version == 2 else created["room"]["code"]
+    await b.request("join", room=code)
+    seats = {0: a, 1: b}
+    while True:
+        update = await seats[0].next()
+        if update["type"] != "update":
+            continue
+        if update["status"] == "finished":
+            break
+        if update["decision"]:
+            await a.request("act", room=code, action=update["decision"]["options"][0], seq=update["seq"])
+        seats = {0: b, 1: a} if seats[0] is a else {0: a, 1: b}
+        a, b = seats[0], seats[1]
+    for raw in (a, b):  # read what is left (game_over, the last room push)
+        try:
+            while True:
+                await asyncio.wait_for(raw.next(), 0.5)
+        except TimeoutError:
+            pass
+    return a, b
+
+
+async def test_version_2_names_a_room_by_its_code_everywhere(server: Server) -> None:
+    a, b = await _play_a_game(server, 2)
+    seen = a.seen + b.seen
+    with_room = [m for m in seen if "room" in m]
+    kinds = {m["type"] for m in with_room}
+    assert {"room_created", "joined", "room", "update", "acted", "game_over"} <= kinds
+    assert all(isinstance(m["room"], str) for m in with_room), [m for m in with_room if not isinstance(m["room"], str)]
+    summaries = [m for m in seen if m["type"] in ("room_created", "joined", "room")]
+    assert summaries and all(m["summary"]["code"] == m["room"] for m in summaries)
+
+
+async def test_version_1_still_gets_summaries_under_room(server: Server) -> None:
+    a, b = await _play_a_game(server, 1)
+    seen = a.seen + b.seen
+    for message in seen:
+        assert "summary" not in message
+        if message["type"] in ("room_created", "joined", "room"):
+            assert isinstance(message["room"], dict) and message["room"]["code"]
+        elif "room" in message:
+            assert isinstance(message["room"], str)
