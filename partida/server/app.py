@@ -529,7 +529,7 @@ class Server:
         seat = None
         token = None
         if req.seat is not None:
-            seat = await room.call(lambda: room.join(session, req.seat, None))
+            seat = await room.call_here(lambda: room.join(session, req.seat, None))
         for bot_seat, (bot_session, _) in bots.items():
             await room.call(lambda b=bot_session, s=bot_seat: room.seat_bot(b, s))
         if seat is not None:
@@ -757,7 +757,7 @@ class Server:
 
     async def on_join(self, session: Session, req: m.Join) -> None:
         room = self.room(req.room)
-        seat = await room.call(lambda: room.join(session, req.seat, req.token))
+        seat = await room.call_here(lambda: room.join(session, req.seat, req.token))
         session.send(
             server_message(
                 "joined", req.id, room=room.code, summary=room.summary(), seat=seat, token=room.token_for(seat)
@@ -766,7 +766,7 @@ class Server:
 
     async def on_leave(self, session: Session, req: m.Leave) -> None:
         room = self.room(req.room)
-        await room.call(lambda: room.leave(session))
+        await room.call_here(lambda: room.leave(session))
         session.send(server_message("left", req.id, room=room.code))
 
     async def on_watch(self, session: Session, req: m.Watch) -> None:
@@ -774,7 +774,7 @@ class Server:
         if room not in session.rooms:
             self.limiter.may_watch(sum(1 for r in session.rooms if session in r.spectators))
         session.send(server_message("watching", req.id, room=room.code, summary=room.summary()))
-        await room.call(lambda: room.watch(session))
+        await room.call_here(lambda: room.watch(session))
 
     async def on_add_bot(self, session: Session, req: m.AddBot) -> None:
         room = self.room(req.room)
@@ -788,12 +788,12 @@ class Server:
 
     async def on_start(self, session: Session, req: m.Start) -> None:
         room = self.room(req.room)
-        await room.call(lambda: room.start(session))
+        await room.call_here(lambda: room.start(session))
         session.send(server_message("started", req.id, room=room.code, summary=room.summary()))
 
     async def on_act(self, session: Session, req: m.Act) -> None:
         room = self.room(req.room)
-        seq = await room.call(lambda: room.act(session, req.action, req.seq, req.seat))
+        seq = await room.call_here(lambda: room.act(session, req.action, req.seq, req.seat))
         if req.id is not None:
             session.send(server_message("acted", req.id, room=room.code, seq=seq))
 
@@ -804,7 +804,7 @@ class Server:
         server/ending_requests.py, run as room commands, then the reply that names it."""
         command, reply = ENDING_REQUESTS[req.type]
         room = self.room(req.room)
-        await room.call(lambda: command(room, session, req.seat))
+        await room.call_here(lambda: command(room, session, req.seat))
         session.send(server_message(reply, req.id, room=room.code))
 
     async def on_rematch(self, session: Session, req: m.Rematch) -> None:

@@ -1,8 +1,8 @@
 """A room: one game, one command at a time. Everything that changes a room runs as a command under
 the room's lock, in arrival order, so a game state is never touched by two coroutines at once. A
-command runs in the task that asked for it (a connection's, usually): no hand-over to a room task
-and back on every move. Connection tasks are not cancelled while the server runs (they end when
-their client goes, after the command in hand), so a command is never cut off halfway.
+player's request runs in its connection's task (`call_here`): no hand-over to a room task and back
+on every move; commands from anywhere else run in a task of their own (`call`), so cancelling
+their caller never cuts one off halfway.
 
 After every accepted action the room writes it to the action log and only then pushes the new
 views, so an acknowledged action survives a crash; on restart the room is rebuilt by replaying
@@ -161,7 +161,19 @@ class Room:
 
     async def call(self, command: Callable[[], Awaitable[T]]) -> T:
         """Run `command` once the commands before it are done, and return its result (or raise its
-        error: the room survives any command)."""
+        error: the room survives any command). Once begun, the command runs to its end even if
+        the caller is cancelled (a scheduler stopping, a timer): it runs in a task of its own."""
+        if not self._open:
+            raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} has closed")
+        task = asyncio.ensure_future(self.call_here(command))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # read, if the caller went
+        return await asyncio.shield(task)
+
+    async def call_here(self, command: Callable[[], Awaitable[T]]) -> T:
+        """`call`, run in the caller's own task: no hand-over to another task and back, which is
+        most of what a move costs besides its work. For the server's request handlers only: a
+        connection's task is never cancelled in the middle of a request (it ends when the client
+        goes, between requests), so a command is never cut off halfway."""
         if not self._open:
             raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} has closed")
         async with self._turn:
@@ -537,8 +549,8 @@ class Room:
         task.add_done_callback(self._timed.discard)
 
     async def _timed_command(self) -> None:
-        with contextlib.suppress(Exception):  # logged by `call`; the room goes on
-            await self.call(self._on_timer)
+        with contextlib.suppress(Exception):  # logged by `call_here`; the room goes on
+            await self.call_here(self._on_timer)  # this task is the timer's own; stop_task cancels it
 
     async def _on_timer(self) -> None:
         if self.result is not None or self.state is None:
