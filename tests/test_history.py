@@ -104,7 +104,7 @@ async def test_reading_a_database_that_is_not_there_does_not_create_it(tmp_path:
 async def _play_to_the_end(connect, game: str, seats: int) -> int:
     players = [await connect(name=f"p{i}") for i in range(seats)]
     created = await players[0].create_room(game, seat=0, seats=seats, public=True)
-    code = created["room"]["code"]
+    code = created["room"]
     for p in players[1:]:
         await p.join(code)
     finals = await asyncio.gather(*(p.play(code, random_decider(i + 7)) for i, p in enumerate(players)))
@@ -163,7 +163,7 @@ async def test_a_recycle_replay_step_by_step_never_shows_a_hidden_card(server: S
 async def test_a_live_game_replays_step_by_step_as_spectators_saw_it(server: Server, connect) -> None:
     alice, bob = await connect(name="alice"), await connect(name="bob")
     created = await alice.create_room("tictactoe", seat=0, public=True)
-    code = created["room"]["code"]
+    code = created["room"]
     await bob.join(code)
     await alice.act(code, 4)
     update = await bob.next_update(code)
