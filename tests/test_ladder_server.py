@@ -77,7 +77,7 @@ async def test_bots_play_a_ladder_to_a_rated_table_and_rerate_agrees(
     await server.ladders.stop()  # no new games; the ones in play finish
 
     async def all_over() -> bool:
-        # a game the stopped scheduler was still seating may wait forever; it is never rated
+        # the scheduler stopped after opening whole the game it was opening: those in play end
         return all(g.status != "playing" for g in await server.store.ladders.games(ladder.id, live=True))
 
     await wait_for(all_over, "the last games to end")

@@ -107,12 +107,20 @@ class LadderService:
             self._tasks.append(loop.create_task(self._watch_endings(), name="ladders-endings"))
 
     async def stop(self) -> None:
+        """Schedule no more games. A game being opened is opened whole first (its bots all
+        seated), so no ladder game is left half-seated; bounded: stopping the server never waits
+        on us for more than a few seconds."""
         self._stopping = True
         self.wake()
+        scheduler, others = self._tasks[:1], self._tasks[1:]
+        for task in others:
+            task.cancel()
+        if scheduler:
+            await asyncio.wait(scheduler, timeout=2)  # it returns at its next look at _stopping
         for task in self._tasks:
             task.cancel()
         if self._tasks:
-            await asyncio.wait(self._tasks, timeout=2)  # bounded: stopping the server never waits on us
+            await asyncio.wait(self._tasks, timeout=2)
         self._tasks = []
         if self.lock is not None:
             await self.lock.release()
@@ -373,7 +381,7 @@ class LadderService:
         ]
 
     async def _schedule(self, live: LiveLadder) -> None:
-        while len(live.rooms) + len(live.remote) < live.info.concurrency:
+        while len(live.rooms) + len(live.remote) < live.info.concurrency and not self._stopping:
             idle = self._idle(live)
             if len(idle) < live.info.seats:
                 return
