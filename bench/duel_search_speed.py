@@ -10,7 +10,11 @@ search agents (the same positions every run):
 - lookahead rollouts per second (three turns played by the one-turn planner, from the start of a
   turn), the unit the lookahead spends its budget in;
 - whole-turn searches per second (`duel-search`'s search from the start of a first main phase:
-  main 1, combat minimax, main 2) and the end-of-turn positions they score per second (nodes).
+  main 1, combat minimax, main 2) and the end-of-turn positions they score per second (nodes);
+- playouts per second to the end of the game from the same turn starts, the unit Magarena's MCTS
+  reports (its published 55-190 playouts a second, printed alongside): by the lookahead's
+  rollout policy (the one-turn planner for both sides, narrow combat search) and by uniformly
+  random answers.
 
     .venv/bin/python bench/duel_search_speed.py --games 6 --repeat 3
 """
@@ -47,6 +51,10 @@ def recorded_positions(games: int) -> list[DuelState]:
         agents = [SearchAgent(seed=2 * i), SearchAgent(seed=2 * i + 1)]
         play_local(GAMES[0], agents, options=decks, seed=1000 + i, on_action=record)
     return positions
+
+
+GAME_TURNS = 1000  # a playout runs to the end of the game (decking ends every game)
+GAME_STEPS = 10_000
 
 
 def rate(count: int, seconds: float) -> float:
@@ -107,10 +115,33 @@ def main(argv: list[str] | None = None) -> int:
         scored[0] = search.scored
         return len(starts)
 
+    playout_turns = [0, 0]
+
+    def planner_playouts() -> int:
+        agent = LookaheadAgent(seed=0)
+        playout_turns[0] = 0
+        for state in starts:
+            trial = state.clone()
+            agent.rollout(trial, trial.active, turns=GAME_TURNS, steps=GAME_STEPS)
+            playout_turns[0] += trial.turn - state.turn
+        return len(starts)
+
+    def random_playouts() -> int:
+        rng = random.Random(0)
+        playout_turns[1] = 0
+        for state in starts:
+            trial = state.clone()
+            while not trial.is_over():
+                trial.apply_fast(trial.prompt().random_answer(rng))
+            playout_turns[1] += trial.turn - state.turn
+        return len(starts)
+
     n_eval, s_eval = best_of(args.repeat, evaluations)
     n_combat, s_combat = best_of(args.repeat, combats)
     n_roll, s_roll = best_of(args.repeat, rollouts)
     n_turn, s_turn = best_of(args.repeat, turn_searches)
+    n_play, s_play = best_of(args.repeat, planner_playouts)
+    n_rand, s_rand = best_of(args.repeat, random_playouts)
     print(
         json.dumps(
             {
@@ -125,6 +156,12 @@ def main(argv: list[str] | None = None) -> int:
                 "turn_searches_per_second": rate(n_turn, s_turn),
                 "turn_search_nodes_per_second": rate(scored[0], s_turn),
                 "turn_searches_measured": n_turn,
+                "playouts_per_second": rate(n_play, s_play),
+                "playout_turns_mean": round(playout_turns[0] / max(1, n_play), 1),
+                "random_playouts_per_second": rate(n_rand, s_rand),
+                "random_playout_turns_mean": round(playout_turns[1] / max(1, n_rand), 1),
+                "playouts_measured": n_play,
+                "magarena_playouts_per_second": [55, 190],
             },
             indent=2,
         )

@@ -56,6 +56,7 @@ def test_mulligan_table_command_rejects_an_unknown_deck(capsys: pytest.CaptureFi
         lambda s: MulliganAgent(seed=s),
         lambda s: SearchAgent(seed=s),
         lambda s: LookaheadAgent(seconds=0.02, seed=s),
+        lambda s: LookaheadAgent(seconds=0.02, seed=s, whole_turn=1),
     ],
 )
 def test_agents_play_whole_games_legally(make) -> None:
@@ -134,6 +135,18 @@ def test_split_planner_cannot_see_the_follow_up_in_main_two() -> None:
     state.apply(0, {"cast": robber})
     state.apply(0, "pass")
     assert SplitSearchAgent(seed=1).act(turn_for(state, 0)) == []
+
+
+def test_lookahead_can_take_the_whole_turn_plan_as_a_candidate() -> None:
+    state, robber, _, _ = showcase()
+    showcase_line = {"actions": [{"cast": robber}], "attack": [robber]}
+    # the split ranking's single best line and attack is not the one main 2 finishes
+    split = LookaheadAgent(seed=1, evaluation="reference", lines=1, attacks=1).candidates(state.clone())
+    assert [{"actions": c.actions, "attack": c.attack} for c in split] != [showcase_line]
+    agent = LookaheadAgent(seed=1, evaluation="reference", lines=1, attacks=1, whole_turn=1)
+    cands = agent.candidates(state.clone())
+    assert showcase_line in [{"actions": c.actions, "attack": c.attack} for c in cands]
+    assert len(cands) == len(split) + 1
 
 
 def test_scry_keeps_a_land_on_top_of_a_land_light_hand() -> None:

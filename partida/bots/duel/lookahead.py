@@ -37,6 +37,7 @@ from partida.bots.duel.plan import (
     ranked_attacks,
 )
 from partida.bots.duel.search import Planner, single_answer
+from partida.bots.duel.turn import TurnSearch
 from partida.games.duel.state import DuelState
 from partida.games.prompts import freeze
 
@@ -89,7 +90,9 @@ class LookaheadAgent(Agent):
         attacks: int = TOP_ATTACKS,
         horizon: int = HORIZON,
         weights: str | None = None,
+        whole_turn: int = 0,
     ) -> None:
+        self.whole_turn = bool(int(whole_turn))
         self.samples, self.lines, self.attacks, self.horizon = int(samples), int(lines), int(attacks), int(horizon)
         if min(self.samples, self.lines, self.attacks, self.horizon) < 1:
             raise ValueError("samples, lines, attacks and horizon must be at least 1")
@@ -117,11 +120,11 @@ class LookaheadAgent(Agent):
                 return
         state.apply_fast("pass")
 
-    def rollout(self, state: DuelState, me: int, turns: int = 1) -> float:
+    def rollout(self, state: DuelState, me: int, turns: int = 1, steps: int = MAX_ROLLOUT_STEPS) -> float:
         """Play on until the start of the turn `turns` turns after this one (or the end of the
-        game) and score that position for `me`."""
+        game, or `steps` decisions) and score that position for `me`."""
         stop = state.turn + turns
-        for _ in range(MAX_ROLLOUT_STEPS):
+        for _ in range(steps):
             if state.is_over() or (state.turn >= stop and state.phase == "main1"):
                 break
             if state.phase in ("main1", "main2"):
@@ -160,10 +163,27 @@ class LookaheadAgent(Agent):
                     continue
                 ranked = ranked_attacks(after, self.evaluate, self.rng, self.attacks, RANK_ATTACKS, RANK_BLOCKS)
                 cands.extend(Candidate(line.actions, [p.id for p in attack]) for _, attack in ranked)
+            if self.whole_turn:
+                self._add_whole_turn(state, cands)
             return cands
         me = state.active
         scored = sorted(lines, key=lambda ln: -self.evaluate(ln.state, me))[: self.lines]
         return [Candidate(line.actions, None) for line in scored]
+
+    def _add_whole_turn(self, state: DuelState, cands: list[Candidate]) -> None:
+        """Add the whole-turn search's plan (main 1 and the attack it makes for the sake of
+        main 2), which the split ranking above cannot see, unless it is there already."""
+        plan = TurnSearch(self.evaluate, self.rng, attack_limit=RANK_ATTACKS, block_limit=RANK_BLOCKS).turn(state)
+        attack = sorted(plan.attack)
+        for cand in cands:
+            if freeze(cand.actions) == freeze(plan.main1) and sorted(cand.attack or []) == attack:
+                return
+        after = state.clone()
+        for action in plan.main1:
+            after.apply_fast(action)
+        if not after.is_over():
+            after.apply_fast("pass")
+        cands.append(Candidate(plan.main1, plan.attack if after.phase == "attackers" else None))
 
     def attack_candidates(self, state: DuelState) -> list[Candidate]:
         return [
@@ -300,6 +320,7 @@ AGENTS = [
             "attacks": TOP_ATTACKS,
             "horizon": HORIZON,
             "weights": None,
+            "whole_turn": 0,
         },
     )
 ]
