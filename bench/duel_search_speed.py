@@ -8,7 +8,8 @@ search agents (the same positions every run):
 - combat simulations per second (every attack of each position against no block and every single
   block);
 - lookahead rollouts per second (three turns played by the one-turn planner, from the start of a
-  turn), the unit the lookahead spends its budget in;
+  turn), the unit the lookahead spends its budget in, and the same with `rollout=turn` (the
+  whole-turn search plays them);
 - whole-turn searches per second (`duel-search`'s search from the start of a first main phase:
   main 1, combat minimax, main 2) and the end-of-turn positions they score per second (nodes);
 - playouts per second to the end of the game from the same turn starts, the unit Magarena's MCTS
@@ -100,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
 
     starts = [s for s in positions if s.phase == "main1" and not s.players[s.active].land_played][:40]
 
-    def rollouts() -> int:
-        agent = LookaheadAgent(seed=0)
+    def rollouts(policy: str = "split") -> int:
+        agent = LookaheadAgent(seed=0, rollout=policy)
         for state in starts:
             agent.rollout(state.clone(), state.active, turns=agent.horizon)
         return len(starts)
@@ -139,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     n_eval, s_eval = best_of(args.repeat, evaluations)
     n_combat, s_combat = best_of(args.repeat, combats)
     n_roll, s_roll = best_of(args.repeat, rollouts)
+    n_troll, s_troll = best_of(args.repeat, lambda: rollouts("turn"))
     n_turn, s_turn = best_of(args.repeat, turn_searches)
     n_play, s_play = best_of(args.repeat, planner_playouts)
     n_rand, s_rand = best_of(args.repeat, random_playouts)
@@ -153,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
                 "combats_measured": n_combat,
                 "rollouts_per_second": rate(n_roll, s_roll),
                 "rollouts_measured": n_roll,
+                "turn_rollouts_per_second": rate(n_troll, s_troll),
                 "turn_searches_per_second": rate(n_turn, s_turn),
                 "turn_search_nodes_per_second": rate(scored[0], s_turn),
                 "turn_searches_measured": n_turn,

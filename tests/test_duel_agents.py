@@ -57,6 +57,7 @@ def test_mulligan_table_command_rejects_an_unknown_deck(capsys: pytest.CaptureFi
         lambda s: SearchAgent(seed=s),
         lambda s: LookaheadAgent(seconds=0.02, seed=s),
         lambda s: LookaheadAgent(seconds=0.02, seed=s, whole_turn=1),
+        lambda s: LookaheadAgent(seconds=0.02, seed=s, whole_turn=1, rollout="turn"),
     ],
 )
 def test_agents_play_whole_games_legally(make) -> None:

@@ -91,8 +91,12 @@ class LookaheadAgent(Agent):
         horizon: int = HORIZON,
         weights: str | None = None,
         whole_turn: int = 0,
+        rollout: str = "split",
     ) -> None:
         self.whole_turn = bool(int(whole_turn))
+        if rollout not in ("split", "turn"):
+            raise ValueError("rollout must be split or turn")
+        self.rollout_policy = rollout
         self.samples, self.lines, self.attacks, self.horizon = int(samples), int(lines), int(attacks), int(horizon)
         if min(self.samples, self.lines, self.attacks, self.horizon) < 1:
             raise ValueError("samples, lines, attacks and horizon must be at least 1")
@@ -103,6 +107,7 @@ class LookaheadAgent(Agent):
         self.planner = Planner(self.evaluate, self.rng)
         # Rollouts run the planner many times: a narrower combat search keeps them cheap.
         self.fast = Planner(self.evaluate, self.rng, ROLLOUT_ATTACKS, ROLLOUT_BLOCKS)
+        self.turn_search = TurnSearch(self.evaluate, self.rng, attack_limit=ROLLOUT_ATTACKS, block_limit=ROLLOUT_BLOCKS)
         self.clock = time.perf_counter  # the budget's clock (a test may drive it by hand)
         self.plan: list[Any] | None = None  # None: no plan; []: the plan passes now
         self.planned_attack: list[str] | None = None
@@ -120,6 +125,39 @@ class LookaheadAgent(Agent):
                 return
         state.apply_fast("pass")
 
+    def _play_turn_search(self, state: DuelState) -> None:
+        """Play the open phase as `duel-search` would (on this full state): a first main phase and
+        the attack by the whole-turn search, blocks and damage orders by its combat minimax, a
+        second main phase by its end-of-turn search."""
+        search = self.turn_search
+        if state.phase == "main1":
+            plan = search.turn(state)
+            for action in plan.main1:
+                state.apply_fast(action)
+                if state.is_over():
+                    return
+            state.apply_fast("pass")
+            if state.phase == "attackers":
+                state.apply_fast(plan.attack)
+            return
+        if state.phase == "attackers":
+            state.apply_fast(search.from_attackers(state).attack)
+        elif state.phase == "blockers":
+            state.apply_fast(search.blocks(state))
+        elif state.phase == "order":
+            state.apply_fast(search.order(state))
+        elif state.phase == "main2":
+            search.cache.clear()
+            for action in search.main2(state)[1]:
+                state.apply_fast(action)
+                if state.is_over():
+                    return
+            state.apply_fast("pass")
+        else:
+            seat = state.deciding_seat()
+            assert seat is not None
+            state.apply_fast(self.fast.decide(state, PHASE_PROMPT[state.phase], seat))
+
     def rollout(self, state: DuelState, me: int, turns: int = 1, steps: int = MAX_ROLLOUT_STEPS) -> float:
         """Play on until the start of the turn `turns` turns after this one (or the end of the
         game, or `steps` decisions) and score that position for `me`."""
@@ -127,6 +165,9 @@ class LookaheadAgent(Agent):
         for _ in range(steps):
             if state.is_over() or (state.turn >= stop and state.phase == "main1"):
                 break
+            if self.rollout_policy == "turn":
+                self._play_turn_search(state)
+                continue
             if state.phase in ("main1", "main2"):
                 self._play_main(state)
                 continue
@@ -321,6 +362,7 @@ AGENTS = [
             "horizon": HORIZON,
             "weights": None,
             "whole_turn": 0,
+            "rollout": "split",
         },
     )
 ]
