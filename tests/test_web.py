@@ -188,6 +188,13 @@ async def test_a_person_plays_othello_against_a_bot_to_the_end_by_clicking(
     assert expected in headline
     assert await page.locator(".sq.last").count() == 1
     assert "ada (you) plays" in await page.locator("#log").inner_text()
+    # The phone layout: one column (the side panel under the board), nothing wider than the screen.
+    assert await page.evaluate("document.documentElement.scrollWidth") <= 390
+    board = await page.locator("#board").bounding_box()
+    side = await page.locator("aside.side").bounding_box()
+    assert board is not None and side is not None
+    assert board["x"] >= 0 and board["x"] + board["width"] <= 390
+    assert side["y"] >= board["y"] + board["height"]
     assert ada.errors == [], ada.errors
 
 
