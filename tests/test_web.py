@@ -139,6 +139,7 @@ async def test_two_people_and_a_spectator_play_tictactoe_through_an_invite_link(
     assert (await watcher.page.locator('[data-square="4"]').inner_text()) == "O"
     log = await watcher.page.locator("#log").inner_text()
     assert "bob plays b2" in log
+    assert await watcher.page.locator("#replay-this").count() == 0  # a private game's history is its accounts'
     for person in (ada, bob, watcher):
         assert person.errors == [], person.errors
 
@@ -235,6 +236,14 @@ async def test_a_recycle_card_game_plays_to_the_end_in_the_generic_renderer(
     assert await page.locator("table.rounds tbody tr").count() >= 1
     assert await page.locator('#fair[data-ok="yes"]').count() == 1
     await cy.page.wait_for_selector('#fair[data-ok="yes"]')
+    # The finished public game, replayed from its end: every hand face down at every step.
+    await cy.page.click("#replay-this")
+    await cy.page.wait_for_selector("#replay-board .recycle")
+    moves = len(server.rooms[code].actions)
+    assert await cy.page.locator("#replay-step").inner_text() == f"move {moves} of {moves}"
+    await cy.page.click("#replay-first")
+    assert await cy.page.locator('#replay-board [data-zone="HAND"] .pcard.back').count() == 24
+    assert await cy.page.locator('#replay-board [data-zone="HAND"] .pcard:not(.back)').count() == 0
     for person in (ada, cy):
         assert person.errors == [], person.errors
 

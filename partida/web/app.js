@@ -181,10 +181,7 @@ async function showLobby() {
     },
     () => {}, // a server without ladders: the section stays hidden
   );
-  storedGamesList(app.conn, (id) => {
-    stopLobbyPolling();
-    showReplay(main, app.conn, id, (game, view) => BOARDS[game] || (view && Array.isArray(view.locations) ? recycle : generic), (game) => app.games.get(game)).catch((error) => say(error.message, "error"));
-  }).then(
+  storedGamesList(app.conn, openReplay).then(
     (list) => clear(stored, list),
     () => clear(stored, h("p.muted", {}, "This server does not list stored games.")),
   );
@@ -199,6 +196,13 @@ async function showLobby() {
   await refresh();
   stopLobbyPolling();
   app.lobbyTimer = setInterval(refresh, 4000);
+}
+
+function openReplay(gameId) {
+  stopLobbyPolling();
+  app.room = null;
+  const boardFor = (game, view) => BOARDS[game] || (view && Array.isArray(view.locations) ? recycle : generic);
+  showReplay(main, app.conn, gameId, boardFor, (game) => app.games.get(game)).catch((error) => say(error.message, "error"));
 }
 
 // A ladder's standings and rating plot, asked again every few seconds while shown.
@@ -665,6 +669,7 @@ function resultPanel(room, update) {
     h("p.hash", {}, "Hash published at the start: ", h("code", {}, room.summary.seed_hash)),
     check,
     h("button", { type: "button", id: "to-lobby", onclick: () => { history.pushState({}, "", "/"); showLobby(); } }, "Back to the lobby"),
+    update.game_id && room.summary.public ? h("button", { type: "button", id: "replay-this", onclick: () => { history.pushState({}, "", "/"); openReplay(update.game_id); } }, "Replay this game") : null,
   );
 }
 
