@@ -107,3 +107,6 @@ def test_win_shares_as_the_study_counts_them_credit_ties_to_the_earliest_seat() 
     summary = summarize(results, metrics, 3)
     assert summary["wins"] == [0.25, 0.25, 0.0] and summary["draws"] == 0.5
     assert summary["wins_earliest_seat"] == [0.5, 0.5, 0.0]  # (0,1) tie to seat 0, (1,2) tie to seat 1
+    assert summary["shares"] == [0.375, 0.5, 0.125]  # ties split
+    # seat 1's credits 0.5, 0.5, 1, 0: sample std sqrt(1/6), so 1.96 * sqrt(1/6) / 2
+    assert summary["shares_ci95"][1] == pytest.approx(1.96 * (1 / 6) ** 0.5 / 2)

@@ -5,6 +5,12 @@ a uniformly random game to the end and backs the result up. A child's statistics
 the point of view of the seat that chose it (reward 1 for a win, 0.5 for a shared first place,
 0 otherwise), so the walk needs no assumption about who moves next and passes cost nothing.
 The answer is the most visited root child.
+
+Chance is searched, not fixed: the state is asked to stop at chance (`State.stop_at_chance`), a
+node where it waits on the dice is a chance node whose children are its outcomes, and each walk
+through it (and each rollout) draws an outcome with its probability. Without that, every
+iteration would replay the one future the rebuilt state's generator holds. Games that cannot
+list a chance event keep drawing it themselves.
 """
 
 from __future__ import annotations
@@ -19,16 +25,37 @@ from partida.games.base import Action, State
 
 
 class _Node:
-    __slots__ = ("action", "children", "parent", "reward", "seat", "untried", "visits")
+    __slots__ = ("action", "chance", "children", "outcomes", "parent", "reward", "seat", "untried", "visits")
 
-    def __init__(self, parent: _Node | None, action: Any, seat: int | None, untried: list[Any]) -> None:
+    def __init__(
+        self,
+        parent: _Node | None,
+        action: Any,
+        seat: int | None,
+        untried: list[Any],
+        chance: list[tuple[Any, float]] | None = None,
+    ) -> None:
         self.parent = parent
-        self.action = action
-        self.seat = seat  # who chooses among this node's children (None when the game is over)
+        self.action = action  # the answer, or the chance outcome, that led here
+        self.seat = seat  # who chooses among this node's children (None when over or at chance)
         self.untried = untried
+        self.chance = chance  # at a chance node: its outcomes and their probabilities
+        self.outcomes: dict[Any, _Node] = {}  # a chance node's children, by outcome
         self.children: list[_Node] = []
         self.visits = 0
         self.reward = 0.0  # summed from the point of view of the parent's seat
+
+
+def _draw(outcomes: list[tuple[Any, float]], rng: random.Random) -> Any:
+    return rng.choices([o for o, _ in outcomes], weights=[p for _, p in outcomes])[0]
+
+
+def _node_for(parent: _Node | None, action: Any, state: State, rng: random.Random) -> _Node:
+    chance = state.chance_outcomes()
+    if chance is not None:
+        return _Node(parent, action, None, [], chance)
+    seat, untried = _answers(state, rng)
+    return _Node(parent, action, seat, untried)
 
 
 def _rewards(state: State) -> list[float]:
@@ -67,8 +94,8 @@ class MctsAgent(Agent):
         if answers is not None and len(answers) == 1:
             return answers[0]
         root_state = turn.state(self.rng)
-        seat, untried = _answers(root_state, self.rng)
-        root = _Node(None, None, seat, untried)
+        root_state.stop_at_chance()
+        root = _node_for(None, None, root_state, self.rng)
         deadline = time.perf_counter() + self.seconds
         count = 0
         while True:
@@ -85,28 +112,42 @@ class MctsAgent(Agent):
         return max(root.children, key=lambda child: child.visits).action
 
     def _iterate(self, node: _Node, state: State) -> None:
-        # Selection: descend through fully expanded nodes.
-        while not node.untried and node.children:
-            node = self._select(node)
-            state.apply(node.parent.seat, node.action)  # type: ignore[union-attr, arg-type]
+        # Selection: descend through fully expanded nodes, drawing the outcome at chance nodes.
+        while True:
+            if node.chance is not None:
+                outcome = _draw(node.chance, self.rng)
+                state.apply_chance(outcome)
+                child = node.outcomes.get(outcome)
+                if child is None:
+                    child = node.outcomes[outcome] = _node_for(node, outcome, state, self.rng)
+                    node.children.append(child)
+                node = child
+            elif not node.untried and node.children:
+                node = self._select(node)
+                state.apply(node.parent.seat, node.action)  # type: ignore[union-attr, arg-type]
+            else:
+                break
         # Expansion.
         if node.untried:
             action = node.untried.pop()
             state.apply(node.seat, action)  # type: ignore[arg-type]
-            seat, untried = _answers(state, self.rng)
-            child = _Node(node, action, seat, untried)
+            child = _node_for(node, action, state, self.rng)
             node.children.append(child)
             node = child
         # Rollout.
         while not state.is_over():
+            outcomes = state.chance_outcomes()
+            if outcomes is not None:
+                state.apply_chance(_draw(outcomes, self.rng))
+                continue
             decision = state.pending()[0]
             state.apply(decision.seat, decision.prompt.random_answer(self.rng))
         rewards = _rewards(state)
-        # Backpropagation: a child's reward is for the seat that chose it.
+        # Backpropagation: a child's reward is for the seat that chose it (none at chance).
         while node is not None:
             node.visits += 1
-            if node.parent is not None:
-                node.reward += rewards[node.parent.seat]  # type: ignore[index]
+            if node.parent is not None and node.parent.seat is not None:
+                node.reward += rewards[node.parent.seat]
             node = node.parent  # type: ignore[assignment]
 
     def _select(self, node: _Node) -> _Node:

@@ -169,6 +169,26 @@ class State(ABC):
         round (what RECYCLE's `saveturnstats` records). Games without rounds return []."""
         return []
 
+    # Chance, for search agents. A room never asks for it, so play, storage and replays keep
+    # drawing chance from the state's seeded generator inside `apply`.
+
+    def stop_at_chance(self, stop: bool = True) -> bool:
+        """Ask this state (and its clones) to stop before each chance event it can enumerate
+        instead of drawing it, so a search can weigh every outcome. Returns whether the game
+        supports it; the default does not, and its chance stays inside `apply`."""
+        return False
+
+    def chance_outcomes(self) -> list[tuple[Any, float]] | None:
+        """The outcomes of the chance event this state waits on, with their probabilities (they
+        sum to 1), or None when it waits on none. While it waits, `pending()` is empty and
+        `is_over()` is False; `apply_chance` resolves the event. Only after `stop_at_chance`."""
+        return None
+
+    def apply_chance(self, outcome: Any) -> None:
+        """Resolve the waiting chance event with `outcome` (one of `chance_outcomes()`), then run
+        on to the next decision, chance event or the end."""
+        raise IllegalAction("no chance event is waiting", code="no_chance")
+
     @property
     @abstractmethod
     def num_seats(self) -> int: ...

@@ -2,9 +2,10 @@
 
 Expressions compile to closures `fn(state, env)`; statements compile to nodes. A statement with
 no player choice inside (no `stage`, no `choice`) becomes one `Prim` closure that runs in a single
-call; the rest become control nodes (`Seq`, `Stage`, `Choice`, `Repeat`, `AllPlayers`, `When`)
-that the runtime keeps on an explicit frame stack. Frames are small lists, so a state is cloned by
-copying lists, and the program (closures, nodes) is shared by every state of a game.
+call; the rest become control nodes (`Seq`, `Stage`, `Choice`, `Repeat`, `AllPlayers`, `When`,
+and `ChanceStep` for a throw or a shuffle, where a search may ask the state to stop) that the
+runtime keeps on an explicit frame stack. Frames are small lists, so a state is cloned by copying
+lists, and the program (closures, nodes) is shared by every state of a game.
 
 A wrong shape is a `RecycleSyntaxError` at the list that has it, saying what was expected.
 """
@@ -12,6 +13,7 @@ A wrong shape is a `RecycleSyntaxError` at the list that has it, saying what was
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +22,7 @@ from partida.games.recycle.parser import Num, RecycleSyntaxError, SExpr, SList, 
 
 Fn = Callable[[Any, dict], Any]
 KINDS = ("iloc", "vloc", "mem", "sto")
+MAX_OUTCOMES = 720  # a chance event with more distinct outcomes is drawn, never listed
 GAME = -1  # owner of the game's own locations
 TEAM0 = -2  # team t owns locations as TEAM0 - t (players own theirs as 0, 1, ...)
 
@@ -55,6 +58,38 @@ def _text(sx: SExpr) -> str:
     return "(" + " ".join(_text(i) for i in sx.items) + ")"
 
 
+def shuffle_outcomes(cards: list[int], attrs: list[dict[str, Any]]) -> list[tuple[Any, float]] | None:
+    """Every distinct order of `cards` after a fair shuffle, each equally likely: cards with the
+    same attributes are interchangeable, so their orders count once (n! / (m1! m2! ...) orders).
+    None when there are more than MAX_OUTCOMES of them."""
+    groups: dict[tuple, list[int]] = {}
+    for c, a in zip(cards, attrs, strict=True):
+        groups.setdefault(tuple(sorted(a.items())), []).append(c)
+    count = math.factorial(len(cards))
+    for same in groups.values():
+        count //= math.factorial(len(same))
+    if count > MAX_OUTCOMES:
+        return None
+    members = list(groups.values())
+    p = 1.0 / count
+    out: list[tuple[Any, float]] = []
+
+    def place(order: list[int], used: list[int]) -> None:
+        if len(order) == len(cards):
+            out.append((tuple(order), p))
+            return
+        for g, same in enumerate(members):
+            if used[g] < len(same):
+                order.append(same[used[g]])
+                used[g] += 1
+                place(order, used)
+                used[g] -= 1
+                order.pop()
+
+    place([], [0] * len(members))
+    return out
+
+
 # Statement nodes ---------------------------------------------------------------------------
 
 
@@ -67,6 +102,18 @@ class Node:
 class Prim(Node):
     fn: Fn
     control = False
+
+
+@dataclass(eq=False)
+class ChanceStep(Node):
+    """A statement that draws chance. `fn` draws it from the state's generator (play, replays);
+    a state stopping at chance asks `outcomes` instead (None: too many to list, so drawn) and
+    lets the searcher pick one with `resolve`. A control node, so the runtime can stop here."""
+
+    fn: Fn
+    outcomes: Callable[[Any, dict], list[tuple[Any, float]] | None]
+    resolve: Callable[[Any, dict, Any], None]
+    control = True
 
 
 @dataclass(eq=False)
@@ -374,7 +421,16 @@ class Compiler:
             if cards:
                 st.rng.shuffle(cards)
 
-        return Prim(shuffle)
+        def outcomes(st: Any, env: dict) -> list[tuple[Any, float]] | None:
+            cards = st.locs.get(loc(st, env))
+            if not cards or len(cards) < 2:
+                return None  # nothing to draw
+            return shuffle_outcomes(cards, [st.cards[c] for c in cards])
+
+        def resolve(st: Any, env: dict, order: Any) -> None:
+            st.locs[loc(st, env)][:] = order
+
+        return self._node(ChanceStep(shuffle, outcomes, resolve))
 
     def _position(self, sx: SExpr, scope: frozenset[str], kinds: tuple[str, ...]) -> tuple[Fn, bool]:
         sl = self._list(sx, "a position (top LOCATION) or (bottom LOCATION)", length=2)
@@ -494,13 +550,29 @@ class Compiler:
         self._list(sl, "(throwalldice 'NAME)", length=2)
         name = self._var(sl.items[1], "the quoted name of a set of dice")
 
-        def throw(st: Any, env: dict) -> None:
+        def sides_of(st: Any) -> list[int]:
             sides = st.dice_sides.get(name)
             if sides is None:
                 raise RecycleRuntimeError(f"line {sl.line}: no dice named '{name} were created")
-            st.dice[name] = [st.rng.randint(1, s) for s in sides]
+            return sides
 
-        return Prim(throw)
+        def throw(st: Any, env: dict) -> None:
+            st.dice[name] = [st.rng.randint(1, s) for s in sides_of(st)]
+
+        def outcomes(st: Any, env: dict) -> list[tuple[Any, float]] | None:
+            sides = sides_of(st)
+            count = 1
+            for s in sides:
+                count *= s
+            if count > MAX_OUTCOMES:
+                return None
+            p = 1.0 / count
+            return [(faces, p) for faces in itertools.product(*(range(1, s + 1) for s in sides))]
+
+        def resolve(st: Any, env: dict, faces: Any) -> None:
+            st.dice[name] = list(faces)
+
+        return self._node(ChanceStep(throw, outcomes, resolve))
 
     def _s_saveturnstats(self, sl: SList, scope: frozenset[str]) -> Node:
         self._list(sl, "(saveturnstats SCORE roundnumber ROUNDS)", length=4)

@@ -16,6 +16,7 @@ from partida.games.prompts import ChooseOne
 from partida.games.recycle.compiler import (
     GAME,
     AllPlayers,
+    ChanceStep,
     Choice,
     Node,
     Program,
@@ -59,6 +60,8 @@ class RecycleState(State):
         self.steps = 0
         self.over = False
         self._prompt: ChooseOne | None = None
+        self.chance_stop = False  # stop before enumerable chance (search only, see State.stop_at_chance)
+        self.chance: tuple[ChanceStep, dict, list[tuple[Any, float]]] | None = None
 
     # primitives used by the compiled closures
     def _fresh_id(self) -> int:
@@ -186,6 +189,13 @@ class RecycleState(State):
             self.choice = (self.cur, node, env, options)  # type: ignore[assignment]
             self._prompt = None
             return True
+        if kind is ChanceStep:
+            outcomes = node.outcomes(self, env) if self.chance_stop else None  # type: ignore[attr-defined]
+            if outcomes is None:
+                node.fn(self, env)  # type: ignore[attr-defined]
+                return False
+            self.chance = (node, env, outcomes)  # type: ignore[assignment]
+            return True
         if kind is When:
             if node.cond(self, env):  # type: ignore[attr-defined]
                 self.frames.append([node.body, env, 0])  # type: ignore[attr-defined]
@@ -267,6 +277,23 @@ class RecycleState(State):
         self.run()
         self._last_event = self._describe(str(action), public_before, dice_before)
 
+    def stop_at_chance(self, stop: bool = True) -> bool:
+        self.chance_stop = stop
+        return True
+
+    def chance_outcomes(self) -> list[tuple[Any, float]] | None:
+        return None if self.chance is None else self.chance[2]
+
+    def apply_chance(self, outcome: Any) -> None:
+        if self.chance is None:
+            raise IllegalAction("no chance event is waiting", code="no_chance")
+        node, env, outcomes = self.chance
+        if not any(o == outcome for o, _ in outcomes):
+            raise IllegalAction(f"{outcome!r} is not an outcome of this chance event", code="bad_outcome")
+        node.resolve(self, env, outcome)
+        self.chance = None
+        self.run()
+
     def _public_cards(self) -> dict[str, int]:
         """How many cards of each label lie where everyone sees them."""
         counts: dict[str, int] = {}
@@ -308,6 +335,14 @@ class RecycleState(State):
 
     def round_scores(self) -> list[list[float]]:
         return [[float(v) for v in self.stats[r]] for r in sorted(self.stats)]
+
+    def evaluate(self, seat: int) -> float:
+        """Search agents' estimate at their horizon: the seat's lead over the best other seat by
+        the description's scoring (negative when behind), as if the game ended now."""
+        scores = self.scores()
+        sign = 1.0 if self.program.scoring_max else -1.0
+        others = [s for p, s in enumerate(scores) if p != seat]
+        return sign * (scores[seat] - (max(others) if sign > 0 else min(others))) if others else 0.0
 
     def result(self) -> Result:
         return Result.from_scores(self.scores(), higher_is_better=self.program.scoring_max)
