@@ -67,6 +67,26 @@ def test_lab_run_stores_the_run_and_report_and_plot_read_it(tmp_path: Path, caps
     out = tmp_path / "metrics.png"
     assert main(["lab", "plot", "1", "2", "-o", str(out), "--db", db]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for kind in ("rounds", "drama3d"):
+        figure = tmp_path / f"{kind}.png"
+        assert main(["lab", "plot", "1", "2", "-o", str(figure), "--kind", kind, "--db", db]) == 0
+        assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    args = ["lab", "run", "tictactoe", "-n", "5", "--seed", "1", "--db", db, "--json"]
+    assert main(args) == 0
+    capsys.readouterr()
+    assert main(["lab", "plot", "3", "-o", str(tmp_path / "no.png"), "--kind", "rounds", "--db", db]) == 2
+    assert "none of these runs has a rounds option" in capsys.readouterr().err
+    assert not (tmp_path / "no.png").exists()
+
+
+def test_density_curves_lie_on_their_histograms() -> None:
+    from partida.lab.plots import BINS, _density
+
+    values = [0.3 + 0.4 * i / 99 for i in range(100)]  # flat on [0.3, 0.7]: 1/16 of matches per bin
+    xs, ys = _density(values)  # type: ignore[misc]
+    assert sum(ys) * BINS / (len(xs) - 1) == pytest.approx(1.0, abs=0.02)  # a share per bin integrates to 1
+    assert max(ys) == pytest.approx(1 / 16, rel=0.25) and ys[0] < 1e-3 and ys[-1] < 1e-3
+    assert _density([0.5] * 10) is None  # one value has no density
 
 
 def test_lab_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,3 +142,11 @@ def test_lab_match_shows_one_match_round_by_round(capsys: pytest.CaptureFixture[
     assert main(["lab", "match", "dicepoints", "--seed", "3"]) == 0
     assert "drama_points:" in capsys.readouterr().out
     assert main(["lab", "match", "nosuchgame", "--seed", "3"]) == 2
+    capsys.readouterr()
+
+
+def test_lab_match_plots_score_and_position(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    figure = tmp_path / "match.png"
+    assert main(["lab", "match", "dicepoints", "--seed", "3", "--plot", str(figure)]) == 0
+    assert f"wrote {figure}" in capsys.readouterr().out
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -2,7 +2,8 @@
 
 - `lab run GAME [--option k=v] [--agent NAME] -n N [--seed S] [--workers W] [--db URL] [--json]`
 - `lab report RUN_ID [--json]`
-- `lab plot RUN_ID... -o FILE.png`
+- `lab plot RUN_ID... -o FILE.png [--kind distributions|rounds|drama3d]`
+- `lab match GAME --seed S [--plot FILE.png]`, `lab export RUN_ID --scores FILE --metrics FILE`
 """
 
 from __future__ import annotations
@@ -55,12 +56,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     plot = sub.add_parser("plot", help="draw the metric distributions of one or more runs (one curve per run)")
     plot.add_argument("run_ids", type=int, nargs="+", metavar="RUN_ID")
     plot.add_argument("-o", "--output", type=Path, required=True, help="PNG file to write")
+    plot.add_argument(
+        "--kind",
+        choices=("distributions", "rounds", "drama3d"),
+        default="distributions",
+        help="distributions: each metric's histogram and density, one curve per run (default); rounds: "
+        "mean drama against the runs' ROUNDS option; drama3d: the three drama means of each run in 3-D",
+    )
     add_db_flag(plot)
     plot.set_defaults(func=run_plot)
 
     match = sub.add_parser("match", help="play one match and print each round's scores and ranks and its six metrics")
     _add_match_args(match)
     match.add_argument("--seed", type=int, required=True, help="the match's seed")
+    match.add_argument("--plot", type=Path, help="also draw score and position per round to this PNG file")
     add_json_flag(match)
     match.set_defaults(func=run_match)
 
@@ -182,10 +191,18 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_plot(args: argparse.Namespace) -> int:
-    from partida.lab.plots import plot_runs
+    from partida.lab.plots import plot_drama_3d, plot_drama_rounds, plot_runs, rounds_of
 
-    runs = _load(args, args.run_ids, True)
-    plot_runs(runs, args.output)
+    runs = _load(args, args.run_ids, args.kind == "distributions")
+    if args.kind == "distributions":
+        plot_runs(runs, args.output)
+    elif args.kind == "rounds":
+        reports = [report for report, _ in runs]
+        if not any(rounds_of(r) is not None for r in reports):
+            raise CliError("none of these runs has a rounds option to plot against")
+        plot_drama_rounds(reports, args.output)
+    else:
+        plot_drama_3d([report for report, _ in runs], args.output)
     print(f"wrote {args.output}")
     return 0
 
@@ -225,6 +242,10 @@ def run_match(args: argparse.Namespace) -> int:
     rounds = [{"round": m, "scores": s, "ranks": ranks(s)} for m, s in enumerate(record.rounds, start=1)]
     out = {"game": spec.game, "options": spec.options, "agents": spec.agents, "seed": args.seed}
     out |= {"result": record.result, "rounds": rounds, "metrics": record.metrics}
+    if args.plot is not None:
+        from partida.lab.plots import plot_match
+
+        plot_match(rounds, f"{spec.game} {spec.options}, seed {args.seed}", args.plot)
     if args.json:
         print_json(out)
         return 0
@@ -241,4 +262,6 @@ def run_match(args: argparse.Namespace) -> int:
     console.print(table)
     for name, value in record.metrics.items():
         console.print(f"{name}: {value:.4f}")
+    if args.plot is not None:
+        console.print(f"wrote {args.plot}")
     return 0
