@@ -62,7 +62,9 @@ MDP: dict[str, Callable[[float], float]] = {
 }
 
 
-def drama_path(rounds: list[list[float]], ties: str, mdp: str, dist: str, norm: str, behind: str, round0: bool) -> float:
+def drama_path(
+    rounds: list[list[float]], ties: str, mdp: str, dist: str, norm: str, behind: str, round0: bool
+) -> float:
     if round0:
         rounds = [[0.0] * len(rounds[0]), *rounds]
     m_last, players = len(rounds), len(rounds[0])
@@ -117,7 +119,18 @@ def main() -> None:
         )
     literal = rows[0]
     rows.sort(key=lambda r: r["miss"])
-    print(json.dumps({"n": args.n, "study": [STUDY_DP_MEAN, STUDY_TDMC_ABOVE], "literal": literal, "closest": rows[: args.top], "variants": len(rows)}, indent=1))
+    print(
+        json.dumps(
+            {
+                "n": args.n,
+                "study": [STUDY_DP_MEAN, STUDY_TDMC_ABOVE],
+                "literal": literal,
+                "closest": rows[: args.top],
+                "variants": len(rows),
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":
