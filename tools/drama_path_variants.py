@@ -5,7 +5,9 @@ ThrowDiceMatchCard 5-round matches above 0 out of 10,000; the literal formula (p
 gives 0.306 and 6,304. This plays the same 10,000 random matches of each as docs/lab.md's table
 (seed 2026) and scores every combination of the readings the printed formula leaves open:
 
-- ties: how tied players rank (seat order; shared best rank 1224; shared worst rank 1334; dense 1223);
+- ties: how tied players rank (seat order; shared best rank 1224; shared worst rank 1334; dense 1223;
+  random: ties broken by a fresh random order every round, the winner too; seat-reverse: the
+  later seat first, the winner too);
 - mdp: how MDP(m) = |P| + (1 - |P|)(m - 1)/(M - 1) is rounded (ceil, floor, nearest, not at all);
 - dist: the distance summed over rounds 1..M or 1..M-1;
 - norm: the distance divided by (|P| - 1)(M - 1) or by (|P| - 1)M;
@@ -22,6 +24,7 @@ import argparse
 import itertools
 import json
 import math
+import random
 from collections.abc import Callable, Sequence
 
 from partida.lab.simulate import RunSpec, simulate
@@ -48,11 +51,17 @@ def rank_dense(scores: Sequence[float], p: int) -> int:
     return 1 + len({s for s in scores if s > scores[p]})
 
 
-TIES: dict[str, Ranker] = {
+def rank_random(scores: Sequence[float], p: int, order: Sequence[float]) -> int:
+    return 1 + sum(1 for q, s in enumerate(scores) if s > scores[p] or (s == scores[p] and order[q] < order[p]))
+
+
+TIES: dict[str, Ranker | None] = {
     "seat": rank_seat,
     "shared-best": rank_shared_best,
     "shared-worst": rank_shared_worst,
     "dense": rank_dense,
+    "random": None,
+    "seat-reverse": None,
 }
 MDP: dict[str, Callable[[float], float]] = {
     "ceil": lambda x: math.ceil(x - 1e-9),
@@ -71,9 +80,18 @@ def drama_path(
     if m_last < 2 or players < 2:
         return 0.0
     final = rounds[-1]
-    winner = min(range(players), key=lambda p: (-final[p], p))
     rank = TIES[ties]
-    wr = [rank(scores, winner) for scores in rounds]
+    if rank is None:  # a tie order per round: reversed seats, or random from the match's scores
+        rng = random.Random(repr(rounds))
+        if ties == "seat-reverse":
+            orders = [[-p for p in range(players)] for _ in rounds]
+        else:
+            orders = [[rng.random() for _ in range(players)] for _ in rounds]
+        winner = min(range(players), key=lambda p: (-final[p], orders[-1][p]))
+        wr = [rank_random(scores, winner, order) for scores, order in zip(rounds, orders, strict=True)]
+    else:
+        winner = min(range(players), key=lambda p: (-final[p], p))
+        wr = [rank(scores, winner) for scores in rounds]
     behind_count = sum(1 for r in wr if r > 1)
     if behind_count == 0:
         return 0.0
@@ -96,11 +114,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=10_000)
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--ties", nargs="+", choices=list(TIES), default=list(TIES), help="only these tie rules")
     args = parser.parse_args()
     dice = rounds_of("dicepoints", {"rounds": 10}, args.n)
     cards = rounds_of("throwdicematchcard", {"rounds": 5}, args.n)
     rows = []
-    axes = (TIES, MDP, ("1..M", "1..M-1"), ("(P-1)(M-1)", "(P-1)M"), ("M-1", "M"), (False, True))
+    axes = (args.ties, MDP, ("1..M", "1..M-1"), ("(P-1)(M-1)", "(P-1)M"), ("M-1", "M"), (False, True))
     for ties, mdp, dist, norm, behind, round0 in itertools.product(*axes):
         variant = {"ties": ties, "mdp": mdp, "dist": dist, "norm": norm, "behind": behind, "round0": round0}
         above = [v for v in (drama_path(r, **variant) for r in dice) if v > 0]
@@ -117,7 +136,7 @@ def main() -> None:
                 "miss": round(miss, 4),
             }
         )
-    literal = rows[0]
+    literal = rows[0]  # the first tie rule given with ceil, 1..M, (P-1)(M-1), M-1, no round 0
     rows.sort(key=lambda r: r["miss"])
     print(
         json.dumps(
