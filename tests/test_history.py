@@ -183,3 +183,22 @@ async def test_a_live_game_replays_step_by_step_as_spectators_saw_it(server: Ser
     ]
     assert record["steps"][-1]["view"] == server.rooms[code].state.view(None)  # type: ignore[union-attr]
     assert "steps" not in await reader.game(update["game_id"])  # only when asked
+
+
+async def test_listings_say_who_sat_a_guest_a_person_or_a_bot(server: Server, connect, bots) -> None:
+    await server.store.create_user("Uma", "correct horse battery")
+    await bots("random")
+    uma = await connect(name="Uma", password="correct horse battery")
+    created = await uma.create_room("tictactoe", seat=0, seats=2, public=True, bots={1: "random"})
+    await uma.play(created["room"], random_decider(5))
+    gus = await connect(name="gus")
+    created = await gus.create_room("tictactoe", seat=0, public=True, bots={1: "random"})
+    await gus.play(created["room"], random_decider(6))
+    listed = {g["seats"][0]["name"]: g for g in await gus.games(game="tictactoe", status="finished")}
+    assert [s["kind"] for s in listed["Uma"]["seats"]] == ["user", "bot"]
+    assert [s["kind"] for s in listed["gus"]["seats"]] == ["guest", "bot"]
+    assert listed["gus"]["seats"][0]["guest"] and not listed["Uma"]["seats"][0]["guest"]
+    code, out, err = await _cli("games", "--server", server.url, "--json")
+    assert code == 0, err
+    rows = {row["seats"][0]: row for row in json.loads(out)}
+    assert rows["gus"]["kinds"] == ["guest", "bot"] and rows["Uma"]["kinds"] == ["user", "bot"]

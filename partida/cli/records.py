@@ -106,6 +106,7 @@ def run_games(args: argparse.Namespace) -> int:
                 "status": g["status"],
                 "room": g["room"] or "(private)",
                 "seats": [s["name"] for s in g["seats"]],
+                "kinds": [s.get("kind", "guest" if s.get("guest") else "user") for s in g["seats"]],
                 "moves": g["moves"],
                 "result": g["result"],
                 "created_at": g["created_at"],
@@ -132,12 +133,16 @@ def _stored_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
             "status": g.status,
             "room": g.room_code,
             "seats": [name for _, _, name in g.seat_list],
+            "kinds": [g.seat_kinds.get(seat, "guest") for seat, _, _ in g.seat_list],
             "moves": g.action_count,
             "result": g.result,
             "created_at": g.created_at.isoformat() if g.created_at else None,
         }
         for g in games
     ]
+
+
+SEAT_MARKS = {"guest": " (guest)", "bot": " (bot)"}  # as the terminal marks players
 
 
 def _print_games(rows: list[dict[str, Any]]) -> None:
@@ -152,7 +157,9 @@ def _print_games(rows: list[dict[str, Any]]) -> None:
             row["game"],
             row["status"],
             row["room"],
-            " vs ".join(n or "-" for n in row["seats"]),
+            " vs ".join(
+                (n or "-") + SEAT_MARKS.get(kind, "") for n, kind in zip(row["seats"], row["kinds"], strict=False)
+            ),
             str(row["moves"]),
             winners,
             (row["created_at"] or "")[:19],

@@ -32,7 +32,10 @@ def listing(stored: StoredGame) -> dict[str, Any]:
         "status": stored.status,
         "public": stored.public,
         "room": stored.room_code if stored.public else None,
-        "seats": [{"seat": seat, "name": name, "guest": account is None} for seat, account, name in stored.seat_list],
+        "seats": [
+            {"seat": seat, "name": name, "guest": account is None, "kind": stored.seat_kinds.get(seat, "guest")}
+            for seat, account, name in stored.seat_list
+        ],
         "moves": stored.action_count,
         "result": stored.result,
         "created_at": stored.created_at.isoformat() if stored.created_at else None,

@@ -66,6 +66,7 @@ class StoredGame:
     started_at: datetime | None
     finished_at: datetime | None
     seat_list: list[tuple[int, int | None, str]] = field(default_factory=list)
+    seat_kinds: dict[int, str] = field(default_factory=dict)  # seat -> guest | user | bot
     clock: dict[str, Any] | None = None  # the time control, None for none
     endings: dict[str, Any] | None = None  # the ending bookkeeping (see server.endings)
     clock_state: list[float] | None = None  # remaining seconds per seat at the last action
@@ -395,14 +396,24 @@ class Store:
             ids = [r.id for r in records]
             seats: dict[int, list[tuple[int, int | None, str]]] = defaultdict(list)
             tokens: dict[int, dict[int, str | None]] = defaultdict(dict)
+            kinds: dict[int, dict[int, str]] = defaultdict(dict)
             seat_rows = await session.execute(
-                select(SeatRecord.game_id, SeatRecord.seat, SeatRecord.account_id, SeatRecord.name, SeatRecord.token)
+                select(
+                    SeatRecord.game_id,
+                    SeatRecord.seat,
+                    SeatRecord.account_id,
+                    SeatRecord.name,
+                    SeatRecord.token,
+                    Account.kind,
+                )
+                .outerjoin(Account, Account.id == SeatRecord.account_id)
                 .where(SeatRecord.game_id.in_(ids))
                 .order_by(SeatRecord.game_id, SeatRecord.seat)
             )
-            for game_id, seat, account_id, name, token in seat_rows:
+            for game_id, seat, account_id, name, token, kind in seat_rows:
                 seats[game_id].append((seat, account_id, name))
                 tokens[game_id][seat] = token
+                kinds[game_id][seat] = kind or "guest"
             logs: dict[int, list[tuple[int, Any]]] = defaultdict(list)
             clocks: dict[int, list[float] | None] = {}
             counts: dict[int, int] = {}
@@ -439,6 +450,7 @@ class Store:
                 started_at=r.started_at,
                 finished_at=r.finished_at,
                 seat_list=seats.get(r.id, []),
+                seat_kinds=kinds.get(r.id, {}),
                 actions=logs.get(r.id, []),
                 action_count=counts.get(r.id, 0),
                 seat_tokens=tokens.get(r.id, {}),
