@@ -119,8 +119,6 @@ def run_play(args: argparse.Namespace) -> int:
 async def _send_challenge(client: Any, args: argparse.Namespace, clock: dict[str, Any] | None) -> dict[str, Any]:
     """Challenge an account and wait for its answer: the `challenge_accepted` message (room,
     seat, token), or an error saying it was declined or lapsed."""
-    from partida.client import ServerError
-
     challenge = await client.challenge(
         args.challenge, args.game, parse_option_pairs(args.option) or None, seats=args.seats, clock=clock
     )
@@ -131,12 +129,12 @@ async def _send_challenge(client: Any, args: argparse.Namespace, clock: dict[str
         try:
             message = await asyncio.wait_for(client.challenges.get(), max(left, 0.01))
         except TimeoutError:
-            raise ServerError("no_answer", f"{challenge['to']} did not answer the challenge") from None
+            raise CliError(f"{challenge['to']} did not answer the challenge") from None
         if message.get("challenge") != challenge["id"]:
             continue  # news of another challenge
         if message["type"] == "challenge_declined":
             reason = f" ({message['reason']})" if message.get("reason") not in (None, "", "declined") else ""
-            raise ServerError("declined", f"{message.get('by') or challenge['to']} declined the challenge{reason}")
+            raise CliError(f"{message.get('by') or challenge['to']} declined the challenge{reason}")
         if message["type"] == "challenge_accepted":
             return message
 
@@ -160,10 +158,9 @@ async def _await_challenge(client: Any, registry: Any, reader: Any) -> dict[str,
         known = offer["game"] in registry
         title = registry.get(offer["game"]).title if known else offer["game"]
         terms = ", ".join(f"{k}={v}" for k, v in (offer.get("options") or {}).items())
-        sender = offer["from"]["name"] if isinstance(offer.get("from"), dict) else offer.get("from")
         spec = ClockSpec.parse(offer.get("clock")) if offer.get("clock") else None
         print(
-            f"{sender} challenges you to {title}"
+            f"{offer['from']['name']} challenges you to {title}"
             + (f" ({terms})" if terms else "")
             + (f", clock {spec.describe()}" if spec else ", no clock")
         )
@@ -201,6 +198,8 @@ async def _play(args: argparse.Namespace) -> int:
         raise _connect_error(exc) from None
     except ServerError as exc:
         raise CliError(exc.message) from None
+    if not (args.room or args.accept) and args.game not in registry:
+        raise CliError(f"unknown game {args.game!r} (known: {', '.join(registry.names())})")
     reader = LineReader()  # one for the whole session: it may hold lines piped ahead
     async with client:
         try:
@@ -209,12 +208,8 @@ async def _play(args: argparse.Namespace) -> int:
             elif args.accept:
                 reply = await _await_challenge(client, registry, reader)
             elif args.challenge:
-                if args.game not in registry:
-                    raise CliError(f"unknown game {args.game!r} (known: {', '.join(registry.names())})")
                 reply = await _send_challenge(client, args, clock)
             else:
-                if args.game not in registry:
-                    raise CliError(f"unknown game {args.game!r} (known: {', '.join(registry.names())})")
                 game = registry.get(args.game)
                 seats = args.seats or game.min_seats
                 me = args.seat if args.seat is not None else 0

@@ -106,7 +106,7 @@ def run_games(args: argparse.Namespace) -> int:
                 "status": g["status"],
                 "room": g["room"] or "(private)",
                 "seats": [s["name"] for s in g["seats"]],
-                "kinds": [s.get("kind", "guest" if s.get("guest") else "user") for s in g["seats"]],
+                "kinds": [s.get("kind") for s in g["seats"]],
                 "moves": g["moves"],
                 "result": g["result"],
                 "created_at": g["created_at"],
@@ -142,12 +142,11 @@ def _stored_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     ]
 
 
-SEAT_MARKS = {"guest": " (guest)", "bot": " (bot)"}  # as the terminal marks players
-
-
 def _print_games(rows: list[dict[str, Any]]) -> None:
     from rich.console import Console
     from rich.table import Table
+
+    from partida.client.terminal import SEAT_MARKS
 
     table = Table("id", "game", "status", "room", "players", "moves", "winners", "created")
     for row in rows:
@@ -238,7 +237,7 @@ def run_replay(args: argparse.Namespace) -> int:
     if data["seed"] is not None:
         check = "matches" if data["seed_verified"] else "DOES NOT MATCH"
         print(f"Seed {data['seed']} {check} the hash published at the start ({data['seed_hash'][:16]}...)")
-    names = {seat: name for seat, _, name in getattr(stored, "seat_list", [])}
+    names = {seat: name for seat, _, name in stored.seat_list}
     if names:
         print("Players: " + ", ".join(f"seat {seat} {names[seat]}" for seat in sorted(names)))
     for i, move in enumerate(data["moves"], 1):

@@ -37,6 +37,9 @@ REASONS = {
 }
 
 
+SEAT_MARKS = {"guest": " (guest)", "bot": " (bot)"}  # after a player's name, wherever players are listed
+
+
 def format_seconds(seconds: float) -> str:
     """Clock time as people read it: 4:05, or 7.3 under ten seconds."""
     if seconds < 10:
@@ -142,8 +145,7 @@ class TerminalPlayer:
     def who(self, seat: int) -> str:
         """A seat's name with what it is: guests are marked, bots say so."""
         kind = self.kinds[seat] if seat < len(self.kinds) else None
-        mark = {"guest": " (guest)", "bot": " (bot)"}.get(kind or "", "")
-        return self._name(seat) + mark
+        return self._name(seat) + SEAT_MARKS.get(kind or "", "")
 
     def players_line(self, mine: list[int]) -> str:
         """Everyone at the table, for the start of a game."""

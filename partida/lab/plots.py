@@ -27,6 +27,13 @@ def _pyplot() -> Any:
     return plt
 
 
+def _save(fig: Any, path: Path, rect: tuple[float, float, float, float] = (0, 0, 1, 1)) -> None:
+    """Lay out, write and let go of a figure (pyplot keeps every open figure alive)."""
+    fig.tight_layout(rect=rect)
+    fig.savefig(path, dpi=80)
+    _pyplot().close(fig)
+
+
 def _density(values: Sequence[float]) -> tuple[list[float], list[float]] | None:
     """A Gaussian kernel density of `values` (scipy, Scott's bandwidth) on [0, 1], scaled to a
     share of matches per histogram bin so it lies on the histogram it smooths. None when the
@@ -62,9 +69,7 @@ def plot_runs(runs: Sequence[tuple[dict, list[dict]]], path: Path) -> None:
         ax.set_ylabel("share of matches")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(3, max(1, len(labels))), fontsize="small")
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    _save(fig, path, rect=(0, 0.08, 1, 1))
 
 
 def plot_match(rounds: Sequence[dict[str, Any]], title: str, path: Path) -> None:
@@ -83,9 +88,7 @@ def plot_match(rounds: Sequence[dict[str, Any]], title: str, path: Path) -> None
     bottom.set_xlabel("round")
     bottom.set_yticks(range(1, players + 1))
     bottom.invert_yaxis()
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def rounds_of(report: dict) -> int | None:
@@ -114,9 +117,7 @@ def plot_drama_rounds(runs: Sequence[dict], path: Path) -> None:
     ax.set_xlabel("rounds")
     ax.set_ylabel("mean drama (matches above 0)")
     ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    _save(fig, path)
 
 
 def plot_drama_3d(runs: Sequence[dict], path: Path) -> None:
@@ -131,6 +132,4 @@ def plot_drama_3d(runs: Sequence[dict], path: Path) -> None:
     ax.set_ylabel("drama by position")
     ax.set_zlabel("drama by path")
     ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    _save(fig, path)

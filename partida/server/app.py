@@ -190,7 +190,7 @@ class Server:
         if self._reaper is not None:
             self._reaper.cancel()
         for room in list(self.rooms.values()):
-            await room.stop_task()
+            await room.close()
         if self.cluster is not None:
             await self.cluster.stop()
         if self.bus is not None:
@@ -210,7 +210,7 @@ class Server:
                 log.exception("could not resume game %s (%s); leaving it as it is", stored.id, stored.game)
                 continue
             self.rooms[room.code] = room
-            room.start_task()
+            room.open()
             await room.call(room.finish_resumed)
             log.info("resumed game %s in room %s at move %d", stored.id, room.code, room.seq)
             rooms.append(room)
@@ -238,12 +238,12 @@ class Server:
             for code, room in list(self.rooms.items()):
                 if room.finished_at is not None and now - room.finished_at > FINISHED_ROOM_TTL:
                     del self.rooms[code]
-                    await room.stop_task()
+                    await room.close()
                 elif waiting_ttl and room.status == "waiting" and time.time() - room.created > waiting_ttl:
                     with contextlib.suppress(Exception):
                         await room.call(room.close_unstarted)
                     self.rooms.pop(code, None)
-                    await room.stop_task()
+                    await room.close()
                 else:
                     continue
                 if self.cluster is not None:
@@ -569,7 +569,7 @@ class Server:
         self.rooms[room.code] = room
         if owner is not None:
             self._waiting_by_address.setdefault(owner.address, set()).add(room)
-        room.start_task()
+        room.open()
         return room
 
     def _waiting_rooms_of(self, address: str) -> int:

@@ -189,7 +189,7 @@ class Cluster:
                 for session in {*room.spectators, *(s.session for s in room.seats if s and s.session)}:
                     session.rooms.discard(room)
                     session.send(gone)
-                asyncio.get_running_loop().create_task(room.stop_task())
+                asyncio.get_running_loop().create_task(room.close())
                 self._summaries.pop(room.game_id, None)
 
     # Takeover.

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from partida.games.base import Action, Game, IllegalAction
 from partida.protocol import ErrorCode, ProtocolError
+from partida.server.rooms import public_last
 
 if TYPE_CHECKING:
     from partida.server.rooms import Room
@@ -80,12 +81,7 @@ def replay_steps(
             state.apply(seat, action)
         except IllegalAction as exc:  # a log that no longer fits the rules (a game changed since)
             raise ProtocolError(ErrorCode.NO_SUCH_GAME, f"this game cannot be replayed: {exc}") from None
-        last = {
-            "seat": seat,
-            "action": action if game.perfect_information else None,
-            "text": state.last_event(),
-        }
-        out.append({"view": state.view(None), "last": last})
+        out.append({"view": state.view(None), "last": public_last(game, state, seat, action)})
     return out
 
 

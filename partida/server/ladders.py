@@ -112,14 +112,11 @@ class LadderService:
         on us for more than a few seconds."""
         self._stopping = True
         self.wake()
-        scheduler, others = self._tasks[:1], self._tasks[1:]
-        for task in others:
-            task.cancel()
-        if scheduler:
-            await asyncio.wait(scheduler, timeout=2)  # it returns at its next look at _stopping
-        for task in self._tasks:
-            task.cancel()
         if self._tasks:
+            # the scheduler (the first task) returns at its next look at _stopping
+            await asyncio.wait(self._tasks[:1], timeout=2)
+            for task in self._tasks:  # the endings watcher, and a scheduler stuck past that
+                task.cancel()
             await asyncio.wait(self._tasks, timeout=2)
         self._tasks = []
         if self.lock is not None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from partida.games.base import Game, State
 from partida.protocol import ErrorCode, ProtocolError, server_message
+from partida.server.rooms import public_last
 
 if TYPE_CHECKING:
     from partida.server.app import Server
@@ -74,9 +75,7 @@ class Relay:
         self.view = state.view(None)
         self.state = state if self.game.perfect_information else None
         if stored.actions:
-            seat, action = stored.actions[-1]
-            public_action = action if self.game.perfect_information else None
-            self.last = {"seat": seat, "action": public_action, "text": state.last_event()}
+            self.last = public_last(self.game, state, *stored.actions[-1])
         if stored.status in ("finished", "aborted"):
             self.finished = {"result": stored.result, "seed": str(stored.seed)}
 

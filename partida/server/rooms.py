@@ -60,6 +60,12 @@ def seed_hash(seed: int) -> str:
     return hashlib.sha256(f"partida-seed:{seed}".encode()).hexdigest()
 
 
+def public_last(game: Game, state: State, seat: int, action: Action) -> dict[str, Any]:
+    """An update's `last`: what every seat and spectator learns of an answer just applied to
+    `state` (the action itself only in a perfect-information game, and the game's sentence)."""
+    return {"seat": seat, "action": action if game.perfect_information else None, "text": state.last_event()}
+
+
 def new_seat_token() -> str:
     """A secret that reclaims a seat, drawn afresh each time someone takes the seat: it belongs to
     that holder alone, so a token kept from an earlier seating (say, by a creator who sat in every
@@ -142,15 +148,15 @@ class Room:
         self.rematch_room: Room | None = None
         self._rng = random.Random()  # default answers of timed-out seats, the random bot's moves
         self._turn = asyncio.Lock()  # held by the command running now; the others wait in order
-        self._open = False  # between start_task and stop_task: commands are accepted
+        self._open = False  # between open and close: commands are accepted
         self._timed: set[asyncio.Task[None]] = set()  # timer commands under way
 
     # Commands.
 
-    def start_task(self) -> None:
+    def open(self) -> None:
         self._open = True
 
-    async def stop_task(self) -> None:
+    async def close(self) -> None:
         """Accept no more commands: those waiting are refused with `no_such_room`; a timer
         command under way is cancelled."""
         self._disarm()
@@ -409,11 +415,7 @@ class Room:
                 self.clock.restore(saved)
             raise ProtocolError(ErrorCode.STORAGE, "the action could not be stored; try again") from None
         self.actions.append((seat, action))
-        self.last = {
-            "seat": seat,
-            "action": action if self.game.perfect_information else None,
-            "text": self.state.last_event(),
-        }
+        self.last = public_last(self.game, self.state, seat, action)
         self.endings.on_action(seat)
         if over:
             assert result is not None
@@ -550,7 +552,7 @@ class Room:
 
     async def _timed_command(self) -> None:
         with contextlib.suppress(Exception):  # logged by `call_here`; the room goes on
-            await self.call_here(self._on_timer)  # this task is the timer's own; stop_task cancels it
+            await self.call_here(self._on_timer)  # this task is the timer's own; close cancels it
 
     async def _on_timer(self) -> None:
         if self.result is not None or self.state is None:

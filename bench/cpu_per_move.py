@@ -1,0 +1,90 @@
+"""Server CPU per move under the peers' Node load generator, for two builds side by side.
+
+Absolute figures on a shared machine move by a factor of two between runs; what survives the
+noise is the same load against two builds of the server, alternating. Give each build's `partida`
+executable (two checkouts, each with its own venv); for every round, each one in turn is started
+(`partida serve --no-bots`, a fresh SQLite file, the abuse limits lifted as docs/server.md says)
+and loaded with the peers' `partida-load/load.js`; one JSON line per run: moves per second,
+latency percentiles, and the server's CPU milliseconds per move (its /proc CPU time over moves).
+
+    python bench/cpu_per_move.py --peers ../shared/peers --m 100 --moves 20000 --rounds 2 \\
+        OLD/.venv/bin/partida .venv/bin/partida
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+LIFTED = (
+    "requests_per_second=1e9 request_burst=1e9 address_requests_per_second=1e9 address_request_burst=1e9 "
+    "connections_per_address=1000000 rooms_created_per_second=1e9 rooms_created_burst=1e9 "
+    "waiting_rooms_per_address=1000000"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def one_run(partida: str, peers: Path, m: int, moves: int) -> dict[str, object]:
+    port = free_port()
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "PARTIDA_LIMITS": LIFTED}
+        command = [partida, "serve", "--no-bots", "--host", "127.0.0.1", "--port", str(port)]
+        server = subprocess.Popen(
+            [*command, "--db", f"sqlite:///{tmp}/p.db"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            for _ in range(200):
+                try:
+                    socket.create_connection(("127.0.0.1", port), 0.2).close()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            load_env = {**os.environ, "PORT": str(port), "M": str(m), "MOVES": str(moves)}
+            load_env |= {"SERVER_PID": str(server.pid), "CLK_TCK": str(os.sysconf("SC_CLK_TCK"))}
+            done = subprocess.run(
+                ["node", "load.js"], cwd=peers / "partida-load", env=load_env, capture_output=True, text=True
+            )
+        finally:
+            server.terminate()
+            server.wait(30)
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    cpu_seconds = figures["server_cpu_pct_avg"] / 100 * figures["wall_s"]
+    return {
+        "partida": partida,
+        "M": m,
+        "moves": figures["moves"],
+        "moves_per_s": figures["moves_per_s"],
+        "latency_ms": figures["latency_ms"],
+        "server_cpu_ms_per_move": round(1000 * cpu_seconds / max(1, figures["moves"]), 3),
+        "errors": figures["errors"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("partida", nargs="+", help="the partida executables to compare, run in turn")
+    parser.add_argument("--peers", type=Path, required=True, help="the peers directory (with partida-load/)")
+    parser.add_argument("--m", type=int, default=100, help="concurrent matches (default: %(default)s)")
+    parser.add_argument("--moves", type=int, default=20000, help="moves per run (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=2, help="runs of each build (default: %(default)s)")
+    args = parser.parse_args()
+    if not (args.peers / "partida-load" / "node_modules").is_dir():
+        subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=args.peers / "partida-load", check=True)
+    for _ in range(args.rounds):
+        for partida in args.partida:
+            print(json.dumps(one_run(str(Path(partida).resolve()), args.peers, args.m, args.moves)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
