@@ -25,7 +25,7 @@ from tests.services import Postgres, start_postgres
 BACKENDS = ["sqlite", "postgresql"]
 DATA_TABLES = (
     "accounts, games, seats, actions, lab_runs, lab_matches, ladders, ladder_members, ladder_games, ladder_ratings, "
-    "nodes, room_leases"
+    "nodes, room_leases, node_accounts, ladder_live"
 )
 
 

@@ -183,22 +183,31 @@ class Client:
         `move_patience` seconds: once the lease runs out, a live node takes the room over."""
         room = fields.get("room")
         ladder = fields.get("ladder") if kind in ("ladder_join", "ladder_leave") else None
+        # A challenge pushed by another node is accepted on the challenger's node.
+        challenge = fields.get("challenge") if kind in ("accept", "decline") else None
+        there: _Link | None = None
         if isinstance(room, str) and kind not in ("join", "watch") and room.strip().upper() in self._lost:
             await self.rejoin(room.strip().upper())  # its node went away: take the seats back first
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.move_patience
         moves = pause = 0.0
         while True:
-            link = self._link_for(room) if ladder is None else self._ladder_link(ladder)
+            if there is not None:
+                link = there
+            else:
+                link = self._link_for(room) if ladder is None else self._ladder_link(ladder)
             reply = await self._exchange(link, kind, fields)
             url = reply.get("url")
             if reply["type"] != "error" or reply.get("code") != "moved":
                 break
-            if not isinstance(url, str) or moves >= MAX_MOVES or not isinstance(room or ladder, str):
+            if not isinstance(url, str) or moves >= MAX_MOVES or not isinstance(room or ladder or challenge, str):
                 break
             try:
                 link = await self._link_to(url)
                 moves += 1
+                if isinstance(challenge, str):
+                    there = link
+                    continue
                 if isinstance(ladder, str):  # ladder bots play where the ladder scheduler runs
                     self._ladder_routes[ladder] = link
                     continue
@@ -214,6 +223,8 @@ class Client:
         if reply["type"] == "error":
             raise ServerError(reply.get("code", "error"), reply.get("message", ""))
         self._remember(kind, fields, reply)
+        if there is not None and isinstance(reply.get("room"), str):
+            self._routes[reply["room"]] = there  # the challenge's room is on that node
         if kind == "ladder_join" and isinstance(ladder, str):
             self._ladders[ladder] = dict(fields)
             self._ladder_routes.setdefault(ladder, link)
@@ -249,7 +260,7 @@ class Client:
     def _remember(self, kind: str, fields: dict[str, Any], reply: dict[str, Any]) -> None:
         """Keep the seat tokens and watched rooms a reply grants (see `_take_back`)."""
         summary = reply.get("summary")
-        if kind not in ("join", "watch", "create_room") or not isinstance(summary, dict):
+        if kind not in ("join", "watch", "create_room", "accept") or not isinstance(summary, dict):
             return
         code = summary["code"]
         self._lost.discard(code)
@@ -365,13 +376,22 @@ class Client:
                 self._lost.update(lost)
                 for ladder in [name for name, routed in self._ladder_routes.items() if routed is link]:
                     del self._ladder_routes[ladder]
-                    task = asyncio.get_running_loop().create_task(self._join_ladder_again(ladder))
-                    self._background.add(task)
-                    task.add_done_callback(self._background.discard)
+                    self._in_background(self._join_ladder_again(ladder))
                 with contextlib.suppress(ValueError):
                     self._links.remove(link)
             for room in lost:
                 self._rooms[room].put_nowait({"type": "connection_lost"})
+
+    def _in_background(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _answer_summon(self, url: str) -> None:
+        try:
+            await self._link_to(url)
+        except ServerError as exc:  # that node is gone, or refused: it seats another bot
+            self.errors.put_nowait({"type": "error", "code": exc.code, "message": exc.message})
 
     def _route(self, message: dict[str, Any], link: _Link | None = None) -> None:
         request_id = message.get("id")
@@ -396,6 +416,10 @@ class Client:
             self.seated.put_nowait(message)
         elif kind in ("challenge", "challenge_accepted", "challenge_declined"):
             self.challenges.put_nowait(message)
+        elif kind == "summon" and isinstance(message.get("url"), str):
+            # Another node seats this bot in one of its rooms: connect there (same hello), and
+            # it sends `seated` over that connection.
+            self._in_background(self._answer_summon(message["url"]))
         elif kind == "error" and message.get("code") == "moved" and isinstance(message.get("room"), str):
             # The node let the room go (another node took it over): as if its link were lost.
             room = message["room"]

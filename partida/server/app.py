@@ -47,6 +47,7 @@ from partida.server.endings import DEFAULT_ABANDON_AFTER
 from partida.server.events import EventBus, open_bus
 from partida.server.ladders import LadderService
 from partida.server.limits import Limiter, Limits
+from partida.server.presence import plays
 from partida.server.rematch import offer_rematch, open_rematch
 from partida.server.rooms import Room
 from partida.server.session import OUTBOX_BYTES, Identity, Session
@@ -97,7 +98,7 @@ class Server:
         self._waiting_by_address: dict[str, set[Room]] = {}  # see _waiting_rooms_of
         self.limiter = Limiter(config.limits)
         self.sessions: set[Session] = set()
-        self.challenges = Challenges()
+        self.challenges = Challenges(on_lapse=self._challenge_lapsed)
         self.db: Database | None = None
         self.store: Store = None  # type: ignore[assignment]  # set in start()
         self.bus: EventBus | None = None
@@ -291,6 +292,8 @@ class Server:
             self.limiter.release(limits)
             self.sessions.discard(session)
             self.challenges.drop_from(session)
+            if self.cluster is not None:
+                self.cluster.presence.left(session)
             self.ladders.disconnected(session)
             for room in list(session.rooms):
                 with contextlib.suppress(Exception):
@@ -431,6 +434,8 @@ class Server:
             identity = Identity(name, "guest")
         session.identity = identity
         session.version = req.version
+        if self.cluster is not None and identity.account_id is not None:
+            await self.cluster.presence.arrived(session)  # findable from other nodes
         session.send(
             server_message(
                 "welcome",
@@ -513,7 +518,7 @@ class Server:
 
     async def on_create_room(self, session: Session, req: m.CreateRoom) -> None:
         game, options, seats, clock = self._room_terms(session, req.game, req.options, req.seats, req.clock)
-        bots = self._parse_bot_seats(req.bots or {}, seats, game.name)
+        bots = await self._parse_bot_seats(req.bots or {}, seats, game.name)
         if req.seat is not None and not 0 <= req.seat < seats:
             raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
         grace = self.config.abandon_after if req.abandon_after is None else req.abandon_after
@@ -583,7 +588,7 @@ class Server:
             del self._waiting_by_address[address]
         return len(rooms)
 
-    def _parse_bot_seats(self, bots: dict[Any, str], seats: int, game: str) -> dict[int, tuple[Session, str]]:
+    async def _parse_bot_seats(self, bots: dict[Any, str], seats: int, game: str) -> dict[int, tuple[Session, str]]:
         chosen: dict[int, tuple[Session, str]] = {}
         for key, agent in bots.items():
             try:
@@ -592,7 +597,7 @@ class Server:
                 raise ProtocolError(ErrorCode.BAD_FIELD, f"bots: {key!r} is not a seat number") from None
             if not 0 <= seat < seats:
                 raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
-            chosen[seat] = (self.pick_bot(agent, game), agent)
+            chosen[seat] = (await self.find_bot(agent, game), agent)
         return chosen
 
     def bot_sessions(self) -> list[Session]:
@@ -605,10 +610,7 @@ class Server:
         agent that declared no games is offered every game (it may refuse a challenge)."""
         identity = session.identity
         assert identity is not None and identity.agent is not None
-        spec = all_agents().get(identity.agent)
-        if spec is not None and spec.games is not None and game not in spec.games:
-            return False
-        return identity.games is None or game in identity.games
+        return plays(identity.agent, identity.games, game)
 
     def pick_bot(self, wanted: str, game: str) -> Session:
         """The bot to seat for `wanted`: a connected bot account of that name (any agent, built-in
@@ -634,6 +636,21 @@ class Server:
         raise ProtocolError(
             ErrorCode.NO_BOT_AVAILABLE, f"no {wanted} bot is connected for {game} (connected bots: {hint})"
         )
+
+    async def find_bot(self, wanted: str, game: str) -> Session:
+        """`pick_bot`; with several nodes, a bot account of that name connected only to another
+        node is summoned here (server/presence.py)."""
+        try:
+            return self.pick_bot(wanted, game)
+        except ProtocolError as exc:
+            if self.cluster is None or exc.code not in (ErrorCode.UNKNOWN_AGENT, ErrorCode.NO_BOT_AVAILABLE):
+                raise
+            if any(s.identity.name.lower() == wanted.lower() for s in self.bot_sessions()):  # type: ignore[union-attr]
+                raise  # connected here, and does not play the game
+            bot = await self.cluster.presence.summon(wanted, game)
+            if bot is None:
+                raise
+            return bot
 
     async def on_games(self, session: Session, req: m.Games) -> None:
         account_id = session.identity.account_id if session.identity else None
@@ -672,6 +689,11 @@ class Server:
             and s.identity.name.lower() == req.to.strip().lower()
             and not s.closed
         ]
+        if not targets and self.cluster is not None:
+            elsewhere = await self.cluster.presence.elsewhere(req.to)
+            if elsewhere:
+                await self._challenge_elsewhere(session, req, elsewhere[0])
+                return
         if not targets:
             raise ProtocolError(
                 ErrorCode.NO_SUCH_PLAYER, f"no account named {req.to!r} is connected (guests cannot be challenged)"
@@ -698,7 +720,45 @@ class Server:
         for other in targets:
             other.send(server_message("challenge", challenge=challenge.to_data()))
 
+    async def _challenge_elsewhere(self, session: Session, req: m.Challenge, where: Any) -> None:
+        """A challenge to an account connected to another node only (server/presence.py): a bot
+        is summoned here and seated; a person is told through its node. The challenge and its
+        room stay on this node."""
+        me = session.identity
+        assert me is not None and self.cluster is not None
+        if where.account_id == me.account_id:
+            raise ProtocolError(ErrorCode.BAD_FIELD, "challenge: you cannot challenge yourself")
+        game, options, seats, clock = self._room_terms(session, req.game, req.options, req.seats, req.clock)
+        challenge = Challenge(session, where.account_id, where.name, game, options, seats, clock)
+        if where.kind != "bot":
+            self.challenges.add(challenge)
+            session.send(server_message("challenge_sent", req.id, challenge=challenge.to_data()))
+            await self.cluster.presence.forward(challenge, where)
+            return
+        session.send(server_message("challenge_sent", req.id, challenge=challenge.to_data()))
+        try:
+            bot = await self.cluster.presence.summon(where.name, game.name)
+            if bot is None:
+                raise ProtocolError(ErrorCode.NO_BOT_AVAILABLE, f"{where.name} is no longer connected")
+        except ProtocolError as exc:  # it does not play the game, or did not come
+            declined = server_message("challenge_declined", challenge=challenge.id, by=where.name, reason=exc.message)
+            session.send(declined)
+            return
+        await self._open_challenge_room(challenge, bot)
+
+    def _challenge_lapsed(self, challenge: Challenge) -> None:
+        challenge.challenger.send(
+            server_message("challenge_declined", challenge=challenge.id, by=challenge.to, reason="expired")
+        )
+
     async def on_accept(self, session: Session, req: m.AcceptChallenge) -> None:
+        remote = self.cluster.presence.holds(req.challenge, session) if self.cluster is not None else None
+        if remote is not None:  # it lives on the challenger's node: accepted there
+            raise ProtocolError(
+                ErrorCode.MOVED,
+                f"challenge {req.challenge} is on node {remote.node}",
+                details={"url": remote.url, "challenge": req.challenge},
+            )
         challenge = self.challenges.take(req.challenge, session)
         room, seat, token = await self._open_challenge_room(challenge, session)
         session.send(
@@ -714,6 +774,10 @@ class Server:
         )
 
     async def on_decline(self, session: Session, req: m.DeclineChallenge) -> None:
+        remote = self.cluster.presence.holds(req.challenge, session) if self.cluster is not None else None
+        if remote is not None:
+            await self.cluster.presence.decline(session, req.id, req.challenge, remote)  # type: ignore[union-attr]
+            return
         challenge = self.challenges.take(req.challenge, session)
         assert session.identity is not None
         challenge.challenger.send(
@@ -780,7 +844,7 @@ class Server:
         room = self.room(req.room)
         if room.owner is not None and session is not room.owner:
             raise ProtocolError(ErrorCode.NOT_OWNER, "only the room's creator can add bots to it")
-        bot = self.pick_bot(req.agent, room.game.name)
+        bot = await self.find_bot(req.agent, room.game.name)
         seat = await room.call(lambda: room.seat_bot(bot, req.seat))
         session.send(
             server_message("bot_added", req.id, room=room.code, summary=room.summary(), seat=seat, agent=req.agent)

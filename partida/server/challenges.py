@@ -5,15 +5,17 @@ A challenge names an account, not a connection: every connection of that account
 connected and at most `CHALLENGE_TTL` seconds. A bot account answers by the games it declared,
 without a round trip: the server seats it as it seats any bot (`seated`). The challenger learns
 the outcome by a pushed `challenge_accepted` (with the room, its seat and token) or
-`challenge_declined`.
+`challenge_declined` (with `reason` "expired" when it lapses unanswered).
 
 The bookkeeping here is plain data, testable without a socket; `Server` wires it to requests.
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +41,7 @@ class Challenge:
     clock: ClockSpec | None
     id: str = field(default_factory=lambda: secrets.token_hex(6))
     created: float = field(default_factory=time.monotonic)
+    lapse: asyncio.TimerHandle | None = None
 
     def to_data(self) -> dict[str, Any]:
         identity = self.challenger.identity
@@ -53,15 +56,14 @@ class Challenge:
             "clock": self.clock.to_data() if self.clock else None,
         }
 
-    def expired(self, now: float) -> bool:
-        return self.challenger.closed or now - self.created > CHALLENGE_TTL
-
 
 class Challenges:
-    """The open challenges of a server, by id."""
+    """The open challenges of a server, by id. `on_lapse` is told of a challenge whose time ran
+    out unanswered (its challenger still connected), to tell the challenger."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_lapse: Callable[[Challenge], None] | None = None) -> None:
         self.open: dict[str, Challenge] = {}
+        self.on_lapse = on_lapse
 
     def add(self, challenge: Challenge) -> None:
         self._expire()
@@ -71,6 +73,19 @@ class Challenges:
                 ErrorCode.RATE_LIMITED, f"at most {MAX_OPEN_PER_SESSION} open challenges at a time; wait for answers"
             )
         self.open[challenge.id] = challenge
+        challenge.lapse = asyncio.get_running_loop().call_later(CHALLENGE_TTL, self._lapsed, challenge.id)
+
+    def _lapsed(self, challenge_id: str) -> None:
+        challenge = self.open.pop(challenge_id, None)
+        if challenge is not None and not challenge.challenger.closed and self.on_lapse is not None:
+            self.on_lapse(challenge)
+
+    def drop(self, challenge_id: str) -> Challenge | None:
+        """Remove a challenge answered elsewhere (declined on another node)."""
+        challenge = self.open.pop(challenge_id, None)
+        if challenge is not None and challenge.lapse is not None:
+            challenge.lapse.cancel()
+        return challenge
 
     def take(self, challenge_id: str, session: Session) -> Challenge:
         """Remove and return the challenge addressed to `session`'s account. Anyone else asking
@@ -80,17 +95,16 @@ class Challenges:
         account_id = session.identity.account_id if session.identity else None
         if challenge is None or account_id is None or challenge.account_id != account_id:
             raise ProtocolError(ErrorCode.NO_SUCH_CHALLENGE, f"there is no open challenge {challenge_id!r} to you")
-        del self.open[challenge_id]
-        return challenge
+        return self.drop(challenge_id)  # type: ignore[return-value]
 
     def drop_from(self, session: Session) -> list[Challenge]:
         """A challenger left: its challenges lapse."""
         gone = [c for c in self.open.values() if c.challenger is session]
         for challenge in gone:
-            del self.open[challenge.id]
+            self.drop(challenge.id)
         return gone
 
     def _expire(self) -> None:
-        now = time.monotonic()
-        for challenge_id in [i for i, c in self.open.items() if c.expired(now)]:
-            del self.open[challenge_id]
+        """Challenges whose challenger left (those that ran out of time went by their timer)."""
+        for challenge_id in [i for i, c in self.open.items() if c.challenger.closed]:
+            self.drop(challenge_id)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from partida.protocol import ErrorCode, ProtocolError, error_message, server_message
 from partida.server.events import MqttEventBus
+from partida.server.presence import Presence
 from partida.server.relay import Relay
 from partida.server.rooms import PRIVATE_CODE_LENGTH, PUBLIC_CODE_LENGTH, new_room_code
 from partida.storage.database import StorageError, describe_error
@@ -106,6 +107,7 @@ class Cluster:
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self.taken_over = 0  # games this node took from dead nodes
+        self.presence = Presence(self)  # accounts connected here, and reaching those elsewhere
 
     # Life cycle.
 
@@ -119,6 +121,7 @@ class Cluster:
         await self.directory.register(self.name, self.public_url, self.lease)
         self.owned = set(await self.directory.renew(self.name, self.lease))
         self.fence.renewed(sent)
+        await self.presence.start()
         await self._resume(sorted(self.owned), [])
         await self.take_over()
         self._task = loop.create_task(self._run(), name=f"node-{self.name}")
@@ -133,6 +136,7 @@ class Cluster:
         for relay in list(self.relays.values()):
             await relay.close()
         if self.directory is not None:
+            await self.presence.stop()
             self.fence.valid_until = 0.0
             with contextlib.suppress(Exception):
                 await self.directory.renew(self.name, -1.0)

@@ -285,3 +285,30 @@ class RoomLease(Base):
     public: Mapped[bool] = mapped_column(Boolean, default=True)
     status: Mapped[str] = mapped_column(String(16), default="waiting")
     summary: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class NodeAccount(Base):
+    """Which node each account (a person or a bot) is connected to, so that a challenge or an
+    `add_bot` on one node finds an account connected to another. One row per node and account
+    while it has a connection there; rows of a node whose lease has run out are ignored."""
+
+    __tablename__ = "node_accounts"
+
+    node: Mapped[str] = mapped_column(String(64), primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True)
+    name: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(8))  # user or bot
+    agent: Mapped[str | None] = mapped_column(String(64), default=None)
+    games: Mapped[list[str] | None] = mapped_column(NullableJSON, default=None)  # a bot's declared games
+
+
+class LadderLive(Base):
+    """A ladder as its scheduler's node sees it: the members connected (all to that node) and the
+    games in play, so that every node's `ladder_list` and `ladder_standings` show them."""
+
+    __tablename__ = "ladder_live"
+
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"), primary_key=True)
+    node: Mapped[str] = mapped_column(String(64))
+    members: Mapped[list[int]] = mapped_column(JSON)  # account ids
+    playing: Mapped[int] = mapped_column(Integer, default=0)

@@ -22,7 +22,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 
 from partida.storage.database import Database, StorageError
-from partida.storage.models import GameRecord, Node, RoomLease
+from partida.storage.models import GameRecord, LadderLive, Node, NodeAccount, RoomLease
 
 
 class NodeTaken(StorageError):
@@ -43,6 +43,19 @@ class Location:
     live: bool
     public: bool
     summary: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Presence:
+    """An account connected to a live node: where, and (a bot) what it plays."""
+
+    node: str
+    url: str
+    account_id: int
+    name: str
+    kind: str
+    agent: str | None
+    games: list[str] | None
 
 
 @dataclass(frozen=True)
@@ -231,3 +244,65 @@ class NodeDirectory:
         )
         async with self.db.session() as session:
             return [dict(s) for s in await session.scalars(query)]
+
+    # Accounts connected to each node (challenges and add_bot across nodes).
+
+    async def arrived(self, node: str, account_id: int, name: str, kind: str, agent: str | None, games: Any) -> None:
+        """An account has a connection on `node` (a bot's agent and games as its last hello said)."""
+        values = {"name": name, "kind": kind, "agent": agent, "games": games}
+        async with self.db.write() as conn:
+            await conn.execute(
+                insert(NodeAccount)
+                .values(node=node, account_id=account_id, **values)
+                .on_conflict_do_update(index_elements=[NodeAccount.node, NodeAccount.account_id], set_=values)
+            )
+
+    async def left(self, node: str, account_ids: list[int] | None = None) -> None:
+        """Accounts no longer connected to `node` (None: every account, as a node starts)."""
+        query = delete(NodeAccount).where(NodeAccount.node == node)
+        if account_ids is not None:
+            query = query.where(NodeAccount.account_id.in_(account_ids))
+        async with self.db.write() as conn:
+            await conn.execute(query)
+
+    async def connected(self, name: str, exclude_node: str) -> list[Presence]:
+        """The live nodes other than `exclude_node` where the account `name` (any case) is connected."""
+        query = (
+            select(NodeAccount, Node.public_url)
+            .join(Node, Node.name == NodeAccount.node)
+            .where(
+                func.lower(NodeAccount.name) == name.strip().lower(),
+                NodeAccount.node != exclude_node,
+                Node.lease_until >= func.now(),
+            )
+            .order_by(NodeAccount.node)
+        )
+        async with self.db.session() as session:
+            rows = (await session.execute(query)).all()
+        return [
+            Presence(a.node, str(url), a.account_id, a.name, a.kind, a.agent, list(a.games) if a.games else a.games)
+            for a, url in rows
+        ]
+
+    # Ladders as their scheduler's node sees them.
+
+    async def save_ladder(self, ladder_id: int, node: str, members: list[int], playing: int) -> None:
+        values = {"node": node, "members": members, "playing": playing}
+        async with self.db.write() as conn:
+            await conn.execute(
+                insert(LadderLive)
+                .values(ladder_id=ladder_id, **values)
+                .on_conflict_do_update(index_elements=[LadderLive.ladder_id], set_=values)
+            )
+
+    async def ladder(self, ladder_id: int) -> tuple[list[int], int] | None:
+        """A ladder's connected members and games in play, as its scheduler's node last wrote
+        them; None if no live node wrote them."""
+        query = (
+            select(LadderLive.members, LadderLive.playing)
+            .join(Node, Node.name == LadderLive.node)
+            .where(LadderLive.ladder_id == ladder_id, Node.lease_until >= func.now())
+        )
+        async with self.db.session() as session:
+            row = (await session.execute(query)).first()
+        return None if row is None else ([int(i) for i in row[0]], int(row[1]))

@@ -1,0 +1,249 @@
+"""Reaching an account connected to another node: for challenges and `add_bot` across nodes.
+
+A room is played on one node, and a bot is seated over its own connection, so the room's node
+must have that connection. Each node writes which accounts (people and bots) are connected to
+it (`node_accounts`, `partida.storage.nodes`) and listens on its own topic of the bus,
+`partida/nodes/{node}/...`, for what other nodes ask of it:
+
+- `summon` {account_id, url}: a node wants this bot seated in one of its rooms (`add_bot`, a
+  room's `bots`, a challenge to the bot). This node pushes `summon` with that node's URL to the
+  bot's connections; the bot opens a connection there with the same hello (the SDK does it by
+  itself), and the asking node, which waits for that hello, seats it as any bot of its own.
+- `challenge` {challenge, account_id, url}: a person connected here is challenged by someone
+  on the node at `url`. The challenge stays on the challenger's node, which keeps its clock and
+  opens the room; this node pushes `challenge` to the person's connections as a challenge of its
+  own. An `accept` is answered `moved` to the challenger's node (the SDK follows it and accepts
+  there, so the room and the seat token never travel between nodes); a `decline` is carried back.
+- `declined` {challenge, by, reason}: the challenged person declined (or was gone); the
+  challenger is told `challenge_declined`.
+
+Nothing secret crosses the bus: no seat token, no room code; who challenges whom, and which
+account is connected where, do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from partida.bots.registry import all_agents
+from partida.protocol import ErrorCode, ProtocolError, server_message
+from partida.server.challenges import CHALLENGE_TTL
+
+if TYPE_CHECKING:
+    from partida.server.app import Server
+    from partida.server.challenges import Challenge
+    from partida.server.cluster import Cluster
+    from partida.server.session import Session
+    from partida.storage.nodes import Presence as Where
+
+log = logging.getLogger(__name__)
+
+SUMMON_WAIT = 10.0  # seconds a node waits for a summoned bot to connect
+
+
+def plays(agent: str | None, games: list[str] | None, game: str) -> bool:
+    """Whether a bot plays `game`: the games it declared, and for a built-in agent only those
+    the agent knows. A custom agent that declared no games is offered every game."""
+    spec = all_agents().get(agent) if agent is not None else None
+    if spec is not None and spec.games is not None and game not in spec.games:
+        return False
+    return games is None or game in games
+
+
+@dataclass
+class RemoteChallenge:
+    """A challenge that lives on another node, pushed to an account connected here."""
+
+    node: str
+    url: str
+    account_id: int
+    created: float = field(default_factory=time.monotonic)
+
+
+class Presence:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.server: Server = cluster.server
+        self.accounts: defaultdict[int, set[Session]] = defaultdict(set)  # account id -> connections here
+        self.remote: dict[str, RemoteChallenge] = {}  # challenge id -> where it lives
+        self._arrivals: defaultdict[int, list[asyncio.Future[Session]]] = defaultdict(list)
+        self._writing = asyncio.Lock()  # rows written in the order connections came and went
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._listener: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Forget the accounts of this node's last life, and listen to the other nodes."""
+        assert self.cluster.directory is not None
+        await self.cluster.directory.left(self.cluster.name)
+        if self.cluster.relaying:
+            assert self.server.bus is not None
+            subscription = self.server.bus.subscribe(f"partida/nodes/{self.cluster.name}/#")
+            self._listener = asyncio.get_running_loop().create_task(self._listen(subscription))
+
+    async def stop(self) -> None:
+        for task in [*self._tasks, *([self._listener] if self._listener else [])]:
+            task.cancel()
+        await asyncio.gather(*self._tasks, *([self._listener] if self._listener else []), return_exceptions=True)
+        assert self.cluster.directory is not None
+        with contextlib.suppress(Exception):
+            await self.cluster.directory.left(self.cluster.name)
+
+    # Who is connected here.
+
+    async def arrived(self, session: Session) -> None:
+        """An account said hello here: written before its `welcome`, so a challenge from another
+        node finds it from then on; a node waiting for this bot gets it."""
+        identity = session.identity
+        assert identity is not None and identity.account_id is not None
+        self.accounts[identity.account_id].add(session)
+        if identity.kind == "bot":
+            for waiter in self._arrivals.pop(identity.account_id, []):
+                if not waiter.done():
+                    waiter.set_result(session)
+        assert self.cluster.directory is not None
+        try:
+            async with self._writing:
+                await self.cluster.directory.arrived(
+                    self.cluster.name, identity.account_id, identity.name, identity.kind, identity.agent, identity.games
+                )
+        except Exception as exc:
+            log.warning("node %s: could not note that %s is connected: %s", self.cluster.name, identity.name, exc)
+
+    def left(self, session: Session) -> None:
+        identity = session.identity
+        if identity is None or identity.account_id is None:
+            return
+        here = self.accounts.get(identity.account_id)
+        if here is None:
+            return
+        here.discard(session)
+        if not here:
+            del self.accounts[identity.account_id]
+            self._spawn(self._forget(identity.account_id))
+
+    async def _forget(self, account_id: int) -> None:
+        assert self.cluster.directory is not None
+        async with self._writing:
+            if account_id not in self.accounts:  # not back meanwhile
+                await self.cluster.directory.left(self.cluster.name, [account_id])
+
+    async def elsewhere(self, name: str) -> list[Where]:
+        """Where else the account `name` is connected (live nodes only), if a message can reach it."""
+        if not self.cluster.relaying:
+            return []
+        assert self.cluster.directory is not None
+        return await self.cluster.directory.connected(name, self.cluster.name)
+
+    # Bots of other nodes.
+
+    async def summon(self, name: str, game: str) -> Session | None:
+        """The bot account `name` connected to another node, brought here to be seated: None if
+        no other node has it; `no_bot_available` if it does not play `game` or does not come."""
+        bots = [w for w in await self.elsewhere(name) if w.kind == "bot"]
+        if not bots:
+            return None
+        where = bots[0]
+        if not plays(where.agent, where.games, game):
+            raise ProtocolError(ErrorCode.NO_BOT_AVAILABLE, f"the bot {where.name} does not play {game}")
+        waiter: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
+        self._arrivals[where.account_id].append(waiter)
+        payload = {"type": "summon", "account_id": where.account_id, "url": self.cluster.public_url}
+        await self.server.publish(f"nodes/{where.node}/summon", payload)
+        try:
+            async with asyncio.timeout(SUMMON_WAIT):
+                return await waiter
+        except TimeoutError:
+            raise ProtocolError(
+                ErrorCode.NO_BOT_AVAILABLE, f"the bot {where.name} (on node {where.node}) did not come; try again"
+            ) from None
+        finally:
+            with contextlib.suppress(ValueError):
+                self._arrivals[where.account_id].remove(waiter)
+            if not self._arrivals.get(where.account_id):
+                self._arrivals.pop(where.account_id, None)
+
+    # Challenges of people on other nodes.
+
+    async def forward(self, challenge: Challenge, where: Where) -> None:
+        """Send a challenge (kept on this node) to the node where the challenged person is."""
+        payload = {
+            "type": "challenge",
+            "challenge": challenge.to_data(),
+            "account_id": where.account_id,
+            "url": self.cluster.public_url,
+            "node": self.cluster.name,
+        }
+        await self.server.publish(f"nodes/{where.node}/challenge", payload)
+
+    def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
+        """The challenge of another node pushed to this connection's account, if it is one."""
+        self._expire()
+        remote = self.remote.get(challenge_id)
+        identity = session.identity
+        if remote is None or identity is None or identity.account_id != remote.account_id:
+            return None
+        return remote
+
+    async def decline(self, session: Session, request_id: Any, challenge_id: str, remote: RemoteChallenge) -> None:
+        """Carry a decline back to the challenger's node."""
+        assert session.identity is not None
+        self.remote.pop(challenge_id, None)
+        by = session.identity.name
+        payload = {"type": "declined", "challenge": challenge_id, "by": by, "reason": "declined"}
+        await self.server.publish(f"nodes/{remote.node}/declined", payload)
+        session.send(server_message("challenge_declined", request_id, challenge=challenge_id, by=by))
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for challenge_id in [i for i, r in self.remote.items() if now - r.created > CHALLENGE_TTL]:
+            del self.remote[challenge_id]
+
+    # Messages from other nodes.
+
+    async def _listen(self, subscription: Any) -> None:
+        async with subscription:
+            async for event in subscription:
+                try:
+                    await self._on_message(event.payload)
+                except Exception:
+                    log.exception("node %s: a message from another node failed", self.cluster.name)
+
+    async def _on_message(self, payload: dict[str, Any]) -> None:
+        kind = payload.get("type")
+        account_id = payload.get("account_id")
+        here = [s for s in self.accounts.get(account_id, ()) if not s.closed] if isinstance(account_id, int) else []
+        if kind == "summon" and isinstance(payload.get("url"), str):
+            for session in here:
+                if session.identity is not None and session.identity.kind == "bot":
+                    session.send(server_message("summon", url=payload["url"]))
+        elif kind == "challenge":
+            data = payload.get("challenge")
+            if not isinstance(data, dict) or not isinstance(data.get("id"), str) or not isinstance(account_id, int):
+                return
+            node, url = str(payload.get("node")), str(payload.get("url"))
+            if not here:  # gone meanwhile
+                reason = {"type": "declined", "challenge": data["id"], "by": data.get("to"), "reason": "not connected"}
+                await self.server.publish(f"nodes/{node}/declined", reason)
+                return
+            self._expire()
+            self.remote[data["id"]] = RemoteChallenge(node, url, account_id)
+            for session in here:
+                session.send(server_message("challenge", challenge=data))
+        elif kind == "declined":
+            challenge = self.server.challenges.drop(str(payload.get("challenge")))
+            if challenge is not None and not challenge.challenger.closed:
+                message = server_message(
+                    "challenge_declined", challenge=challenge.id, by=payload.get("by"), reason=payload.get("reason")
+                )
+                challenge.challenger.send(message)
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

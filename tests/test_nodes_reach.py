@@ -1,0 +1,180 @@
+"""Challenges and `add_bot` across nodes: an account connected to one node is challenged, or a
+named bot seated, from another (three nodes on loopback ports, real PostgreSQL and Mosquitto).
+A bot is summoned to the room's node over the broker and seated there; a person's challenge is
+pushed through the person's node, accepted on the challenger's node (the SDK follows `moved`),
+and a decline or a lapse comes back to the challenger."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from partida.bots.runner import BotRunner
+from partida.client import Client, ServerError
+from partida.server import challenges
+from partida.server.app import Server
+from tests.test_nodes import node_config
+from tests.test_server_restart import fresh_database
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+async def three(postgres, mosquitto) -> AsyncIterator[list[Server]]:  # type: ignore[no-untyped-def]
+    url = fresh_database(postgres, "nodes_reach")
+    started: list[Server] = []
+    try:
+        for name in ("a", "b", "c"):
+            server = Server(node_config(url, name, mosquitto.url))
+            await server.start()
+            started.append(server)
+            assert await server.bus.wait_connected(10)  # type: ignore[union-attr]
+        yield started
+    finally:
+        for server in reversed(started):
+            with contextlib.suppress(Exception):
+                await server.stop()
+
+
+async def bot_on(server: Server, name: str, **kwargs: Any) -> asyncio.Task[None]:
+    """A user-run bot account playing random moves, connected to `server` only."""
+    _, token = await server.store.create_bot(name)
+    task = asyncio.create_task(BotRunner(server.url, "random", token=token, **kwargs).run(reconnect=False))
+    for _ in range(200):
+        if any(s.identity and s.identity.name == name for s in server.sessions):
+            return task
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"the bot {name} did not connect")
+
+
+async def user_on(server: Server, name: str) -> Client:
+    with contextlib.suppress(Exception):
+        await server.store.create_user(name, PASSWORD)
+    return await Client.connect(server.url, name=name, password=PASSWORD)
+
+
+def play_randomly(seed: int):  # type: ignore[no-untyped-def]
+    rng = random.Random(seed)
+    return lambda update, prompt: prompt.random_answer(rng)
+
+
+async def test_a_challenge_to_a_bot_on_another_node_is_played_to_the_end(three: list[Server]) -> None:
+    a, b, _ = three
+    bot = await bot_on(b, "otto", games=["tictactoe"])
+    alice = await user_on(a, "alice")
+    try:
+        sent = await alice.challenge("OTTO", "tictactoe")
+        assert sent["to"] == "otto"
+        accepted = await asyncio.wait_for(alice.challenges.get(), 15)
+        assert accepted["type"] == "challenge_accepted" and accepted["seat"] == 0
+        code = accepted["room"]
+        assert code in a.rooms and code not in b.rooms  # the room is on the challenger's node
+        assert [s["name"] for s in accepted["summary"]["seats"]][0] == "alice"
+        final = await asyncio.wait_for(alice.play(code, play_randomly(1)), 30)
+        assert final["status"] == "finished"
+        room = a.rooms[code]
+        assert [s.name for s in room.seats if s is not None] == ["alice", "otto"]
+        stored = await a.store.load_game(room.game_id)
+        assert stored is not None and stored.status == "finished"
+
+        refused = await alice.challenge("otto", "othello")  # it declared tic-tac-toe only
+        answer = await asyncio.wait_for(alice.challenges.get(), 15)
+        assert (answer["type"], answer["challenge"]) == ("challenge_declined", refused["id"])
+        assert "does not play othello" in answer["reason"]
+    finally:
+        await alice.close()
+        bot.cancel()
+        await asyncio.gather(bot, return_exceptions=True)
+
+
+async def test_add_bot_seats_a_named_bot_connected_to_another_node(three: list[Server]) -> None:
+    a, _, c = three
+    bot = await bot_on(c, "tessa", games=["tictactoe"])
+    alice = await Client.connect(a.url, name="alice-guest")
+    try:
+        created = await alice.create_room("tictactoe", seat=0, public=False)
+        code = created["room"]
+        added = await alice.add_bot(code, "Tessa", seat=1)
+        assert added["seat"] == 1
+        final = await asyncio.wait_for(alice.play(code, play_randomly(2)), 30)
+        assert final["status"] == "finished"
+        assert [s.name for s in a.rooms[code].seats if s is not None] == ["alice-guest", "tessa"]
+
+        with pytest.raises(ServerError) as refused:  # it declared tic-tac-toe only
+            room = (await alice.create_room("othello", seat=0, public=False))["room"]
+            await alice.add_bot(room, "tessa")
+        assert refused.value.code == "no_bot_available" and "does not play othello" in refused.value.message
+        with pytest.raises(ServerError) as unknown:
+            await alice.create_room("tictactoe", seat=0, bots={1: "nobody-at-all"})
+        assert unknown.value.code == "unknown_agent"
+
+        seated = await alice.create_room("tictactoe", seat=0, public=False, bots={1: "tessa"})  # create_room's bots
+        final = await asyncio.wait_for(alice.play(seated["room"], play_randomly(3)), 30)
+        assert final["status"] == "finished"
+    finally:
+        await alice.close()
+        bot.cancel()
+        await asyncio.gather(bot, return_exceptions=True)
+
+
+async def test_a_person_on_another_node_declines_accepts_or_lets_a_challenge_lapse(
+    three: list[Server], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, c = three
+    alice = await user_on(a, "alice")
+    bob = await user_on(b, "bob")
+    try:
+        sent = await alice.challenge("bob", "tictactoe")
+        pushed = await asyncio.wait_for(bob.challenges.get(), 10)
+        assert pushed["type"] == "challenge" and pushed["challenge"]["id"] == sent["id"]
+        assert pushed["challenge"]["from"] == {"name": "alice", "kind": "user"}
+        declined = await bob.decline(sent["id"])
+        assert declined["challenge"] == sent["id"]
+        answer = await asyncio.wait_for(alice.challenges.get(), 10)
+        assert (answer["type"], answer["challenge"], answer["by"]) == ("challenge_declined", sent["id"], "bob")
+        assert sent["id"] not in a.challenges.open
+
+        sent = await alice.challenge("Bob", "tictactoe", clock={"initial": 300, "increment": 2})
+        pushed = await asyncio.wait_for(bob.challenges.get(), 10)
+        accepted = await bob.accept(pushed["challenge"]["id"])  # answered `moved`: accepted on node a
+        assert accepted["seat"] == 1 and accepted["token"]
+        theirs = await asyncio.wait_for(alice.challenges.get(), 10)
+        assert theirs["type"] == "challenge_accepted" and theirs["room"] == accepted["room"]
+        code = accepted["room"]
+        assert code in a.rooms and [s["name"] for s in accepted["summary"]["seats"]] == ["alice", "bob"]
+        finals = await asyncio.wait_for(
+            asyncio.gather(alice.play(code, play_randomly(4)), bob.play(code, play_randomly(5))), 30
+        )
+        assert all(final["status"] == "finished" for final in finals)
+        with pytest.raises(ServerError) as again:
+            await bob.accept(sent["id"])
+        assert again.value.code == "no_such_challenge"
+
+        carol = await user_on(c, "carol")  # a third party cannot answer it on its own node
+        sent = await alice.challenge("bob", "tictactoe")
+        await asyncio.wait_for(bob.challenges.get(), 10)
+        with pytest.raises(ServerError) as refused:
+            await carol.accept(sent["id"])
+        assert refused.value.code == "no_such_challenge"
+        await carol.close()
+
+        monkeypatch.setattr(challenges, "CHALLENGE_TTL", 0.3)
+        sent = await alice.challenge("bob", "tictactoe")
+        lapsed = await asyncio.wait_for(alice.challenges.get(), 10)
+        assert (lapsed["type"], lapsed["challenge"], lapsed["reason"]) == ("challenge_declined", sent["id"], "expired")
+
+        await bob.close()
+        for _ in range(200):  # bob's node lets the directory know he left
+            if not await a.cluster.presence.elsewhere("bob"):  # type: ignore[union-attr]
+                break
+            await asyncio.sleep(0.02)
+        with pytest.raises(ServerError) as gone:
+            await alice.challenge("bob", "tictactoe")
+        assert gone.value.code == "no_such_player"
+    finally:
+        await alice.close()
