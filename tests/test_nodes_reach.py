@@ -74,7 +74,7 @@ async def test_a_challenge_to_a_bot_on_another_node_is_played_to_the_end(three: 
         assert accepted["type"] == "challenge_accepted" and accepted["seat"] == 0
         code = accepted["room"]
         assert code in a.rooms and code not in b.rooms  # the room is on the challenger's node
-        assert [s["name"] for s in accepted["summary"]["seats"]][0] == "alice"
+        assert accepted["summary"]["seats"][0]["name"] == "alice"
         final = await asyncio.wait_for(alice.play(code, play_randomly(1)), 30)
         assert final["status"] == "finished"
         room = a.rooms[code]
