@@ -311,3 +311,41 @@ def test_pool_bots_end_with_their_server_even_when_it_is_killed(tmp_path) -> Non
             raise AssertionError("the child outlived its killed parent")
     finally:
         parent.kill()
+
+
+async def test_every_node_shows_a_ladders_connected_members_and_games(nodes) -> None:  # type: ignore[no-untyped-def]
+    """Ladder bots connect to the scheduler's node only; every node's `ladder_list` and
+    `ladder_standings` show them, and the games in play, from what that node writes."""
+    servers = [await nodes(name) for name in ("a", "b", "c")]
+    scheduler = next(s for s in servers if s.ladders.lock is not None and s.ladders.lock.held)
+    others = [s for s in servers if s is not scheduler]
+    await scheduler.store.ladders.create("trio", "tictactoe", {}, 2, {"per_move": 600.0}, 1)
+    bots = []
+    for name, server in zip(("ann", "ben", "cyd"), (others[0], others[1], others[0]), strict=True):
+        _, token = await scheduler.store.create_bot(name)
+        bot = await Client.connect(server.url, token=token)  # joins, and never moves: its game stays in play
+        await bot.ladder_join("trio")  # answered `moved`: joined on the scheduler's node
+        bots.append(bot)
+
+    async def seen_everywhere(connected: int, playing: int) -> None:
+        for _ in range(200):
+            lists = [await _ladder(server, "trio") for server in servers]
+            if all((d["connected"], d["playing"]) == (connected, playing) for d in lists):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"not every node shows {connected} connected and {playing} playing: {lists}")
+
+    await seen_everywhere(3, 1)
+    async with await Client.connect(others[1].url, name="eve") as eve:
+        standings = await eve.ladder_standings("trio")
+        assert sorted(row["name"] for row in standings if row["connected"]) == ["ann", "ben", "cyd"]
+    await bots[2].close()
+    await seen_everywhere(2, 1)
+    for bot in bots[:2]:
+        await bot.close()
+    await seen_everywhere(0, 1)  # the game waits for its absent players
+
+
+async def _ladder(server: Server, name: str) -> dict[str, object]:
+    async with await Client.connect(server.url, name="looker") as looker:
+        return next(d for d in await looker.ladder_list() if d["name"] == name)

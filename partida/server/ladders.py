@@ -83,6 +83,9 @@ class LadderService:
         # With several nodes, one schedules: the holder of this lock (server/scheduler_lock.py).
         self.lock: SchedulerLock | None = None
         self._leading = asyncio.Lock()
+        # What the scheduler's node last wrote of each ladder for the other nodes: ladder id ->
+        # (connected members, games in play).
+        self._written: dict[int, tuple[list[int], int]] = {}
 
     # Life cycle.
 
@@ -224,8 +227,9 @@ class LadderService:
     async def on_standings(self, session: Session, req: m.LadderStandings) -> None:
         live = await self.ladder(req.ladder)
         table = await self.server.store.ladders.standings(live.info.id)
+        connected, _ = await self._counts(live)
         rows = [
-            {"rank": rank, **s.to_data(), "connected": s.account_id in live.members}
+            {"rank": rank, **s.to_data(), "connected": s.account_id in connected}
             for rank, s in enumerate(table, start=1)
         ]
         session.send(server_message("standings", req.id, ladder=live.info.name, standings=rows))
@@ -253,7 +257,27 @@ class LadderService:
         fresh = await self.server.store.ladders.get(live.info.name)
         if fresh is not None:
             live.info = fresh
-        return {**live.info.to_data(), "connected": len(live.members), "playing": len(live.rooms)}
+        connected, playing = await self._counts(live)
+        return {**live.info.to_data(), "connected": len(connected), "playing": playing}
+
+    async def _counts(self, live: LiveLadder) -> tuple[set[int], int]:
+        """The ladder's connected members and games in play. Only the scheduler's node knows
+        them (members connect to it); another node reads what it last wrote (`_write_counts`)."""
+        if self.lock is None or self.lock.held:
+            return set(live.members), len(live.rooms) + len(live.remote)
+        assert self.server.cluster is not None and self.server.cluster.directory is not None
+        written = await self.server.cluster.directory.ladder(live.info.id)
+        return (set(written[0]), written[1]) if written is not None else (set(), 0)
+
+    async def _write_counts(self) -> None:
+        """On the scheduler's node: write each ladder's connected members and games in play for
+        the other nodes' `ladder_list` and `ladder_standings`, when they changed."""
+        assert self.server.cluster is not None and self.server.cluster.directory is not None
+        for live in list(self.ladders.values()):
+            counts = (sorted(live.members), len(live.rooms) + len(live.remote))
+            if self._written.get(live.info.id) != counts:
+                await self.server.cluster.directory.save_ladder(live.info.id, self.server.cluster.name, *counts)
+                self._written[live.info.id] = counts
 
     async def _standing(self, live: LiveLadder, account_id: int) -> Standing | None:
         table = await self.server.store.ladders.standings(live.info.id)
@@ -277,6 +301,11 @@ class LadderService:
                     await self._schedule(live)
                 except Exception:
                     log.exception("ladder %s: scheduling failed; trying again", live.info.name)
+            if self.lock is not None:
+                try:
+                    await self._write_counts()
+                except Exception as exc:
+                    log.warning("ladders: could not write the counts for other nodes: %s", exc)
 
     async def _watch_endings(self) -> None:
         """Wake the scheduler as soon as a room publishes its game's end."""
@@ -305,6 +334,7 @@ class LadderService:
                 log.warning("ladder scheduler lock: %s", exc)
                 return False
             if leading and not was:
+                self._written = {}  # another node wrote them meanwhile
                 for info in await self.server.store.ladders.all():
                     await self._adopt(self.ladders.get(info.name) or await self._load(info))
             return leading
