@@ -11,7 +11,14 @@ CPU per move, PostgreSQL transactions per second and per move, and MQTT messages
 subscriber to `partida/#` counts them).
 
     python bench/nodes.py throughput --nodes 1 2 3 --slots 60 --seconds 20
+    python bench/nodes.py peers --load-js PATH/load.js --nodes 1 2 3 --slots 60 --moves 9000
     python bench/nodes.py failover --games 30 --lease 2 10
+
+`peers`: the same measure under the Node load generator of the boardgame.io comparison
+(docs/server.md; its `load.js`, which needs `node` and its `ws` and `msgpackr` packages): one
+load generator per node, each with slots/N slots (both clients of a slot on that node, so no
+`moved`) and moves/N moves, all at once. Reported: the moves of all of them over the longest
+run, the worst p99, the node processes' CPU per move and the load generators' CPU.
 
 `failover`: three nodes; G games are created on node A (the other seat joins through B) and
 played for two moves, then A is killed with SIGKILL; each game's first player connects to C and
@@ -192,6 +199,62 @@ async def throughput(pg: Any, mqtt: Any, nodes: int, slots: int, seconds: float,
     }
 
 
+async def peers(pg: Any, mqtt: Any, nodes: int, slots: int, moves: int, load_js: Path) -> dict[str, Any]:
+    db = create_database(pg, f"bench_peers_{nodes}")
+    procs = [NodeProcess(f"n{i}", db, mqtt.url, 10.0) for i in range(nodes)]
+    try:
+        await asyncio.gather(*(p.ready() for p in procs))
+        cpu0 = sum(p.cpu_seconds() for p in procs)
+        commits0 = await commits(db)
+        start = time.perf_counter()
+        loads = [
+            await asyncio.create_subprocess_exec(
+                "node",
+                str(load_js),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                cwd=load_js.parent,
+                env={
+                    **os.environ,
+                    "PORT": str(p.port),
+                    "M": str(max(1, slots // nodes)),
+                    "MOVES": str(moves // nodes),
+                    "SEED": str(i + 1),
+                    "WARMUP_MOVES": "0",
+                    "MAX_S": "120",
+                    "SERVER_PID": str(p.process.pid),
+                    "CLK_TCK": str(os.sysconf("SC_CLK_TCK")),
+                },
+            )
+            for i, p in enumerate(procs)
+        ]
+        outputs = [json.loads((await load.communicate())[0].decode().strip().splitlines()[-1]) for load in loads]
+        elapsed = time.perf_counter() - start
+        cpu = sum(p.cpu_seconds() for p in procs) - cpu0
+        committed = await commits(db) - commits0
+    finally:
+        for p in procs:
+            p.stop()
+    made = sum(o["moves"] for o in outputs)
+    wall = max(o["wall_s"] for o in outputs)
+    return {
+        "bench": "nodes_peers",
+        "nodes": nodes,
+        "slots": max(1, slots // nodes) * nodes,
+        "moves": made,
+        "seconds": round(wall, 2),
+        "moves_per_second": round(made / wall, 1),
+        "latency_ms_p50_worst": max(o["latency_ms"]["p50"] for o in outputs),
+        "latency_ms_p99_worst": max(o["latency_ms"]["p99"] for o in outputs),
+        "node_cpu_ms_per_move": round(cpu / made * 1000, 3),
+        "node_cpu_pct": round(cpu / wall * 100, 1),
+        "load_generators_cpu_pct": round(sum(o["loadgen_cpu_pct_avg"] for o in outputs), 1),
+        "pg_commits_per_move": round(committed / made, 3),
+        "errors": sum(o["errors"] + o["stalls"] for o in outputs),
+        "elapsed_s": round(elapsed, 2),
+    }
+
+
 async def failover(pg: Any, mqtt: Any, games: int, lease: float) -> dict[str, Any]:
     db = create_database(pg, "bench_failover")
     a, b, c = (NodeProcess(name, db, mqtt.url, lease) for name in ("a", "b", "c"))
@@ -244,6 +307,9 @@ async def main_async(args: argparse.Namespace) -> None:
         if args.mode == "throughput":
             for nodes in args.nodes:
                 print(json.dumps(await throughput(pg, mqtt, nodes, args.slots, args.seconds, args.seed)), flush=True)
+        elif args.mode == "peers":
+            for nodes in args.nodes:
+                print(json.dumps(await peers(pg, mqtt, nodes, args.slots, args.moves, args.load_js)), flush=True)
         else:
             for lease in args.lease:
                 print(json.dumps(await failover(pg, mqtt, args.games, lease)), flush=True)
@@ -260,6 +326,11 @@ def main() -> int:
     t.add_argument("--slots", type=int, default=60)
     t.add_argument("--seconds", type=float, default=20.0)
     t.add_argument("--seed", type=int, default=1)
+    p = sub.add_parser("peers")
+    p.add_argument("--load-js", type=Path, required=True, help="the Node load generator (load.js)")
+    p.add_argument("--nodes", type=int, nargs="+", default=[1, 2, 3])
+    p.add_argument("--slots", type=int, default=60)
+    p.add_argument("--moves", type=int, default=9000)
     f = sub.add_parser("failover")
     f.add_argument("--games", type=int, default=30)
     f.add_argument("--lease", type=float, nargs="+", default=[2.0, 10.0])
