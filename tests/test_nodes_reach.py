@@ -178,3 +178,54 @@ async def test_a_person_on_another_node_declines_accepts_or_lets_a_challenge_lap
         assert gone.value.code == "no_such_player"
     finally:
         await alice.close()
+
+
+async def test_a_person_connected_to_two_other_nodes_is_told_on_both(three: list[Server]) -> None:
+    a, b, c = three
+    alice = await user_on(a, "alice")
+    bob_b = await user_on(b, "bob")
+    bob_c = await user_on(c, "bob")
+    try:
+        sent = await alice.challenge("bob", "tictactoe")
+        for bob in (bob_b, bob_c):
+            pushed = await asyncio.wait_for(bob.challenges.get(), 10)
+            assert pushed["challenge"]["id"] == sent["id"]
+        accepted = await bob_c.accept(sent["id"])
+        assert accepted["seat"] == 1 and accepted["room"] in a.rooms
+        theirs = await asyncio.wait_for(alice.challenges.get(), 10)
+        assert theirs["type"] == "challenge_accepted" and theirs["room"] == accepted["room"]
+        await alice.resign(accepted["room"])
+
+        # A node that finds the person gone answers `not connected`; the challenge stands while
+        # another node still has the person, and is declined once none has.
+        assert a.cluster is not None and a.cluster.directory is not None
+        await bob_c.close()
+        for _ in range(200):
+            if [w.node for w in await a.cluster.presence.elsewhere("bob")] == ["b"]:
+                break
+            await asyncio.sleep(0.02)
+        (where,) = await a.cluster.presence.elsewhere("bob")
+        await a.cluster.directory.arrived("c", where.account_id, "bob", "user", None, None)  # a stale row
+        sent = await alice.challenge("bob", "tictactoe")
+        pushed = await asyncio.wait_for(bob_b.challenges.get(), 10)
+        assert pushed["challenge"]["id"] == sent["id"]
+        for _ in range(100):
+            if a.challenges.open.get(sent["id"]) is not None and a.challenges.open[sent["id"]].nodes == {"b"}:
+                break
+            await asyncio.sleep(0.02)
+        assert a.challenges.open[sent["id"]].nodes == {"b"}  # c answered `not connected`; b has bob
+        assert alice.challenges.empty()
+        await bob_b.decline(sent["id"])
+        assert (await asyncio.wait_for(alice.challenges.get(), 10))["reason"] == "declined"
+
+        await bob_b.close()
+        for _ in range(200):
+            if [w.node for w in await a.cluster.presence.elsewhere("bob")] == ["c"]:
+                break
+            await asyncio.sleep(0.02)
+        sent = await alice.challenge("bob", "tictactoe")  # only the stale row is left
+        gone = await asyncio.wait_for(alice.challenges.get(), 10)
+        assert (gone["type"], gone["challenge"], gone["reason"]) == ("challenge_declined", sent["id"], "not connected")
+    finally:
+        for client in (alice, bob_b, bob_c):
+            await client.close()

@@ -692,7 +692,7 @@ class Server:
         if not targets and self.cluster is not None:
             elsewhere = await self.cluster.presence.elsewhere(req.to)
             if elsewhere:
-                await self._challenge_elsewhere(session, req, elsewhere[0])
+                await self._challenge_elsewhere(session, req, elsewhere)
                 return
         if not targets:
             raise ProtocolError(
@@ -720,12 +720,13 @@ class Server:
         for other in targets:
             other.send(server_message("challenge", challenge=challenge.to_data()))
 
-    async def _challenge_elsewhere(self, session: Session, req: m.Challenge, where: Any) -> None:
-        """A challenge to an account connected to another node only (server/presence.py): a bot
-        is summoned here and seated; a person is told through its node. The challenge and its
-        room stay on this node."""
+    async def _challenge_elsewhere(self, session: Session, req: m.Challenge, elsewhere: list[Any]) -> None:
+        """A challenge to an account connected to other nodes only (server/presence.py): a bot
+        is summoned here and seated; a person is told through each node it is connected to. The
+        challenge and its room stay on this node."""
         me = session.identity
         assert me is not None and self.cluster is not None
+        where = elsewhere[0]
         if where.account_id == me.account_id:
             raise ProtocolError(ErrorCode.BAD_FIELD, "challenge: you cannot challenge yourself")
         game, options, seats, clock = self._room_terms(session, req.game, req.options, req.seats, req.clock)
@@ -733,7 +734,7 @@ class Server:
         if where.kind != "bot":
             self.challenges.add(challenge)
             session.send(server_message("challenge_sent", req.id, challenge=challenge.to_data()))
-            await self.cluster.presence.forward(challenge, where)
+            await self.cluster.presence.forward(challenge, elsewhere)
             return
         session.send(server_message("challenge_sent", req.id, challenge=challenge.to_data()))
         try:
@@ -744,7 +745,8 @@ class Server:
             declined = server_message("challenge_declined", challenge=challenge.id, by=where.name, reason=exc.message)
             session.send(declined)
             return
-        await self._open_challenge_room(challenge, bot)
+        if not session.closed:  # the challenger may have left while the bot came
+            await self._open_challenge_room(challenge, bot)
 
     def _challenge_lapsed(self, challenge: Challenge) -> None:
         challenge.challenger.send(

@@ -42,6 +42,7 @@ class Challenge:
     id: str = field(default_factory=lambda: secrets.token_hex(6))
     created: float = field(default_factory=time.monotonic)
     lapse: asyncio.TimerHandle | None = None
+    nodes: set[str] = field(default_factory=set)  # other nodes that told the challenged person
 
     def to_data(self) -> dict[str, Any]:
         identity = self.challenger.identity

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from partida.bots.registry import all_agents
 from partida.protocol import ErrorCode, ProtocolError, server_message
-from partida.server.challenges import CHALLENGE_TTL
+from partida.server import challenges
 
 if TYPE_CHECKING:
     from partida.server.app import Server
@@ -170,16 +170,18 @@ class Presence:
 
     # Challenges of people on other nodes.
 
-    async def forward(self, challenge: Challenge, where: Where) -> None:
-        """Send a challenge (kept on this node) to the node where the challenged person is."""
+    async def forward(self, challenge: Challenge, elsewhere: list[Where]) -> None:
+        """Send a challenge (kept on this node) to the nodes where the challenged person is."""
         payload = {
             "type": "challenge",
             "challenge": challenge.to_data(),
-            "account_id": where.account_id,
+            "account_id": challenge.account_id,
             "url": self.cluster.public_url,
             "node": self.cluster.name,
         }
-        await self.server.publish(f"nodes/{where.node}/challenge", payload)
+        challenge.nodes = {w.node for w in elsewhere if w.account_id == challenge.account_id}
+        for node in sorted(challenge.nodes):
+            await self.server.publish(f"nodes/{node}/challenge", payload)
 
     def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
         """The challenge of another node pushed to this connection's account, if it is one."""
@@ -196,12 +198,13 @@ class Presence:
         self.remote.pop(challenge_id, None)
         by = session.identity.name
         payload = {"type": "declined", "challenge": challenge_id, "by": by, "reason": "declined"}
+        payload["node"] = self.cluster.name
         await self.server.publish(f"nodes/{remote.node}/declined", payload)
         session.send(server_message("challenge_declined", request_id, challenge=challenge_id, by=by))
 
     def _expire(self) -> None:
         now = time.monotonic()
-        for challenge_id in [i for i, r in self.remote.items() if now - r.created > CHALLENGE_TTL]:
+        for challenge_id in [i for i, r in self.remote.items() if now - r.created > challenges.CHALLENGE_TTL]:
             del self.remote[challenge_id]
 
     # Messages from other nodes.
@@ -228,15 +231,21 @@ class Presence:
                 return
             node, url = str(payload.get("node")), str(payload.get("url"))
             if not here:  # gone meanwhile
-                reason = {"type": "declined", "challenge": data["id"], "by": data.get("to"), "reason": "not connected"}
-                await self.server.publish(f"nodes/{node}/declined", reason)
+                gone = {"type": "declined", "challenge": data["id"], "by": data.get("to"), "reason": "not connected"}
+                await self.server.publish(f"nodes/{node}/declined", {**gone, "node": self.cluster.name})
                 return
             self._expire()
             self.remote[data["id"]] = RemoteChallenge(node, url, account_id)
             for session in here:
                 session.send(server_message("challenge", challenge=data))
         elif kind == "declined":
-            challenge = self.server.challenges.drop(str(payload.get("challenge")))
+            challenge_id = str(payload.get("challenge"))
+            open_ = self.server.challenges.open.get(challenge_id)
+            if open_ is not None and payload.get("reason") == "not connected":
+                open_.nodes.discard(str(payload.get("node")))
+                if open_.nodes:
+                    return  # told on another node, where the person still is
+            challenge = self.server.challenges.drop(challenge_id)
             if challenge is not None and not challenge.challenger.closed:
                 message = server_message(
                     "challenge_declined", challenge=challenge.id, by=payload.get("by"), reason=payload.get("reason")
