@@ -196,6 +196,9 @@ def test_a_topic_prefix_replaces_the_partida_level_on_the_broker() -> None:
     bus = MqttEventBus(MqttSettings(host="localhost", prefix="staging/partida"))
     assert bus.broker_topic("partida/rooms/ABCD/action") == "staging/partida/rooms/ABCD/action"
     assert bus.local_topic("staging/partida/rooms/ABCD/action") == "partida/rooms/ABCD/action"
+    assert bus.broker_pattern("partida/rooms/+/game_over") == "staging/partida/rooms/+/game_over"
+    assert bus.broker_pattern("+/lobby/#") == "staging/partida/lobby/#"
+    assert bus.broker_pattern("#") == "staging/partida/#"
 
 
 # The MQTT bus, against a real broker.
@@ -258,6 +261,8 @@ async def test_bus_subscribers_on_two_nodes_each_see_every_event_exactly_once(
     try:
         here = mqtt_bus.subscribe("partida/rooms/#")
         there = other.subscribe("partida/rooms/#")
+        for bus in (mqtt_bus, other):  # each bus subscribes on the broker to what it is asked for
+            assert await bus.subscribed("partida/rooms/#", timeout=10)
         for seq in range(50):
             await mqtt_bus.publish("partida/rooms/HERE/action", sample_payload(seq))
         for seq in range(50):
@@ -274,6 +279,38 @@ async def test_bus_subscribers_on_two_nodes_each_see_every_event_exactly_once(
         await other.publish("partida/rooms/PROBE/action", {"type": "probe"})
         assert [e.topic for e in await take(here, 1)] == ["partida/rooms/PROBE/action"]
         assert [e.topic for e in await take(there, 1)] == ["partida/rooms/PROBE/action"]
+    finally:
+        await other.close()
+
+
+async def test_a_bus_receives_from_the_broker_only_what_its_subscribers_want(
+    broker: Mosquitto, mqtt_bus: MqttEventBus
+) -> None:
+    other = await open_bus(broker.url)
+    assert isinstance(other, MqttEventBus) and await other.wait_connected(10)
+    try:
+        room_x = mqtt_bus.subscribe("partida/rooms/X/#")
+        also_x = mqtt_bus.subscribe("partida/rooms/X/#")  # one broker subscription for both
+        assert await mqtt_bus.subscribed("partida/rooms/X/#", timeout=10)
+        received = mqtt_bus.received
+        for room in ("Y", "X", "Y", "X"):
+            await other.publish(f"partida/rooms/{room}/action", {"room": room})
+        assert [e.payload["room"] for e in await take(room_x, 2)] == ["X", "X"]
+        assert [e.payload["room"] for e in await take(also_x, 2)] == ["X", "X"]
+        assert mqtt_bus.received - received == 2  # the other room's events never came
+
+        room_x.close()
+        await other.publish("partida/rooms/X/action", {"room": "X"})
+        assert [e.payload["room"] for e in await take(also_x, 1)] == ["X"]  # still subscribed
+        also_x.close()
+        lobby = mqtt_bus.subscribe("partida/lobby/#")
+        assert await mqtt_bus.subscribed("partida/lobby/#", timeout=10)
+        received = mqtt_bus.received
+        await other.publish("partida/rooms/X/action", {"room": "X"})
+        await other.publish("partida/lobby/room_closed", {"room": "X"})
+        assert [e.topic for e in await take(lobby, 1)] == ["partida/lobby/room_closed"]
+        assert mqtt_bus.received - received == 1  # unsubscribed from the room on the broker
+        lobby.close()
     finally:
         await other.close()
 

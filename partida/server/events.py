@@ -192,6 +192,11 @@ class EventBus:
         self._subscriptions.append(subscription)
         return subscription
 
+    async def subscribed(self, pattern: str, timeout: float | None = None) -> bool:
+        """Wait until events under ``pattern`` from elsewhere reach this bus (at once here: there
+        is no elsewhere); False if ``timeout`` passed first."""
+        return True
+
     async def close(self) -> None:
         """Close every subscription (their iterations end) and refuse further publishing."""
         self._closed = True
@@ -248,9 +253,13 @@ class MqttEventBus(EventBus):
     counted in ``dropped``). An event whose publication was not confirmed is sent again after the
     reconnection, so a subscriber on the broker may, rarely, see it twice (QoS 1 is at-least-once).
 
-    The bus subscribes to ``{prefix}/#`` with MQTT 5's *no local* option, so the broker never echoes
-    this bus's own events back: a local subscriber sees each local event once, straight from
-    ``publish``, and each remote event once, from the broker.
+    On the broker, the bus subscribes to what its local subscribers want and no more (each
+    pattern once, whatever the number of local subscriptions with it, and unsubscribed when the
+    last one closes), so a node receives only the other nodes' events that someone on it uses.
+    A new pattern takes effect once the broker acknowledges it: ``subscribed`` waits for that.
+    Subscriptions use MQTT 5's *no local* option, so the broker never echoes this bus's own
+    events back: a local subscriber sees each local event once, straight from ``publish``, and
+    each remote event once, from the broker.
 
     Local topics start with ``partida/``; on the broker that first level is replaced by ``prefix``
     (several deployments can share one broker with prefixes such as ``staging/partida``).
@@ -280,6 +289,10 @@ class MqttEventBus(EventBus):
         self._outgoing: collections.deque[tuple[str, bytes]] = collections.deque(maxlen=outgoing_queue)
         self._wake = asyncio.Event()
         self._connected = asyncio.Event()
+        self._patterns: dict[str, int] = {}  # local pattern -> open subscriptions with it
+        self._on_broker: set[str] = set()  # local patterns the broker has acknowledged
+        self._resubscribe = asyncio.Event()
+        self._acknowledged = asyncio.Event()  # set (and replaced) whenever _on_broker changes
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -296,15 +309,53 @@ class MqttEventBus(EventBus):
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"mqtt-bus-{self.node_id}")
 
     async def wait_connected(self, timeout: float | None = None) -> bool:
-        """Wait until the broker connection is up; False if ``timeout`` passed first."""
+        """Wait until the broker connection is up and has every local subscription so far;
+        False if ``timeout`` passed first."""
         try:
-            await asyncio.wait_for(self._connected.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._connected.wait()
+                while not self._patterns.keys() <= self._on_broker:
+                    await self._acknowledged.wait()
         except TimeoutError:
             return False
         return True
 
     def wants(self, topic: str) -> bool:
         return True  # the broker's subscribers are out of sight: every event goes there
+
+    def subscribe(self, pattern: str, queue_size: int | None = None) -> Subscription:
+        subscription = super().subscribe(pattern, queue_size)
+        self._patterns[pattern] = self._patterns.get(pattern, 0) + 1
+        self._resubscribe.set()
+        return subscription
+
+    def _unsubscribe(self, subscription: Subscription) -> None:
+        if subscription not in self._subscriptions:
+            return
+        super()._unsubscribe(subscription)
+        left = self._patterns.get(subscription.pattern, 0) - 1
+        if left > 0:
+            self._patterns[subscription.pattern] = left
+        else:
+            self._patterns.pop(subscription.pattern, None)
+            self._resubscribe.set()
+
+    async def subscribed(self, pattern: str, timeout: float | None = None) -> bool:
+        try:
+            async with asyncio.timeout(timeout):
+                while pattern not in self._on_broker:
+                    await self._acknowledged.wait()
+        except TimeoutError:
+            return False
+        return True
+
+    def broker_pattern(self, pattern: str) -> str:
+        """A local pattern as the broker's: its first level (``partida``, or a wildcard, since
+        every local topic starts with ``partida``) becomes the prefix."""
+        first, slash, rest = pattern.partition("/")
+        if first == "#":
+            return f"{self.settings.prefix}/#"
+        return self.settings.prefix + slash + rest if first in (ROOT, "+") else pattern
 
     async def publish(self, topic: str, payload: dict[str, Any]) -> None:
         """Deliver locally, then queue the event for the broker; never waits for the broker.
@@ -359,7 +410,8 @@ class MqttEventBus(EventBus):
         while True:
             try:
                 async with self._client() as client:
-                    await client.subscribe(f"{self.settings.prefix}/#", options=SubscribeOptions(qos=1, noLocal=True))
+                    self._on_broker = set()
+                    await self._sync_subscriptions(client)
                     self._connected.set()
                     log.info("connected to MQTT broker %s (node %s)", where, self.node_id)
                     backoff, failures = self.min_backoff, 0
@@ -396,7 +448,11 @@ class MqttEventBus(EventBus):
 
     async def _serve(self, client: aiomqtt.Client) -> None:
         """Send and receive until either side fails; the receiver notices a lost connection first."""
-        tasks = [asyncio.create_task(self._send(client)), asyncio.create_task(self._receive(client))]
+        tasks = [
+            asyncio.create_task(self._send(client)),
+            asyncio.create_task(self._receive(client)),
+            asyncio.create_task(self._follow_subscriptions(client)),
+        ]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for task in done:
@@ -439,6 +495,31 @@ class MqttEventBus(EventBus):
                 if len(self._outgoing) == self._outgoing.maxlen:
                     self.dropped += 1  # appendleft on a full deque drops the newest event
                 self._outgoing.appendleft(item)
+
+    async def _follow_subscriptions(self, client: aiomqtt.Client) -> None:
+        while True:
+            await self._resubscribe.wait()
+            await self._sync_subscriptions(client)
+
+    async def _sync_subscriptions(self, client: aiomqtt.Client) -> None:
+        """Subscribe on the broker to the local patterns it lacks, and unsubscribe from those no
+        local subscriber has any more."""
+        self._resubscribe.clear()
+        for pattern in [p for p in self._on_broker if p not in self._patterns]:
+            await client.unsubscribe(self.broker_pattern(pattern), timeout=self.publish_timeout)
+            self._acknowledge(pattern, False)
+        for pattern in [p for p in self._patterns if p not in self._on_broker]:
+            options = SubscribeOptions(qos=1, noLocal=True)
+            await client.subscribe(self.broker_pattern(pattern), options=options, timeout=self.publish_timeout)
+            self._acknowledge(pattern, True)
+
+    def _acknowledge(self, pattern: str, on: bool) -> None:
+        if on:
+            self._on_broker.add(pattern)
+        else:
+            self._on_broker.discard(pattern)
+        self._acknowledged.set()
+        self._acknowledged = asyncio.Event()
 
     async def _receive(self, client: aiomqtt.Client) -> None:
         async for message in client.messages:

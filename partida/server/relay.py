@@ -57,8 +57,12 @@ class Relay:
     async def open(self) -> None:
         """Subscribe first, then read the stored game, so no event falls between the two."""
         assert self.server.bus is not None
-        self._subscription = self.server.bus.subscribe(f"partida/rooms/{self.event_name}/#")
+        pattern = f"partida/rooms/{self.event_name}/#"
+        self._subscription = self.server.bus.subscribe(pattern)
         try:
+            # The broker sends the room's events from its acknowledgement on (a broker away
+            # for longer: the first event after the stored game tells of the gap, see _on_event).
+            await self.server.bus.subscribed(pattern, timeout=5)
             await self._load()
         except BaseException:
             self._subscription.close()
