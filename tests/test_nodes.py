@@ -14,12 +14,14 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
+from sqlalchemy import select
 from websockets.asyncio.client import connect
 
 from partida.client import Client, ConnectionLost
 from partida.server.app import Server, ServerConfig
 from partida.server.cluster import Cluster
 from partida.storage.database import Database, StorageError
+from partida.storage.models import NodeAccount
 from partida.storage.nodes import NodeDirectory, NodeTaken
 from tests.services import CHROMIUM_ARGS, ensure_chromium, free_port
 from tests.test_server_restart import fresh_database
@@ -349,3 +351,20 @@ async def test_every_node_shows_a_ladders_connected_members_and_games(nodes) -> 
 async def _ladder(server: Server, name: str) -> dict[str, object]:
     async with await Client.connect(server.url, name="looker") as looker:
         return next(d for d in await looker.ladder_list() if d["name"] == name)
+
+
+async def test_a_starting_node_clears_the_accounts_of_nodes_gone_for_good(nodes) -> None:  # type: ignore[no-untyped-def]
+    a = await nodes("a")
+    assert a.cluster is not None and a.cluster.directory is not None
+    account = await a.store.create_user("zed", "correct horse battery")
+    directory = a.cluster.directory
+    await directory.register("ghost", "ws://127.0.0.1:9", LEASE)
+    await directory.arrived("ghost", account.id, "zed", "user", None, None)
+    await directory.arrived("a", account.id, "zed", "user", None, None)
+    assert [w.node for w in await directory.connected("ZED", "b")] == ["a", "ghost"]
+    await directory.renew("ghost", -1.0)  # its lease runs out: its rows no longer count
+    assert [w.node for w in await directory.connected("zed", "b")] == ["a"]
+    await nodes("b")  # and a node starting clears them
+    async with directory.db.session() as session:
+        rows = sorted(await session.scalars(select(NodeAccount.node)))
+    assert rows == ["a"]

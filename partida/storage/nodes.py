@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 
@@ -258,10 +258,15 @@ class NodeDirectory:
             )
 
     async def left(self, node: str, account_ids: list[int] | None = None) -> None:
-        """Accounts no longer connected to `node` (None: every account, as a node starts)."""
+        """Accounts no longer connected to `node`. None: every account, as a node starts; the
+        rows of nodes whose lease has run out go too (a node that never came back, or came back
+        under another name, leaves none behind for good)."""
         query = delete(NodeAccount).where(NodeAccount.node == node)
         if account_ids is not None:
             query = query.where(NodeAccount.account_id.in_(account_ids))
+        else:
+            dead = select(Node.name).where(Node.lease_until < func.now())
+            query = delete(NodeAccount).where(or_(NodeAccount.node == node, NodeAccount.node.in_(dead)))
         async with self.db.write() as conn:
             await conn.execute(query)
 
