@@ -33,7 +33,7 @@ from typing import Any
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.sql import Executable
 
 from partida.storage.database import SQLITE_BUSY_TIMEOUT_MS, Database, on_sqlite_connect
@@ -196,55 +196,161 @@ class GroupWriter:
             await asyncio.to_thread(thread.close)
 
 
-def _execute(conn: Connection, writes: list[Sequence[Step]]) -> list[Any]:
+def _execute(conn: Connection, writes: list[Sequence[Step]], run: _Runner | None = None) -> list[Any]:
     """Every step of `writes` in the open transaction of `conn`, one executemany per statement;
-    the value each write's returning step gave (None for the others)."""
+    the value each write's returning step gave (None for the others). `run` executes one
+    statement's rows (default: through SQLAlchemy)."""
     groups: dict[Statement, list[tuple[int, dict[str, Any]]]] = {}
     for position, steps in enumerate(writes):
         for step in steps:
             groups.setdefault(step.statement, []).append((position, step.params))
     results: list[Any] = [None] * len(writes)
-    exact_rowcount = conn.dialect.supports_sane_multi_rowcount
     for statement in sorted(groups, key=lambda s: s.rank):
         group = groups[statement]
-        params = [p for _, p in group]
         if statement.hook is not None:
             for position, one in group:
                 value = statement.hook(conn, **one)
                 if value is not None:
                     results[position] = value
-        elif statement.returning:
-            rows = conn.execute(statement.sql, params)
-            for (position, _), value in zip(group, rows.scalars().all(), strict=True):
+            continue
+        params = [p for _, p in group]
+        values = (run or _run_core)(conn, statement, params)
+        if statement.returning:
+            for (position, _), value in zip(group, values, strict=True):
                 results[position] = value
-        elif statement.must_change and (len(params) == 1 or not exact_rowcount):
-            # Without a total row count for executemany (asyncpg), each row is checked on its
-            # own; still one transaction.
-            for one in params:
-                if conn.execute(statement.sql, one).rowcount == 0:
-                    raise MissingRow(statement)
-        else:
-            changed = conn.execute(statement.sql, params)
-            if statement.must_change and changed.rowcount != len(params):
-                raise MissingRow(statement)
     return results
 
 
+_Runner = Callable[[Connection, Statement, list[dict[str, Any]]], list[Any]]
+
+
+def _run_core(conn: Connection, statement: Statement, params: list[dict[str, Any]]) -> list[Any]:
+    """One statement's rows through SQLAlchemy: the new ids of a returning statement, else []."""
+    assert statement.sql is not None
+    if statement.returning:
+        return list(conn.execute(statement.sql, params).scalars().all())
+    if statement.must_change and (len(params) == 1 or not conn.dialect.supports_sane_multi_rowcount):
+        # Without a total row count for executemany (asyncpg), each row is checked on its own;
+        # still one transaction.
+        for one in params:
+            if conn.execute(statement.sql, one).rowcount == 0:
+                raise MissingRow(statement)
+        return []
+    changed = conn.execute(statement.sql, params)
+    if statement.must_change and changed.rowcount != len(params):
+        raise MissingRow(statement)
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A statement compiled once for the SQLite driver: its SQL, and for each `?` in order the
+    parameter's name, its fixed value when the statement holds one, and the type's converter."""
+
+    sql: str
+    names: tuple[str, ...]
+    fixed: dict[str, Any]
+    convert: tuple[Callable[[Any], Any] | None, ...]
+
+    def row(self, params: dict[str, Any]) -> tuple[Any, ...]:
+        fixed = self.fixed
+        return tuple(
+            (params[name] if name in params else fixed[name]) if convert is None
+            else convert(params[name] if name in params else fixed[name])
+            for name, convert in zip(self.names, self.convert, strict=True)
+        )
+
+
 class _SqliteThread:
-    """A synchronous engine on the same SQLite file, used from one dedicated thread."""
+    """A synchronous connection to the same SQLite file, used from one dedicated thread.
+
+    A batch's statements go straight to the driver (`executemany` with the SQL SQLAlchemy
+    compiled once per statement): SQLAlchemy's per-execution work (cache keys, parameter
+    processing, result set-up) held the GIL longer than the rows themselves, and the event loop
+    waits for the GIL. A statement that needs what only SQLAlchemy can supply (a Python-side
+    column default) keeps going through SQLAlchemy; hooks get the SQLAlchemy connection of the
+    same transaction."""
 
     def __init__(self, url: str) -> None:
         sync_url = make_url(url).set(drivername="sqlite+pysqlite")
         self.engine = create_engine(sync_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
         event.listen(self.engine, "connect", on_sqlite_connect)
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="partida-sqlite-writer")
+        self._conn: Connection | None = None  # kept open between batches, only in the thread
+        self._prepared: dict[tuple[Statement, tuple[str, ...]], _Prepared | None] = {}
 
     def run(self, writes: list[Sequence[Step]]) -> list[Any]:
-        with self.engine.begin() as conn:
-            return _execute(conn, writes)
+        if self._conn is None:
+            self._conn = self.engine.connect()
+        conn = self._conn
+        try:
+            with conn.begin():
+                return _execute(conn, writes, self._run)
+        except (IntegrityError, MissingRow):
+            raise  # rolled back; the connection is fine
+        except BaseException:
+            # A failure of the file or the driver: start the next batch on a new connection.
+            self._conn = None
+            with contextlib.suppress(Exception):
+                conn.close()
+            raise
+
+    def _run(self, conn: Connection, statement: Statement, params: list[dict[str, Any]]) -> list[Any]:
+        key = (statement, tuple(params[0]))
+        prepared = self._prepared[key] if key in self._prepared else self._prepare(conn, *key)
+        first = params[0].keys()
+        if prepared is None or any(p.keys() != first for p in params):
+            return _run_core(conn, statement, params)
+        dbapi = conn.dialect.loaded_dbapi
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            if statement.returning:
+                values = []
+                for one in params:
+                    cursor.execute(prepared.sql, prepared.row(one))
+                    values.append(cursor.fetchone()[0])
+                return values
+            cursor.executemany(prepared.sql, [prepared.row(one) for one in params])
+        except dbapi.Error as exc:
+            # As SQLAlchemy would raise it (IntegrityError, OperationalError ...), so callers
+            # see the same errors on every path.
+            raise DBAPIError.instance(prepared.sql, None, exc, dbapi.Error, dialect=conn.dialect) from exc
+        finally:
+            cursor.close()
+        if statement.must_change and cursor.rowcount != len(params):
+            raise MissingRow(statement)
+        return []
+
+    def _prepare(self, conn: Connection, statement: Statement, keys: tuple[str, ...]) -> _Prepared | None:
+        assert statement.sql is not None
+        dialect = conn.dialect
+        compiled = statement.sql.compile(dialect=dialect, column_keys=list(keys))
+        names = tuple(compiled.positiontup or ())
+        prefetch = [*compiled.insert_prefetch, *compiled.update_prefetch]
+        fixed: dict[str, Any] = {}
+        for name in names:
+            bind = compiled.binds[name]
+            if name not in keys:
+                fixed[name] = bind.value
+                if bind.required or bind.callable is not None:
+                    prefetch.append(bind)
+        if any(column.key not in keys for column in prefetch):
+            self._prepared[(statement, keys)] = None  # a value only SQLAlchemy can supply
+            return None
+        convert = tuple(compiled.binds[name].type.bind_processor(dialect) for name in names)
+        prepared = _Prepared(str(compiled), names, fixed, convert)
+        self._prepared[(statement, keys)] = prepared
+        return prepared
+
+    def reset(self) -> None:
+        """Drop the connection (in the writer's thread): the next batch opens a new one."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self.engine.dispose()
 
     def close(self) -> None:
-        self.executor.submit(self.engine.dispose).result()
+        self.executor.submit(self.reset).result()
         self.executor.shutdown()
 
 
