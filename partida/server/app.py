@@ -45,6 +45,7 @@ from partida.server.clocks import MAX_SECONDS, BadClock, ClockSpec
 from partida.server.cluster import DEFAULT_LEASE, Cluster, FencedStore
 from partida.server.endings import DEFAULT_ABANDON_AFTER
 from partida.server.events import EventBus, open_bus
+from partida.server.idle import IdleWatch
 from partida.server.ladders import LadderService
 from partida.server.limits import Limiter, Limits
 from partida.server.presence import plays
@@ -262,33 +263,34 @@ class Server:
         self.sessions.add(session)
         writer = asyncio.get_running_loop().create_task(session.writer())
         first = True
+        idle: IdleWatch | None = None
         try:
             while True:
-                try:
-                    async with asyncio.timeout(self._wait_for_frame(session)):
-                        frame = await websocket.recv()
-                except TimeoutError:
-                    if not session.greeted:
+                if session.greeted:
+                    frame = await websocket.recv()
+                else:
+                    try:
+                        async with asyncio.timeout(self.limiter.limits.hello_timeout or None):
+                            frame = await websocket.recv()
+                    except TimeoutError:
                         log.info("%s (%s): no hello in time, closing", session.name, address)
                         session.close_soon(1008, "no hello in time")
                         break
-                    waiting_bot = session.identity is not None and (
-                        session.identity.agent is not None or session.identity.kind == "bot"
-                    )
-                    if not session.rooms and not waiting_bot:  # a bot waits for games in silence
-                        log.info("%s (%s): idle, closing", session.name, address)
-                        session.close_soon(1001, "idle for too long")
-                        break
-                    continue
+                if idle is not None:
+                    idle.touch()
                 if first:
                     session.encoding = encoding_of(frame)
                     first = False
                 await self.handle_frame(session, frame)
                 if session.closed:
                     break
+                if idle is None and session.greeted and self.limiter.limits.idle_timeout:
+                    idle = IdleWatch(session, self.limiter.limits.idle_timeout)
         except ConnectionClosed:
             pass
         finally:
+            if idle is not None:
+                idle.cancel()
             self.limiter.release(limits)
             self.sessions.discard(session)
             self.challenges.drop_from(session)
@@ -369,12 +371,6 @@ class Server:
             log.exception("%s: request failed", session.name)
             return ProtocolError(ErrorCode.INTERNAL, "the server failed on that request")
         return None
-
-    def _wait_for_frame(self, session: Session) -> float | None:
-        """How long to wait for the next frame: the hello deadline, then the idle timeout."""
-        limits = self.limiter.limits
-        wait = limits.idle_timeout if session.greeted else limits.hello_timeout
-        return wait or None
 
     # Handshake and lobby.
 
@@ -527,10 +523,10 @@ class Server:
                 ErrorCode.BAD_OPTIONS, f"abandon_after must be more than 0 and at most a day, not {grace}"
             )
         room = await self.open_room(game, options, seats, req.public, session, req.auto_start, clock, grace)
-        await self.publish(
-            "lobby/room_created",
-            {"type": "room_created", **room.event_base(), "public": room.public},
-        )
+        if self.publishes("lobby/room_created"):
+            await self.publish(
+                "lobby/room_created", {"type": "room_created", **room.event_base(), "public": room.public}
+            )
         seat = None
         token = None
         if req.seat is not None:

@@ -32,6 +32,7 @@ from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.server import endings
 from partida.server.clocks import Clock, ClockSpec
 from partida.server.endings import Endings
+from partida.server.session import send_all
 
 if TYPE_CHECKING:
     from partida.server.app import Server
@@ -146,7 +147,8 @@ class Room:
         self.result: dict[str, Any] | None = None  # the final result, with its reason
         self._timer: asyncio.TimerHandle | None = None
         self.rematch_room: Room | None = None
-        self._rng = random.Random()  # default answers of timed-out seats, the random bot's moves
+        self._rng: random.Random | None = None  # answers for timed-out seats and the random bot
+        self._decisions: list[Decision] | None = None  # `state.pending()` until the state changes
         self._turn = asyncio.Lock()  # held by the command running now; the others wait in order
         self._open = False  # between open and close: commands are accepted
         self._timed: set[asyncio.Task[None]] = set()  # timer commands under way
@@ -213,6 +215,21 @@ class Room:
             "clock": self.clock_spec.to_data() if self.clock_spec else None,
             "rematch": sorted(self.endings.rematch),
         }
+
+    def decisions(self) -> list[Decision]:
+        """The decisions open now: `state.pending()`, built once per state rather than once per
+        reader (the move's checks, the clock, each seat's update)."""
+        assert self.state is not None
+        if self._decisions is None:
+            self._decisions = self.state.pending()
+        return self._decisions
+
+    @property
+    def rng(self) -> random.Random:
+        """Seeded from the system on first use: most rooms never answer for anyone."""
+        if self._rng is None:
+            self._rng = random.Random()
+        return self._rng
 
     def seats_of(self, session: Session) -> list[int]:
         return [i for i, s in enumerate(self.seats) if s is not None and s.session is session]
@@ -340,18 +357,21 @@ class Room:
             log.exception("room %s: could not store the start; the room stays waiting", self.code)
             raise ProtocolError(ErrorCode.STORAGE, "the start could not be stored; try again") from None
         self.state = state
+        self._decisions = None
         self.status = "playing"
         if self.clock_spec is not None:
             self.clock = Clock.new(self.clock_spec, self.num_seats)
-        await self.server.publish(
-            f"rooms/{self.event_name}/game_started",
-            {
-                "type": "game_started",
-                **self.event_base(),
-                "seats": self.summary()["seats"],
-                "seed_hash": self.seed_hash,
-            },
-        )
+        topic = f"rooms/{self.event_name}/game_started"
+        if self.server.publishes(topic):
+            await self.server.publish(
+                topic,
+                {
+                    "type": "game_started",
+                    **self.event_base(),
+                    "seats": self.summary()["seats"],
+                    "seed_hash": self.seed_hash,
+                },
+            )
         over = await self._record_finish_if_over()
         self._sync_clock(None)
         self.broadcast_room()
@@ -377,7 +397,7 @@ class Room:
         if self.result is not None:
             raise ProtocolError(ErrorCode.GAME_OVER, "the game is over")
         if seat is None:
-            open_seats = [d.seat for d in self.state.pending() if d.seat in mine]
+            open_seats = [d.seat for d in self.decisions() if d.seat in mine]
             seat = open_seats[0] if open_seats else mine[0]
         elif seat not in mine:
             raise ProtocolError(ErrorCode.NOT_SEATED, f"seat {seat} is not yours")
@@ -394,6 +414,7 @@ class Room:
         a bot, or the server answering for a timed-out or dropped-out seat)."""
         assert self.state is not None
         try:
+            self._decisions = None
             self.state.apply(seat, action)
         except IllegalAction as exc:
             raise ProtocolError(IllegalCodes.get(exc.code, ErrorCode.ILLEGAL_ACTION), exc.message) from None
@@ -436,7 +457,7 @@ class Room:
         if self.clock is None or self.state is None:
             return None
         now = self._now()
-        pending = [] if self.state.is_over() else self.state.pending()
+        pending = [] if self.state.is_over() else self.decisions()
         to_act = [d.seat for d in pending if d.seat not in self.endings.auto]
         self.clock.sync(to_act, now, acted)
         return self.clock.snapshot(now)
@@ -447,10 +468,10 @@ class Room:
         for _ in range(100_000):
             if self.state is None or self.result is not None or not self.endings.auto:
                 return
-            decision = next((d for d in self.state.pending() if d.seat in self.endings.auto), None)
+            decision = next((d for d in self.decisions() if d.seat in self.endings.auto), None)
             if decision is None:
                 return
-            await self._play(decision.seat, decision.prompt.random_answer(self._rng))
+            await self._play(decision.seat, decision.prompt.random_answer(self.rng))
 
     def _public_action(self, action: Action) -> dict[str, Any]:
         """Events carry only what a spectator may see: the action itself for perfect-information
@@ -463,6 +484,7 @@ class Room:
 
     def _rebuild(self) -> None:
         self.state = self.game.replay(self.options, self.seed, self.num_seats, self.actions)
+        self._decisions = None
 
     async def _record_finish_if_over(self) -> bool:
         """Store the result as soon as the game ends, before anyone is told, so that whoever sees
@@ -500,12 +522,13 @@ class Room:
         assert self.result is not None
         result = self.result
         ended = server_message("game_over", room=self.code, game_id=self.game_id, result=result, seed=str(self.seed))
-        for session in self._audience():
-            session.send(ended)
-        await self.server.publish(
-            f"rooms/{self.event_name}/game_over",
-            {"type": "game_over", **self.event_base(), "result": result, "seed": str(self.seed), "moves": self.seq},
-        )
+        send_all(self._audience(), ended)
+        topic = f"rooms/{self.event_name}/game_over"
+        if self.server.publishes(topic):
+            await self.server.publish(
+                topic,
+                {"type": "game_over", **self.event_base(), "result": result, "seed": str(self.seed), "moves": self.seq},
+            )
         self.broadcast_room()
 
     async def finish_resumed(self) -> None:
@@ -582,7 +605,7 @@ class Room:
         await self.server.store.save_endings(self.game_id, self.endings.to_data())
         decision = self.state.decision_for(seat)
         if decision is not None and not taken:
-            await self._play(seat, decision.prompt.random_answer(self._rng))
+            await self._play(seat, decision.prompt.random_answer(self.rng))
 
     def own_seat(self, session: Session, seat: int | None) -> int:
         """The seat a request of `session` is about: `seat` if it holds it, else its first."""
@@ -646,7 +669,7 @@ class Room:
         if over:
             pending = []
         elif pending is None:
-            pending = self.state.pending()
+            pending = self.decisions()
         decision = next((d for d in pending if d.seat == seat), None) if seat is not None else None
         message = server_message(
             "update",
@@ -681,19 +704,15 @@ class Room:
 
     def push_all(self) -> None:
         assert self.state is not None
-        pending = self.state.pending()  # once per action, not once per seat
+        pending = self.decisions()
         clock = self._clock_data()
         for seat in range(self.num_seats):
             self._push_seat(seat, pending, clock)
         if self.spectators:
-            public = self._update(None, pending, clock)
-            for session in self.spectators:
-                session.send(public)
+            send_all(self.spectators, self._update(None, pending, clock))
 
     def broadcast_room(self) -> None:
-        message = server_message("room", room=self.code, summary=self.summary())
-        for session in self._audience():
-            session.send(message)
+        send_all(self._audience(), server_message("room", room=self.code, summary=self.summary()))
 
     # Restart.
 

@@ -14,6 +14,7 @@ import asyncio
 import collections
 import itertools
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,23 @@ def as_version_1(message: dict[str, Any]) -> dict[str, Any]:
     version 2 sends the code (the name) there and the summary as `summary`."""
     key = "ladder" if message["type"] == "ladder_joined" else "room"
     return {k: v for k, v in message.items() if k != "summary"} | {key: message["summary"]}
+
+
+def send_all(sessions: Iterable[Session], message: dict[str, Any]) -> None:
+    """`message` to each of `sessions`, encoded once per format and protocol version rather
+    than once per connection (a room's news to its players and spectators)."""
+    frames: dict[tuple[Encoding, int], bytes | str | None] = {}
+    for session in sessions:
+        if session.closed:
+            continue
+        key = (session.encoding, 1 if session.version == 1 and "summary" in message else 2)
+        if key not in frames:
+            frames[key] = session._encode(message)
+        frame = frames[key]
+        if frame is not None:
+            session.send_frame(frame)
+        else:
+            session.close_soon(1011, "the server could not encode a message")
 
 
 @dataclass
@@ -86,15 +104,27 @@ class Session:
         """Queue a message; never blocks. A full outbox means a stuck client: drop it."""
         if self.closed:
             return
+        frame = self._encode(message)
+        if frame is not None:
+            self.send_frame(frame)
+
+    def _encode(self, message: dict[str, Any]) -> bytes | str | None:
+        """The message in this connection's format and protocol version; None (and the
+        connection closing) if it cannot be encoded."""
         if self.version == 1 and "summary" in message:
             message = as_version_1(message)
         try:
-            frame = encode(message, self.encoding)
+            return encode(message, self.encoding)
         except (TypeError, ValueError, OverflowError) as exc:  # UnicodeEncodeError is a ValueError
             log.error(
                 "%s: a %r message cannot be encoded (%s); closing the connection", self.name, message.get("type"), exc
             )
             self.close_soon(1011, "the server could not encode a message")
+            return None
+
+    def send_frame(self, frame: bytes | str) -> None:
+        """Queue an encoded message (see `send`)."""
+        if self.closed:
             return
         size = len(frame)
         if self.outbox and self.outbox_bytes + size > self.outbox_limit:

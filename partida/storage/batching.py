@@ -255,7 +255,8 @@ class _Prepared:
     def row(self, params: dict[str, Any]) -> tuple[Any, ...]:
         fixed = self.fixed
         return tuple(
-            (params[name] if name in params else fixed[name]) if convert is None
+            (params[name] if name in params else fixed[name])
+            if convert is None
             else convert(params[name] if name in params else fixed[name])
             for name, convert in zip(self.names, self.convert, strict=True)
         )

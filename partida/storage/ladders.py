@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import Executable
@@ -166,15 +166,19 @@ class Rerate:
     differences: list[str] = field(default_factory=list)
 
 
+# Asked of every finished game, most of which are no ladder's: built once.
+_UNRATED_LADDER_OF = select(LadderGame.ladder_id).where(
+    LadderGame.game_id == bindparam("game_id"), LadderGame.rated_seq.is_(None)
+)
+
+
 def rate_finished_game(
     conn: Connection, game_id: int, result: dict[str, Any] | None, status: str
 ) -> list[RatingChange]:
     """Rate `game_id` if it is a ladder game that finished; called by `Store.finish_game` (through
     the group writer, so on a synchronous connection) in the transaction that stores the result.
     Returns the seats' rating changes (empty when there is nothing to rate)."""
-    ladder_id = conn.scalar(
-        select(LadderGame.ladder_id).where(LadderGame.game_id == game_id, LadderGame.rated_seq.is_(None))
-    )
+    ladder_id = conn.scalar(_UNRATED_LADDER_OF, {"game_id": game_id})
     if ladder_id is None or status != "finished" or not result or not result.get("ranks"):
         return []
     ranks = [int(r) for r in result["ranks"]]
