@@ -382,9 +382,15 @@ class Room:
         self._arm()
 
     async def after_seating(self) -> None:
-        self.broadcast_room()
-        if self.auto_start and self.status == "waiting" and all(s is not None for s in self.seats):
+        if not (self.auto_start and self.status == "waiting" and all(s is not None for s in self.seats)):
+            self.broadcast_room()
+            return
+        # The last seat taken starts the game: one `room` push (from `start`) says both.
+        try:
             await self.start(None)
+        except ProtocolError:
+            self.broadcast_room()  # not started (the start could not be stored): the seat is news
+            raise
 
     async def act(self, session: Session, action: Action, seq: int | None, seat: int | None) -> int:
         if self.state is None:
