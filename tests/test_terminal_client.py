@@ -176,6 +176,9 @@ def test_ctrl_c_leaves_at_once_and_says_how_to_come_back(serve: str) -> None:
         stdout=slave,
         stderr=slave,
         start_new_session=True,
+        # As a terminal starts it: a suite run in the background (`pytest &` in a script) has
+        # SIGINT ignored, which children inherit, and then Ctrl-C would do nothing at all.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     os.close(slave)
     friend = None
