@@ -94,17 +94,34 @@ def _unencodable(value: Any, depth: int) -> str | None:
         return f"nests deeper than {MAX_DEPTH} levels"
     if isinstance(value, dict):
         for key, item in value.items():
-            problem = _unencodable(key, depth - 1) or _unencodable(item, depth - 1)
-            if problem is not None:
-                return problem
+            if not _plain(key):
+                problem = _unencodable(key, depth - 1)
+                if problem is not None:
+                    return problem
+            if not _plain(item):
+                problem = _unencodable(item, depth - 1)
+                if problem is not None:
+                    return problem
         return None
     if isinstance(value, list):
         for item in value:
-            problem = _unencodable(item, depth - 1)
-            if problem is not None:
-                return problem
+            if not _plain(item):
+                problem = _unencodable(item, depth - 1)
+                if problem is not None:
+                    return problem
         return None
     return "holds binary data or an extension type, which JSON clients and the database cannot take"
+
+
+def _plain(value: Any) -> bool:
+    """The common values that are fine as they are (ASCII text without NUL, small integers,
+    None), told without a call of `_unencodable` each: every request goes through here."""
+    kind = type(value)
+    if kind is str:
+        return value.isascii() and "\x00" not in value
+    if kind is int:
+        return MIN_INT <= value <= MAX_INT
+    return value is None
 
 
 def _json_default(value: Any) -> Any:

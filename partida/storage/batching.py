@@ -34,11 +34,12 @@ from typing import Any
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlalchemy.sql import Executable
+from sqlalchemy.sql import Executable, Insert
 
 from partida.storage.database import SQLITE_BUSY_TIMEOUT_MS, Database, on_sqlite_connect
 
 MAX_BATCH = 512
+INSERT_ROWS = 128  # rows per multi-row INSERT on SQLite (6 columns: far below its 32,766 parameters)
 
 
 class MissingRow(LookupError):
@@ -174,8 +175,11 @@ class GroupWriter:
         through aiosqlite); elsewhere (PostgreSQL, whose driver is asyncio-native) on the engine."""
         if self._thread is not None:
             assert self.db.write_lock is not None
+            ops = self._thread.plan(writes)
             async with self.db.write_lock:
-                return await asyncio.get_running_loop().run_in_executor(self._thread.executor, self._thread.run, writes)
+                return await asyncio.get_running_loop().run_in_executor(
+                    self._thread.executor, self._thread.run, ops, len(writes)
+                )
         async with self.db.write() as conn:
             return await conn.run_sync(_execute, writes)
 
@@ -196,32 +200,40 @@ class GroupWriter:
             await asyncio.to_thread(thread.close)
 
 
-def _execute(conn: Connection, writes: list[Sequence[Step]], run: _Runner | None = None) -> list[Any]:
-    """Every step of `writes` in the open transaction of `conn`, one executemany per statement;
-    the value each write's returning step gave (None for the others). `run` executes one
-    statement's rows (default: through SQLAlchemy)."""
+def _grouped(writes: list[Sequence[Step]]) -> list[tuple[Statement, list[tuple[int, dict[str, Any]]]]]:
+    """The steps of `writes` by statement, in the statements' order, each row with the
+    position of its write."""
     groups: dict[Statement, list[tuple[int, dict[str, Any]]]] = {}
     for position, steps in enumerate(writes):
         for step in steps:
             groups.setdefault(step.statement, []).append((position, step.params))
+    return sorted(groups.items(), key=lambda item: item[0].rank)
+
+
+def _execute(conn: Connection, writes: list[Sequence[Step]]) -> list[Any]:
+    """Every step of `writes` in the open transaction of `conn`, one executemany per statement;
+    the value each write's returning step gave (None for the others)."""
     results: list[Any] = [None] * len(writes)
-    for statement in sorted(groups, key=lambda s: s.rank):
-        group = groups[statement]
-        if statement.hook is not None:
-            for position, one in group:
-                value = statement.hook(conn, **one)
-                if value is not None:
-                    results[position] = value
-            continue
-        params = [p for _, p in group]
-        values = (run or _run_core)(conn, statement, params)
-        if statement.returning:
-            for (position, _), value in zip(group, values, strict=True):
-                results[position] = value
+    for statement, group in _grouped(writes):
+        _run_group(conn, statement, group, results)
     return results
 
 
-_Runner = Callable[[Connection, Statement, list[dict[str, Any]]], list[Any]]
+def _run_group(
+    conn: Connection, statement: Statement, group: list[tuple[int, dict[str, Any]]], results: list[Any]
+) -> None:
+    """One statement's rows (or a hook's calls) through SQLAlchemy; a returning statement's
+    values (a hook's) go into `results` at their write's position."""
+    if statement.hook is not None:
+        for position, one in group:
+            value = statement.hook(conn, **one)
+            if value is not None:
+                results[position] = value
+        return
+    values = _run_core(conn, statement, [p for _, p in group])
+    if statement.returning:
+        for (position, _), value in zip(group, values, strict=True):
+            results[position] = value
 
 
 def _run_core(conn: Connection, statement: Statement, params: list[dict[str, Any]]) -> list[Any]:
@@ -251,6 +263,23 @@ class _Prepared:
     names: tuple[str, ...]
     fixed: dict[str, Any]
     convert: tuple[Callable[[Any], Any] | None, ...]
+    # For a plain INSERT: the SQL before VALUES and one row's "(?, ...)", so that many rows go
+    # in one statement (one step of the driver, which lets go of the GIL and takes it back once
+    # per step, rather than once per row).
+    insert_head: str | None = None
+    insert_row: str | None = None
+
+    def many(self, rows: list[tuple[Any, ...]]) -> list[tuple[str, tuple[Any, ...]]]:
+        """`rows` as statements with their parameters: a multi-row INSERT per `INSERT_ROWS`
+        rows when the statement is a plain INSERT."""
+        if self.insert_head is None or len(rows) == 1:
+            return [(self.sql, row) for row in rows]
+        statements = []
+        for start in range(0, len(rows), INSERT_ROWS):
+            chunk = rows[start : start + INSERT_ROWS]
+            sql = f"{self.insert_head} VALUES {', '.join([self.insert_row] * len(chunk))}"  # type: ignore[list-item]
+            statements.append((sql, tuple(value for row in chunk for value in row)))
+        return statements
 
     def row(self, params: dict[str, Any]) -> tuple[Any, ...]:
         fixed = self.fixed
@@ -262,15 +291,27 @@ class _Prepared:
         )
 
 
+@dataclass(slots=True)
+class _Op:
+    """One statement's rows in a planned batch: `prepared` and `rows` when they go straight
+    to the driver, else None (through SQLAlchemy: a hook, or a statement it must complete)."""
+
+    statement: Statement
+    group: list[tuple[int, dict[str, Any]]]
+    prepared: _Prepared | None = None
+    rows: list[tuple[Any, ...]] | None = None
+
+
 class _SqliteThread:
     """A synchronous connection to the same SQLite file, used from one dedicated thread.
 
-    A batch's statements go straight to the driver (`executemany` with the SQL SQLAlchemy
-    compiled once per statement): SQLAlchemy's per-execution work (cache keys, parameter
-    processing, result set-up) held the GIL longer than the rows themselves, and the event loop
-    waits for the GIL. A statement that needs what only SQLAlchemy can supply (a Python-side
-    column default) keeps going through SQLAlchemy; hooks get the SQLAlchemy connection of the
-    same transaction."""
+    A batch's statements go straight to the driver, with the SQL SQLAlchemy compiled once per
+    statement: SQLAlchemy's per-execution work (cache keys, parameter processing, result set-up)
+    held the GIL longer than the rows themselves, and the event loop waits for the GIL. The rows
+    are converted on the event loop (`plan`), and the thread only runs them (`run`): rows of a
+    plain INSERT as one multi-row statement, others with executemany. A statement that needs what
+    only SQLAlchemy can supply (a Python-side column default) keeps going through SQLAlchemy;
+    hooks get the SQLAlchemy connection of the same transaction."""
 
     def __init__(self, url: str) -> None:
         sync_url = make_url(url).set(drivername="sqlite+pysqlite")
@@ -280,13 +321,40 @@ class _SqliteThread:
         self._conn: Connection | None = None  # kept open between batches, only in the thread
         self._prepared: dict[tuple[Statement, tuple[str, ...]], _Prepared | None] = {}
 
-    def run(self, writes: list[Sequence[Step]]) -> list[Any]:
+    def plan(self, writes: list[Sequence[Step]]) -> list[_Op]:
+        """What the writer's thread will run for `writes`, made on the event loop: the rows are
+        converted here (JSON, timestamps), so that the thread holds the GIL as little as it can.
+        Each of its calls into the driver lets go of the GIL and takes it back, and every time
+        it takes it back the event loop may have to wait for it."""
+        ops = []
+        for statement, group in _grouped(writes):
+            if statement.hook is not None:
+                ops.append(_Op(statement, group))
+                continue
+            keys = tuple(group[0][1])
+            key = (statement, keys)
+            prepared = self._prepared[key] if key in self._prepared else self._prepare(statement, keys)
+            first = group[0][1].keys()
+            if prepared is None or any(p.keys() != first for _, p in group):
+                ops.append(_Op(statement, group))  # through SQLAlchemy, in the thread
+                continue
+            ops.append(_Op(statement, group, prepared, [prepared.row(p) for _, p in group]))
+        return ops
+
+    def run(self, ops: list[_Op], writes: int) -> list[Any]:
+        """One transaction for the planned `ops` of `writes` writes, in the writer's thread."""
         if self._conn is None:
             self._conn = self.engine.connect()
         conn = self._conn
+        results: list[Any] = [None] * writes
         try:
             with conn.begin():
-                return _execute(conn, writes, self._run)
+                for op in ops:
+                    if op.prepared is None or op.rows is None:
+                        _run_group(conn, op.statement, op.group, results)
+                    else:
+                        self._run_prepared(conn, op, results)
+            return results
         except (IntegrityError, MissingRow):
             raise  # rolled back; the connection is fine
         except BaseException:
@@ -296,35 +364,34 @@ class _SqliteThread:
                 conn.close()
             raise
 
-    def _run(self, conn: Connection, statement: Statement, params: list[dict[str, Any]]) -> list[Any]:
-        key = (statement, tuple(params[0]))
-        prepared = self._prepared[key] if key in self._prepared else self._prepare(conn, *key)
-        first = params[0].keys()
-        if prepared is None or any(p.keys() != first for p in params):
-            return _run_core(conn, statement, params)
+    def _run_prepared(self, conn: Connection, op: _Op, results: list[Any]) -> None:
+        prepared, rows, statement = op.prepared, op.rows, op.statement
+        assert prepared is not None and rows is not None
         dbapi = conn.dialect.loaded_dbapi
         cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
         try:
             if statement.returning:
-                values = []
-                for one in params:
-                    cursor.execute(prepared.sql, prepared.row(one))
-                    values.append(cursor.fetchone()[0])
-                return values
-            cursor.executemany(prepared.sql, [prepared.row(one) for one in params])
+                for (position, _), row in zip(op.group, rows, strict=True):
+                    cursor.execute(prepared.sql, row)
+                    results[position] = cursor.fetchone()[0]
+                return
+            if prepared.insert_head is not None:
+                for sql, values in prepared.many(rows):
+                    cursor.execute(sql, values)
+            else:
+                cursor.executemany(prepared.sql, rows)
+            if statement.must_change and cursor.rowcount != len(rows):
+                raise MissingRow(statement)
         except dbapi.Error as exc:
             # As SQLAlchemy would raise it (IntegrityError, OperationalError ...), so callers
             # see the same errors on every path.
             raise DBAPIError.instance(prepared.sql, None, exc, dbapi.Error, dialect=conn.dialect) from exc
         finally:
             cursor.close()
-        if statement.must_change and cursor.rowcount != len(params):
-            raise MissingRow(statement)
-        return []
 
-    def _prepare(self, conn: Connection, statement: Statement, keys: tuple[str, ...]) -> _Prepared | None:
+    def _prepare(self, statement: Statement, keys: tuple[str, ...]) -> _Prepared | None:
         assert statement.sql is not None
-        dialect = conn.dialect
+        dialect = self.engine.dialect
         compiled = statement.sql.compile(dialect=dialect, column_keys=list(keys))
         names = tuple(compiled.positiontup or ())
         prefetch = [*compiled.insert_prefetch, *compiled.update_prefetch]
@@ -339,7 +406,10 @@ class _SqliteThread:
             self._prepared[(statement, keys)] = None  # a value only SQLAlchemy can supply
             return None
         convert = tuple(compiled.binds[name].type.bind_processor(dialect) for name in names)
-        prepared = _Prepared(str(compiled), names, fixed, convert)
+        sql = str(compiled)
+        plain_insert = isinstance(statement.sql, Insert) and not statement.returning
+        head, row = _split_insert(sql) if plain_insert else (None, None)
+        prepared = _Prepared(sql, names, fixed, convert, head, row)
         self._prepared[(statement, keys)] = prepared
         return prepared
 
@@ -353,6 +423,14 @@ class _SqliteThread:
     def close(self) -> None:
         self.executor.submit(self.reset).result()
         self.executor.shutdown()
+
+
+def _split_insert(sql: str) -> tuple[str | None, str | None]:
+    """ "INSERT INTO t (a, b) VALUES (?, ?)" as its head and its one row, or (None, None)."""
+    head, sep, row = sql.rpartition(" VALUES ")
+    if not sep or not (row.startswith("(") and row.endswith(")")) or ")" in row[:-1]:
+        return None, None
+    return head, row
 
 
 def _fail(writes: list[_Write], exc: BaseException) -> None:

@@ -21,10 +21,14 @@ def square_name(square: int) -> str:
     return "abc"[square % 3] + str(square // 3 + 1)
 
 
+SQUARE_NAMES = tuple(square_name(square) for square in range(9))
+
+
 class TicTacToeState(State):
     def __init__(self, board: list[int] | None = None, to_move: int = 0) -> None:
         self.board = board if board is not None else [-1] * 9  # -1 empty, else seat
         self.to_move = to_move
+        self._pending: list[Decision] | None = None  # until the next move: a server asks often
 
     @property
     def num_seats(self) -> int:
@@ -43,6 +47,11 @@ class TicTacToeState(State):
         return [i for i, v in enumerate(self.board) if v == -1]
 
     def pending(self) -> list[Decision]:
+        if self._pending is None:
+            self._pending = self._decisions()
+        return self._pending
+
+    def _decisions(self) -> list[Decision]:
         if self.is_over():
             return []
         squares = self.legal_squares()
@@ -50,7 +59,7 @@ class TicTacToeState(State):
             name="move",
             text=f"{MARKS[self.to_move]} to move: choose a square",
             options=squares,
-            labels=[square_name(s) for s in squares],
+            labels=[SQUARE_NAMES[s] for s in squares],
         )
         return [Decision(self.to_move, prompt)]
 
@@ -59,6 +68,7 @@ class TicTacToeState(State):
         square = decision.prompt.validate(action)
         self.board[square] = seat
         self.to_move = 1 - seat
+        self._pending = None
 
     def view(self, seat: int | None) -> View:
         return {"board": list(self.board), "to_move": self.to_move}
