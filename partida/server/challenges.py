@@ -13,13 +13,13 @@ The bookkeeping here is plain data, testable without a socket; `Server` wires it
 from __future__ import annotations
 
 import asyncio
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from partida.protocol import ErrorCode, ProtocolError
+from partida.server import entropy
 
 if TYPE_CHECKING:
     from partida.games.base import Game
@@ -39,7 +39,7 @@ class Challenge:
     options: dict[str, Any]
     seats: int
     clock: ClockSpec | None
-    id: str = field(default_factory=lambda: secrets.token_hex(6))
+    id: str = field(default_factory=lambda: entropy.token_hex(6))
     created: float = field(default_factory=time.monotonic)
     lapse: asyncio.TimerHandle | None = None
     nodes: set[str] = field(default_factory=set)  # other nodes that told the challenged person

@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import logging
 import random
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from partida.games.base import Action, Decision, Game, IllegalAction, State
 from partida.protocol import ErrorCode, ProtocolError, server_message
-from partida.server import endings
+from partida.server import endings, entropy
 from partida.server.clocks import Clock, ClockSpec
 from partida.server.endings import Endings
 from partida.server.session import send_all
@@ -52,7 +51,7 @@ PRIVATE_CODE_LENGTH = 12  # 60 bits: the code is the only key to a private room
 def new_room_code(length: int = PUBLIC_CODE_LENGTH) -> str:
     """`length` letters of the alphabet, uniformly: its 32 letters divide 256, so each random byte
     gives one letter without bias (one call to the system's generator rather than one a letter)."""
-    return "".join(CODE_ALPHABET[byte % len(CODE_ALPHABET)] for byte in secrets.token_bytes(length))
+    return "".join(CODE_ALPHABET[byte % len(CODE_ALPHABET)] for byte in entropy.token_bytes(length))
 
 
 def seed_hash(seed: int) -> str:
@@ -72,7 +71,7 @@ def new_seat_token() -> str:
     that holder alone, so a token kept from an earlier seating (say, by a creator who sat in every
     seat before a friend took one) stops working. Stored with the seat when the game starts, so it
     survives a restart."""
-    return secrets.token_urlsafe(18)
+    return entropy.token_urlsafe(18)
 
 
 def legacy_seat_token(seed: int, game_id: int, seat: int) -> str:
@@ -130,7 +129,7 @@ class Room:
         self.owner = owner
         self.auto_start = auto_start
         self.code = code or new_room_code(PUBLIC_CODE_LENGTH if public else PRIVATE_CODE_LENGTH)
-        self.seed = secrets.randbits(63)
+        self.seed = entropy.randbits(63)
         self.seed_hash = seed_hash(self.seed)
         self.game_id: int = 0
         self.seats: list[Seat | None] = [None] * seats
