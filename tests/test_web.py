@@ -258,7 +258,7 @@ async def test_a_duel_through_mulligan_land_creature_attack_and_block(
     plays lands and creatures, attacks with everything and never blocks)."""
     from partida.server import rooms
 
-    monkeypatch.setattr(rooms, "secrets", FixedSeed(rooms.secrets))
+    monkeypatch.setattr(rooms, "entropy", FixedSeed(rooms.entropy))
     games = {g["name"]: g for g in await (await connect(name="warm-up")).list_games()}
     cards = games["duel"]["cards"]
     red = await connect(name="red")
@@ -331,7 +331,7 @@ async def test_a_duel_through_mulligan_land_creature_attack_and_block(
 
 
 class FixedSeed:
-    """The `secrets` module as rooms.py sees it, except that every room's seed is DUEL_SEED."""
+    """The `entropy` module as rooms.py sees it, except that every room's seed is DUEL_SEED."""
 
     def __init__(self, module: Any) -> None:
         self.module = module
