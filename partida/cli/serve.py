@@ -233,8 +233,8 @@ FULL_COLLECTION_EVERY = 1000  # collections of the middle generation per full on
 def _tune_collector() -> None:
     """Make the cyclic garbage collector's full passes rare. A full pass walks every live object,
     and a server with a thousand connections holds millions: each pass stopped every room for
-    tens of milliseconds, which was most of p99 at 500 concurrent games (halved by this; moves per
-    second up a tenth, peak memory the same). The young generations are collected as usual, and
+    tens of milliseconds, which was much of p99 at 500 concurrent games (a third less with this,
+    moves per second up 8%, peak memory the same; docs/server.md). The young generations are collected as usual, and
     what the server loaded to start (modules, the schema, the games) is moved out of the
     collector's sight for good (`gc.freeze`)."""
     gc.freeze()

@@ -114,7 +114,7 @@ def _unencodable(value: Any, depth: int) -> str | None:
 
 
 def _plain(value: Any) -> bool:
-    """The common values that are fine as they are (ASCII text without NUL, small integers,
+    """The common values that are fine as they are (ASCII text without NUL, integers in range,
     None), told without a call of `_unencodable` each: every request goes through here."""
     kind = type(value)
     if kind is str:
