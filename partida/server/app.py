@@ -608,13 +608,16 @@ class Server:
         assert identity is not None and identity.agent is not None
         return plays(identity.agent, identity.games, game)
 
+    def _bot_account(self, name: str) -> Session | None:
+        """The connection of the bot account `name` here, if it is connected here."""
+        return next((s for s in self.bot_sessions() if s.identity.name.lower() == name.lower()), None)  # type: ignore[union-attr]
+
     def pick_bot(self, wanted: str, game: str) -> Session:
         """The bot to seat for `wanted`: a connected bot account of that name (any agent, built-in
         or its own), else the least busy bot running the built-in agent of that name."""
         bots = self.bot_sessions()
-        by_account = [s for s in bots if s.identity.name.lower() == wanted.lower()]  # type: ignore[union-attr]
-        if by_account:
-            bot = by_account[0]
+        bot = self._bot_account(wanted)
+        if bot is not None:
             if not self._bot_plays(bot, game):
                 raise ProtocolError(ErrorCode.NO_BOT_AVAILABLE, f"the bot {bot.name} does not play {game}")
             return bot
@@ -641,7 +644,7 @@ class Server:
         except ProtocolError as exc:
             if self.cluster is None or exc.code not in (ErrorCode.UNKNOWN_AGENT, ErrorCode.NO_BOT_AVAILABLE):
                 raise
-            if any(s.identity.name.lower() == wanted.lower() for s in self.bot_sessions()):  # type: ignore[union-attr]
+            if self._bot_account(wanted) is not None:
                 raise  # connected here, and does not play the game
             bot = await self.cluster.presence.summon(wanted, game)
             if bot is None:

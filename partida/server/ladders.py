@@ -71,6 +71,11 @@ class LiveLadder:
     recent: dict[int, Recent] = field(default_factory=dict)  # account id -> pairing memory
     rng: random.Random = field(default_factory=random.Random)
 
+    @property
+    def in_play(self) -> int:
+        """Its games in progress, here and (adopted from a dead scheduler) on other nodes."""
+        return len(self.rooms) + len(self.remote)
+
 
 class LadderService:
     def __init__(self, server: Server) -> None:
@@ -264,7 +269,7 @@ class LadderService:
         """The ladder's connected members and games in play. Only the scheduler's node knows
         them (members connect to it); another node reads what it last wrote (`_write_counts`)."""
         if self.lock is None or self.lock.held:
-            return set(live.members), len(live.rooms) + len(live.remote)
+            return set(live.members), live.in_play
         assert self.server.cluster is not None and self.server.cluster.directory is not None
         written = await self.server.cluster.directory.ladder(live.info.id)
         return (set(written[0]), written[1]) if written is not None else (set(), 0)
@@ -274,7 +279,7 @@ class LadderService:
         the other nodes' `ladder_list` and `ladder_standings`, when they changed."""
         assert self.server.cluster is not None and self.server.cluster.directory is not None
         for live in list(self.ladders.values()):
-            counts = (sorted(live.members), len(live.rooms) + len(live.remote))
+            counts = (sorted(live.members), live.in_play)
             if self._written.get(live.info.id) != counts:
                 await self.server.cluster.directory.save_ladder(live.info.id, self.server.cluster.name, *counts)
                 self._written[live.info.id] = counts
@@ -408,7 +413,7 @@ class LadderService:
         ]
 
     async def _schedule(self, live: LiveLadder) -> None:
-        while len(live.rooms) + len(live.remote) < live.info.concurrency and not self._stopping:
+        while live.in_play < live.info.concurrency and not self._stopping:
             idle = self._idle(live)
             if len(idle) < live.info.seats:
                 return

@@ -341,12 +341,13 @@ class _SqliteThread:
             ops.append(_Op(statement, group, prepared, [prepared.row(p) for _, p in group]))
         return ops
 
-    def run(self, ops: list[_Op], writes: int) -> list[Any]:
-        """One transaction for the planned `ops` of `writes` writes, in the writer's thread."""
+    def run(self, ops: list[_Op], count: int) -> list[Any]:
+        """One transaction for the planned `ops` of `count` writes, in the writer's thread; the
+        value each write's returning step gave (None for the others)."""
         if self._conn is None:
             self._conn = self.engine.connect()
         conn = self._conn
-        results: list[Any] = [None] * writes
+        results: list[Any] = [None] * count
         try:
             with conn.begin():
                 for op in ops:
