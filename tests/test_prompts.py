@@ -63,3 +63,18 @@ def test_bad_answers_are_refused_with_a_sentence(prompt, answer) -> None:
     with pytest.raises(IllegalAction) as exc:
         prompt.validate(answer)
     assert exc.value.message
+
+
+def test_choose_one_tells_apart_values_python_takes_for_equal() -> None:
+    """True == 1 and 1.0 == 1 in Python, but they are other values on the wire: an answer
+    matches only an option of its own type, whichever option comes first."""
+    prompt = ChooseOne(name="pick", options=[True, 1.0, 1, "1"])
+    assert type(prompt.validate(1)) is int
+    assert prompt.validate(True) is True
+    assert type(prompt.validate(1.0)) is float
+    assert prompt.validate("1") == "1"
+    for wrong in (ChooseOne(name="a", options=[True, 2.0]), ChooseOne(name="b", options=[False, 0.0])):
+        with pytest.raises(IllegalAction):
+            wrong.validate(1 if wrong.name == "a" else 0)
+    with pytest.raises(IllegalAction):
+        ChooseOne(name="c", options=[1, 2]).validate(True)

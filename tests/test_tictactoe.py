@@ -22,6 +22,27 @@ def test_x_wins_a_row() -> None:
     assert state.pending() == []
 
 
+def test_the_winner_kept_move_by_move_is_the_one_on_the_board() -> None:
+    """The state keeps its winner up to date at each move rather than scanning every line each
+    time it is asked; in random games it always agrees with a full scan of the board."""
+    import random
+
+    from partida.games.tictactoe.rules import LINES, TicTacToeState
+
+    def scanned(board: list[int]) -> int | None:
+        return next((board[a] for a, b, c in LINES if board[a] != -1 and board[a] == board[b] == board[c]), None)
+
+    rng = random.Random(7)
+    for _ in range(300):
+        state = GAME.create(seed=0)
+        while not state.is_over():
+            decision = state.pending()[0]
+            state.apply(decision.seat, decision.prompt.random_answer(rng))
+            assert state.winner() == scanned(state.board)
+            assert TicTacToeState(list(state.board), state.to_move).winner() == state.winner()
+        assert state.is_over() == (scanned(state.board) is not None or -1 not in state.board)
+
+
 def test_full_board_draws() -> None:
     state = GAME.create(seed=0)
     for i, square in enumerate([0, 1, 2, 4, 3, 5, 7, 6, 8]):

@@ -107,6 +107,16 @@ class ChooseOne(Prompt):
         return keys
 
     def validate(self, action: Any) -> Any:
+        if type(action) is int or type(action) is str:
+            # Most answers (a square, a card id) are one integer or string: found by a scan in
+            # C, without building the index of a prompt that is checked once. An equal option of
+            # another type (True for 1) is no match; the index below tells them apart.
+            try:
+                found = self.options[self.options.index(action)]
+            except ValueError:
+                found = None
+            if type(found) is type(action):
+                return found
         try:
             index = self._keys.get(freeze(action))
         except TypeError:

@@ -347,7 +347,13 @@ def _checker(hint: Any) -> Callable[[Any], bool]:
         return lambda value: True
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
-        options = [_checker(arg) for arg in typing.get_args(hint)]
+        args = typing.get_args(hint)
+        options = [_checker(arg) for arg in args if arg is not type(None)]
+        if len(options) == 1 and len(args) == 2:  # `X | None`, the common case, without a loop
+            only = options[0]
+            return lambda value: value is None or only(value)
+        if len(options) < len(args):
+            options.insert(0, _checker(type(None)))
         return lambda value: any(check(value) for check in options)
     if hint is type(None):
         return lambda value: value is None

@@ -75,10 +75,13 @@ def check_pattern(pattern: str) -> None:
 def topic_matches(pattern: str, topic: str) -> bool:
     """MQTT matching: ``+`` matches exactly one level, ``#`` the rest (zero or more levels), and
     wildcards in the first level do not match topics starting with ``$`` (broker internals)."""
-    if topic.startswith("$") and pattern[:1] in ("+", "#"):
+    return levels_match(pattern.split("/"), topic, topic.split("/"))
+
+
+def levels_match(pattern_levels: list[str], topic: str, topic_levels: list[str]) -> bool:
+    """`topic_matches` for a pattern and a topic already split into levels."""
+    if topic[:1] == "$" and pattern_levels[0] in ("+", "#"):
         return False
-    pattern_levels = pattern.split("/")
-    topic_levels = topic.split("/")
     for i, level in enumerate(pattern_levels):
         if level == "#":
             return True
@@ -103,6 +106,7 @@ class Subscription:
         if maxlen < 1:
             raise ValueError(f"a subscription queue holds at least one event, not {maxlen}.")
         self.pattern = pattern
+        self.levels = pattern.split("/")  # split once: every publish is matched against it
         self.missed = 0
         self._bus = bus
         self._queue: collections.deque[Event] = collections.deque(maxlen=maxlen)
@@ -181,7 +185,11 @@ class EventBus:
     def wants(self, topic: str) -> bool:
         """Whether an event under ``topic`` would reach anyone: a publisher with a costly payload
         (every move's) builds it only then."""
-        return any(topic_matches(subscription.pattern, topic) for subscription in self._subscriptions)
+        levels = topic.split("/")
+        for subscription in self._subscriptions:
+            if levels_match(subscription.levels, topic, levels):
+                return True
+        return False
 
     def subscribe(self, pattern: str, queue_size: int | None = None) -> Subscription:
         """Subscribe to topics matching ``pattern`` (``+`` one level, ``#`` the rest)."""
@@ -219,8 +227,9 @@ class EventBus:
             raise TypeError(f"an event payload is a dict (a JSON object), not {type(payload).__name__}.")
 
     def _deliver(self, event: Event) -> None:
+        levels = event.topic.split("/")
         for subscription in self._subscriptions:
-            if topic_matches(subscription.pattern, event.topic):
+            if levels_match(subscription.levels, event.topic, levels):
                 subscription.deliver(event)
 
     def _unsubscribe(self, subscription: Subscription) -> None:

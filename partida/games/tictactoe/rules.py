@@ -15,6 +15,7 @@ from partida.games.prompts import ChooseOne, Prompt
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 MARKS = "XO"
+LINES_THROUGH = tuple(tuple(line for line in LINES if square in line) for square in range(9))
 
 
 def square_name(square: int) -> str:
@@ -29,19 +30,19 @@ class TicTacToeState(State):
         self.board = board if board is not None else [-1] * 9  # -1 empty, else seat
         self.to_move = to_move
         self._pending: list[Decision] | None = None  # until the next move: a server asks often
+        # Kept up to date by `apply` (only the lines through the new mark can have changed): a
+        # room asks whether the game is over and who won several times per move.
+        self._winner = _scan_winner(self.board)
 
     @property
     def num_seats(self) -> int:
         return 2
 
     def winner(self) -> int | None:
-        for a, b, c in LINES:
-            if self.board[a] != -1 and self.board[a] == self.board[b] == self.board[c]:
-                return self.board[a]
-        return None
+        return self._winner
 
     def is_over(self) -> bool:
-        return self.winner() is not None or -1 not in self.board
+        return self._winner is not None or -1 not in self.board
 
     def legal_squares(self) -> list[int]:
         return [i for i, v in enumerate(self.board) if v == -1]
@@ -66,7 +67,10 @@ class TicTacToeState(State):
     def apply(self, seat: int, action: Any) -> None:
         decision = self.require_decision(seat)
         square = decision.prompt.validate(action)
-        self.board[square] = seat
+        board = self.board
+        board[square] = seat
+        if any(board[a] == board[b] == board[c] for a, b, c in LINES_THROUGH[square]):
+            self._winner = seat
         self.to_move = 1 - seat
         self._pending = None
 
@@ -85,6 +89,13 @@ class TicTacToeState(State):
 
     def clone(self) -> TicTacToeState:
         return TicTacToeState(list(self.board), self.to_move)
+
+
+def _scan_winner(board: list[int]) -> int | None:
+    for a, b, c in LINES:
+        if board[a] != -1 and board[a] == board[b] == board[c]:
+            return board[a]
+    return None
 
 
 class TicTacToe(Game):
