@@ -193,6 +193,40 @@ async def test_a_client_that_never_reads_is_disconnected_when_its_outbox_is_full
         await server.stop()
 
 
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65535, 65536, 70000])
+def test_the_frames_a_session_writes_itself_are_those_websockets_would_write(size: int) -> None:
+    """A session writes its frames' headers itself (not through websockets' frame objects):
+    byte for byte what websockets' own serializer makes of an unmasked, unfragmented frame, for
+    lengths on each side of the 7-, 16- and 64-bit boundaries."""
+    from websockets.frames import Frame, Opcode
+
+    from partida.server.session import OPCODE_BINARY, OPCODE_TEXT, _header
+
+    payload = bytes(range(256)) * (size // 256 + 1)
+    payload = payload[:size]
+    for opcode, ours in ((Opcode.BINARY, OPCODE_BINARY), (Opcode.TEXT, OPCODE_TEXT)):
+        expected = Frame(opcode, payload).serialize(mask=False)
+        assert _header(ours, size) + payload == expected
+
+
+async def test_big_and_small_messages_arrive_whole_in_order(server, connect) -> None:
+    """Frames of every header size, written in one turn and over several, reach a client whole
+    and in order (a listing of many rooms is tens of KB; a move's update is tens of bytes)."""
+    maker = await connect(name="maker")
+    for _ in range(20):
+        await maker.create_room("tictactoe", options={}, auto_start=False)
+    watcher = await connect(name="watcher")
+    listings = await asyncio.gather(*(watcher.list_rooms() for _ in range(5)))
+    assert all(len(rooms) == 20 for rooms in listings)
+    raw = await Text.open(server.url)
+    await raw.reply(0)
+    for i in range(1, 30):
+        await raw.send_text(json.dumps({"type": "list_rooms", "id": i}))
+    for i in range(1, 30):
+        reply = await raw.reply(i)
+        assert reply["type"] == "rooms" and len(reply["rooms"]) == 20
+
+
 # 4. Deep nesting is a bad frame, never an internal error or a traceback.
 
 

@@ -669,23 +669,29 @@ class Room:
     def _update(
         self, seat: int | None, pending: list[Decision] | None = None, clock: dict[str, Any] | None = None
     ) -> dict[str, Any]:
+        return self._seat_update(seat, *self._shared_update(pending, clock))
+
+    def _shared_update(
+        self, pending: list[Decision] | None, clock: dict[str, Any] | None
+    ) -> tuple[dict[str, Any], list[Decision]]:
+        """The fields of an update that are the same for every seat and spectator (built once
+        per push, not once per reader), and the decisions open."""
         assert self.state is not None
         over = self.result is not None
         if over:
             pending = []
         elif pending is None:
             pending = self.decisions()
-        decision = next((d for d in pending if d.seat == seat), None) if seat is not None else None
         message = server_message(
             "update",
             room=self.code,
             game_id=self.game_id,
             game=self.game.name,
             seq=self.seq,
-            seat=seat,
+            seat=None,
             status="finished" if over else self.status,
-            view=self.state.view(seat),
-            decision=decision.prompt.to_data() if decision else None,
+            view=None,
+            decision=None,
             to_act=[d.seat for d in pending],
             last=self.last,
             clock=self._clock_data() if clock is None else clock,
@@ -695,6 +701,19 @@ class Room:
         if over:
             message["result"] = self.result
             message["seed"] = str(self.seed)  # decimal: seeds exceed 2^53, where JSON numbers round
+        return message, pending
+
+    def _seat_update(self, seat: int | None, shared: dict[str, Any], pending: list[Decision]) -> dict[str, Any]:
+        """`shared` with what `seat` alone may see: its view and its decision."""
+        assert self.state is not None
+        message = shared.copy()
+        message["seat"] = seat
+        message["view"] = self.state.view(seat)
+        if seat is not None:
+            for decision in pending:
+                if decision.seat == seat:
+                    message["decision"] = decision.prompt.to_data()
+                    break
         return message
 
     def _clock_data(self) -> dict[str, Any] | None:
@@ -702,19 +721,18 @@ class Room:
             return None
         return self.clock.to_data(self._now(), time.time())
 
-    def _push_seat(self, seat: int, pending: list[Decision] | None = None, clock: dict[str, Any] | None = None) -> None:
+    def _push_seat(self, seat: int) -> None:
         occupant = self.seats[seat]
         if occupant is not None and occupant.session is not None:
-            occupant.session.send(self._update(seat, pending, clock))
+            occupant.session.send(self._update(seat))
 
     def push_all(self) -> None:
-        assert self.state is not None
-        pending = self.decisions()
-        clock = self._clock_data()
-        for seat in range(self.num_seats):
-            self._push_seat(seat, pending, clock)
+        shared, pending = self._shared_update(None, None)
+        for seat, occupant in enumerate(self.seats):
+            if occupant is not None and occupant.session is not None:
+                occupant.session.send(self._seat_update(seat, shared, pending))
         if self.spectators:
-            send_all(self.spectators, self._update(None, pending, clock))
+            send_all(self.spectators, self._seat_update(None, shared, pending))
 
     def broadcast_room(self) -> None:
         send_all(self._audience(), server_message("room", room=self.code, summary=self.summary()))
