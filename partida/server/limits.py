@@ -86,14 +86,9 @@ class TokenBucket:
         self.tokens = self.burst
         self.stamp = time.monotonic()
 
-    def _refill(self) -> None:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-
     def take(self, n: float = 1.0) -> bool:
         """Spend `n` tokens if there are that many; otherwise go into debt and return False."""
-        now = time.monotonic()  # the refill, inline: every frame received takes from two buckets
+        now = time.monotonic()  # refilled inline: every frame received takes from two buckets
         tokens = self.tokens + (now - self.stamp) * self.rate
         self.tokens = tokens if tokens < self.burst else self.burst
         self.stamp = now
@@ -104,7 +99,10 @@ class TokenBucket:
         return False
 
     def has(self, n: float = 1.0) -> bool:
-        self._refill()
+        now = time.monotonic()
+        tokens = self.tokens + (now - self.stamp) * self.rate
+        self.tokens = tokens if tokens < self.burst else self.burst
+        self.stamp = now
         return self.tokens >= n
 
     @property
