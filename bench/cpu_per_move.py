@@ -9,11 +9,16 @@ latency percentiles, and the server's CPU milliseconds per move (its /proc CPU t
 
     python bench/cpu_per_move.py --peers ../shared/peers --m 100 --moves 20000 --rounds 2 \\
         OLD/.venv/bin/partida .venv/bin/partida
+
+With `--db postgresql://USER:PASSWORD@HOST/DB` the servers store into that PostgreSQL database
+instead, emptied before every run (every table its user owns there is dropped, and the server
+migrates it afresh), so give it a throwaway database, such as one started as the tests start it.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import socket
@@ -35,14 +40,31 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def one_run(partida: str, peers: Path, m: int, moves: int) -> dict[str, object]:
+async def empty_postgres(url: str) -> None:
+    """Drop every table the URL's user owns in its database's current schema."""
+    import asyncpg
+
+    conn = await asyncpg.connect(url)
+    try:
+        tables = await conn.fetch(
+            "SELECT quote_ident(tablename) FROM pg_tables WHERE schemaname = current_schema()"
+            " AND tableowner = current_user"
+        )
+        if tables:
+            await conn.execute(f"DROP TABLE {', '.join(t[0] for t in tables)} CASCADE")
+    finally:
+        await conn.close()
+
+
+def one_run(partida: str, peers: Path, m: int, moves: int, db: str | None) -> dict[str, object]:
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "PARTIDA_LIMITS": LIFTED}
         command = [partida, "serve", "--no-bots", "--host", "127.0.0.1", "--port", str(port)]
-        server = subprocess.Popen(
-            [*command, "--db", f"sqlite:///{tmp}/p.db"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        if db is not None:
+            asyncio.run(empty_postgres(db))
+        command += ["--db", db or f"sqlite:///{tmp}/p.db"]
+        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             for _ in range(200):
                 try:
@@ -62,6 +84,7 @@ def one_run(partida: str, peers: Path, m: int, moves: int) -> dict[str, object]:
     cpu_seconds = figures["server_cpu_pct_avg"] / 100 * figures["wall_s"]
     return {
         "partida": partida,
+        "db": "postgresql" if db else "sqlite",
         "M": m,
         "moves": figures["moves"],
         "moves_per_s": figures["moves_per_s"],
@@ -77,13 +100,17 @@ def main() -> None:
     parser.add_argument("--peers", type=Path, required=True, help="the peers directory (with partida-load/)")
     parser.add_argument("--m", type=int, default=100, help="concurrent matches (default: %(default)s)")
     parser.add_argument("--moves", type=int, default=20000, help="moves per run (default: %(default)s)")
+    parser.add_argument(
+        "--db", help="a throwaway postgresql:// database, emptied before each run (default: a new SQLite file per run)"
+    )
     parser.add_argument("--rounds", type=int, default=2, help="runs of each build (default: %(default)s)")
     args = parser.parse_args()
     if not (args.peers / "partida-load" / "node_modules").is_dir():
         subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=args.peers / "partida-load", check=True)
     for _ in range(args.rounds):
         for partida in args.partida:
-            print(json.dumps(one_run(str(Path(partida).resolve()), args.peers, args.m, args.moves)), flush=True)
+            figures = one_run(str(Path(partida).resolve()), args.peers, args.m, args.moves, args.db)
+            print(json.dumps(figures), flush=True)
 
 
 if __name__ == "__main__":

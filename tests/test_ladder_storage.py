@@ -4,6 +4,7 @@ bit for bit from the stored results."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -93,6 +94,30 @@ async def test_aborted_and_unladdered_games_are_not_rated(store: Store) -> None:
     assert all(s.games == 0 for s in await store.ladders.standings(ladder.id))
     games = await store.ladders.games(ladder.id)
     assert [(g.status, g.rated_seq) for g in games] == [("aborted", None)]
+
+
+async def test_ladder_games_ending_together_are_each_rated_once_in_order(store: Store) -> None:
+    ladder = await store.ladders.create("main", "tictactoe", {}, 2, CLOCK, 3)
+    players = await bots(store, "a", "b", "c", "d", "e", "f")
+    games = []
+    for pair in (players[0:2], players[2:4], players[4:6]):
+        game_id = await store.create_game("tictactoe", {}, 1, "h", 2, "LADDER", True)
+        await store.ladders.add_game(ladder.id, game_id)
+        await store.start_game(game_id, [(seat, a, name) for seat, (a, name) in enumerate(pair)])
+        games.append(game_id)
+    casual = await store.create_game("tictactoe", {}, 1, "h", 2, "CASUAL", True)
+    # One batch of the group writer ends the three ladder games and a casual one.
+    changes = await asyncio.gather(
+        *(store.finish_game(g, {"scores": [1.0, 0.0], "ranks": [1, 2]}) for g in games),
+        store.finish_game(casual, {"scores": [1.0, 0.0], "ranks": [1, 2]}),
+    )
+    assert changes[3] == []
+    assert [[c.game_id for c in game] for game in changes[:3]] == [[g, g] for g in games]
+    assert sorted(c.seq for game in changes[:3] for c in game) == [1, 1, 2, 2, 3, 3]
+    assert (await store.ladders.require("main")).rated_games == 3
+    assert sorted(s.games for s in await store.ladders.standings(ladder.id)) == [1] * 6
+    report = await store.ladders.rerate(ladder.id)
+    assert report.differences == [] and report.games == 3
 
 
 async def test_rerate_rebuilds_the_live_table_bit_for_bit(store: Store) -> None:

@@ -321,7 +321,7 @@ async def _fill_the_database(server: Server, caplog: Any) -> None:
     client = await Client.connect(server.url, name="client")
     await client.create_room("tictactoe")  # the writer is open
     # every engine that writes: the async one, and the group writer's own thread on SQLite
-    writer = getattr(getattr(server.store, "_writer", None), "_thread", None)
+    writer = getattr(getattr(server.store, "_writer", None), "_backend", None)
     engines = [server.db.engine.sync_engine] + ([writer.engine] if writer is not None else [])
 
     async def reconnect() -> None:

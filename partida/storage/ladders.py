@@ -1,11 +1,12 @@
 """Ladders in the database: ladders, members, their games, and the rating history.
 
-Ratings are derived data. A ladder game is rated by `rate_finished_game`, which `Store.finish_game`
-calls inside the transaction that stores the game's result, so a result is never stored without
-its rating nor rated twice. It locks the ladder's row and numbers the game (`rated_seq`), so the
-ratings are applied in one order that `rerate` can follow again from the stored results, giving
-the same floats bit for bit. Aborted games are not rated; a game lost on time or by abandonment
-is stored as finished with its ranks, and is rated like any other.
+Ratings are derived data. A ladder game is rated by `rate_finished_games`, which `Store.finish_game`
+calls (through the group writer, for every game a batch ends) inside the transaction that stores
+the game's result, so a result is never stored without its rating nor rated twice. It locks the
+ladder's row and numbers the game (`rated_seq`), so the ratings are applied in one order that
+`rerate` can follow again from the stored results, giving the same floats bit for bit. Aborted
+games are not rated; a game lost on time or by abandonment is stored as finished with its
+ranks, and is rated like any other.
 """
 
 from __future__ import annotations
@@ -167,19 +168,31 @@ class Rerate:
 
 
 # Asked of every finished game, most of which are no ladder's: built once.
-_UNRATED_LADDER_OF = select(LadderGame.ladder_id).where(
-    LadderGame.game_id == bindparam("game_id"), LadderGame.rated_seq.is_(None)
+_UNRATED_LADDER_GAMES = select(LadderGame.game_id, LadderGame.ladder_id).where(
+    LadderGame.game_id.in_(bindparam("game_ids", expanding=True)), LadderGame.rated_seq.is_(None)
 )
 
 
-def rate_finished_game(
-    conn: Connection, game_id: int, result: dict[str, Any] | None, status: str
+def rate_finished_games(conn: Connection, ends: list[dict[str, Any]]) -> list[list[RatingChange]]:
+    """Rate the games of `ends` (each a dict of `game_id`, `result`, `status`) that are ladder
+    games and finished; called by `Store.finish_game` through the group writer, once for every
+    game a batch ends, on a synchronous connection in the transaction that stores the results.
+    One query finds the ladder games among them (most games are not), in the order given.
+    Returns each game's seats' rating changes (empty when there is nothing to rate)."""
+    game_ids = [int(end["game_id"]) for end in ends]
+    ladders = dict(conn.execute(_UNRATED_LADDER_GAMES, {"game_ids": game_ids}).all()) if ends else {}
+    changes: list[list[RatingChange]] = []
+    for game_id, end in zip(game_ids, ends, strict=True):
+        ladder_id = ladders.pop(game_id, None)  # rated once, should a batch end a game twice
+        changes.append([] if ladder_id is None else _rate(conn, ladder_id, game_id, end["result"], end["status"]))
+    return changes
+
+
+def _rate(
+    conn: Connection, ladder_id: int, game_id: int, result: dict[str, Any] | None, status: str
 ) -> list[RatingChange]:
-    """Rate `game_id` if it is a ladder game that finished; called by `Store.finish_game` (through
-    the group writer, so on a synchronous connection) in the transaction that stores the result.
-    Returns the seats' rating changes (empty when there is nothing to rate)."""
-    ladder_id = conn.scalar(_UNRATED_LADDER_OF, {"game_id": game_id})
-    if ladder_id is None or status != "finished" or not result or not result.get("ranks"):
+    """Rate `game_id` of `ladder_id` if it finished with ranks."""
+    if status != "finished" or not result or not result.get("ranks"):
         return []
     ranks = [int(r) for r in result["ranks"]]
     seats = (

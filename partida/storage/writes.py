@@ -1,0 +1,198 @@
+"""What the group writer's batches are made of, and how a batch is planned for a driver.
+
+A write is a short list of `Step`s (a registered `Statement` and its parameters). A batch's steps
+are grouped by statement, in the order the statements were registered (`grouped`). Each group
+then runs either through SQLAlchemy (`run_group`: hooks, and statements that need what only
+SQLAlchemy supplies) or straight on the driver, with the SQL SQLAlchemy compiled once per
+statement and parameter names (`Planner`): SQLAlchemy's work per execution (cache keys, parameter
+processing, result set-up) costs more than the rows themselves. The per-driver writers
+(`sqlite_writer`, `postgres_writer`) share this planning and differ only in how they send it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import literal_column
+from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.sql import Executable, Insert
+from sqlalchemy.sql.dml import UpdateBase
+
+
+class MissingRow(LookupError):
+    """An UPDATE that must change a row changed none (the row does not exist)."""
+
+    def __init__(self, statement: Statement) -> None:
+        super().__init__(f"no row for {statement.name}")
+        self.statement = statement
+
+
+@dataclass(eq=False, frozen=True)
+class Statement:
+    """A Core statement registered with a writer: `rank` orders it within a batch; `returning`
+    says it yields one value per row (a new id); `must_change` says each UPDATE must change a
+    row. A hook has no statement but a function, called once per batch with the transaction's
+    connection and its steps' parameters (a list, one dict per write, in the batch's order); it
+    returns one value per write, the write's result (None for no result)."""
+
+    name: str
+    sql: Executable | None
+    rank: int
+    returning: bool = False
+    must_change: bool = False
+    hook: Callable[..., Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    statement: Statement
+    params: dict[str, Any]
+
+
+Group = list[tuple[int, dict[str, Any]]]  # a statement's rows, each with its write's position
+
+
+def grouped(writes: Sequence[Sequence[Step]]) -> list[tuple[Statement, Group]]:
+    """The steps of `writes` by statement, in the statements' order, each row with the
+    position of its write."""
+    groups: dict[Statement, Group] = {}
+    for position, steps in enumerate(writes):
+        for step in steps:
+            groups.setdefault(step.statement, []).append((position, step.params))
+    return sorted(groups.items(), key=lambda item: item[0].rank)
+
+
+def execute(conn: Connection, writes: Sequence[Sequence[Step]]) -> list[Any]:
+    """Every step of `writes` through SQLAlchemy in the open transaction of `conn`, one
+    executemany per statement; the value each write's returning step gave (None for the others)."""
+    results: list[Any] = [None] * len(writes)
+    for statement, group in grouped(writes):
+        run_group(conn, statement, group, results)
+    return results
+
+
+def run_group(conn: Connection, statement: Statement, group: Group, results: list[Any]) -> None:
+    """One statement's rows (or a hook's calls) through SQLAlchemy; a returning statement's
+    values (a hook's) go into `results` at their write's position."""
+    if statement.hook is not None:
+        values = statement.hook(conn, [one for _, one in group])
+        for (position, _), value in zip(group, values, strict=True):
+            if value is not None:
+                results[position] = value
+        return
+    values = _run_core(conn, statement, [p for _, p in group])
+    if statement.returning:
+        for (position, _), value in zip(group, values, strict=True):
+            results[position] = value
+
+
+def _run_core(conn: Connection, statement: Statement, params: list[dict[str, Any]]) -> list[Any]:
+    """One statement's rows through SQLAlchemy: the new ids of a returning statement, else []."""
+    assert statement.sql is not None
+    if statement.returning:
+        return list(conn.execute(statement.sql, params).scalars().all())
+    if statement.must_change and (len(params) == 1 or not conn.dialect.supports_sane_multi_rowcount):
+        # Without a total row count for executemany (asyncpg), each row is checked on its own;
+        # still one transaction.
+        for one in params:
+            if conn.execute(statement.sql, one).rowcount == 0:
+                raise MissingRow(statement)
+        return []
+    changed = conn.execute(statement.sql, params)
+    if statement.must_change and changed.rowcount != len(params):
+        raise MissingRow(statement)
+    return []
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A statement compiled once for a driver: its SQL, and for each placeholder in order the
+    parameter's name, its fixed value when the statement holds one, and the type's converter.
+    `plain_insert`: an INSERT that returns nothing (its rows may go in one statement);
+    `counted`: an UPDATE that must change a row, compiled to return one row per changed row
+    where the driver cannot count the rows of an executemany."""
+
+    sql: str
+    names: tuple[str, ...]
+    fixed: dict[str, Any]
+    convert: tuple[Callable[[Any], Any] | None, ...]
+    plain_insert: bool = False
+    counted: bool = False
+
+    def row(self, params: dict[str, Any]) -> tuple[Any, ...]:
+        fixed = self.fixed
+        return tuple(
+            (params[name] if name in params else fixed[name])
+            if convert is None
+            else convert(params[name] if name in params else fixed[name])
+            for name, convert in zip(self.names, self.convert, strict=True)
+        )
+
+
+@dataclass(slots=True)
+class Op:
+    """One statement's rows in a planned batch: `prepared` and `rows` when they go straight
+    to the driver, else None (through SQLAlchemy: a hook, or a statement it must complete)."""
+
+    statement: Statement
+    group: Group
+    prepared: Prepared | None = None
+    rows: list[tuple[Any, ...]] | None = None
+
+
+class Planner:
+    """Plans batches for one dialect's driver: each statement compiled once per set of parameter
+    names, rows converted by the types' bind processors (JSON, timestamps) where the plan is
+    made, on the event loop. `count_by_returning`: the driver's executemany gives no row count
+    (asyncpg), so a must-change UPDATE returns a row per changed row, to be counted."""
+
+    def __init__(self, dialect: Dialect, *, count_by_returning: bool = False) -> None:
+        self.dialect = dialect
+        self.count_by_returning = count_by_returning
+        self._prepared: dict[tuple[Statement, tuple[str, ...]], Prepared | None] = {}
+
+    def plan(self, writes: Sequence[Sequence[Step]]) -> list[Op]:
+        ops = []
+        for statement, group in grouped(writes):
+            if statement.hook is not None:
+                ops.append(Op(statement, group))
+                continue
+            keys = tuple(group[0][1])
+            key = (statement, keys)
+            prepared = self._prepared[key] if key in self._prepared else self._prepare(statement, keys)
+            first = group[0][1].keys()
+            if prepared is None or any(p.keys() != first for _, p in group):
+                ops.append(Op(statement, group))  # through SQLAlchemy
+                continue
+            ops.append(Op(statement, group, prepared, [prepared.row(p) for _, p in group]))
+        return ops
+
+    def _prepare(self, statement: Statement, keys: tuple[str, ...]) -> Prepared | None:
+        sql = statement.sql
+        assert sql is not None
+        dialect = self.dialect
+        counted = self.count_by_returning and statement.must_change and isinstance(sql, UpdateBase)
+        if counted:
+            sql = sql.returning(literal_column("1"))  # type: ignore[attr-defined]
+        # Compiled as SQLAlchemy compiles for executemany (a plain INSERT would otherwise return
+        # its new primary key, which nobody reads).
+        compiled = sql.compile(dialect=dialect, column_keys=list(keys), for_executemany=not statement.returning)
+        names = tuple(compiled.positiontup or ())
+        prefetch = [*compiled.insert_prefetch, *compiled.update_prefetch]
+        fixed: dict[str, Any] = {}
+        for name in names:
+            bind = compiled.binds[name]
+            if name not in keys:
+                fixed[name] = bind.value
+                if bind.required or bind.callable is not None:
+                    prefetch.append(bind)
+        if any(column.key not in keys for column in prefetch):
+            self._prepared[(statement, keys)] = None  # a value only SQLAlchemy can supply
+            return None
+        convert = tuple(compiled.binds[name].type.bind_processor(dialect) for name in names)
+        plain_insert = isinstance(statement.sql, Insert) and not statement.returning
+        prepared = Prepared(str(compiled), names, fixed, convert, plain_insert, counted)
+        self._prepared[(statement, keys)] = prepared
+        return prepared

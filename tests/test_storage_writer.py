@@ -1,0 +1,189 @@
+"""The group writer on SQLite and PostgreSQL: a batch that holds every kind of write gives each
+caller its own result, a bad write fails alone, an UPDATE of a missing row raises `MissingRow`,
+a hook shares the batch's transaction, and on PostgreSQL the writer outlives its connection."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import asyncpg
+import pytest
+from sqlalchemy import bindparam, insert, update
+from sqlalchemy.engine import Connection
+
+from partida.storage.batching import GroupWriter, MissingRow, Step
+from partida.storage.database import Database
+from partida.storage.models import ActionRecord, GameRecord, utcnow
+from partida.storage.store import DuplicateAction, NoSuchGame, Store
+
+# ruff: noqa: F811 (the fixtures imported from test_storage are parameters here)
+from tests.services import Postgres
+from tests.test_storage import (  # noqa: F401 (fixtures)
+    create_pg_database,
+    db,
+    new_game,
+    pg_cluster,
+    pg_shared,
+    storage_url,
+    store,
+)
+
+
+async def test_a_batch_of_every_kind_of_write_gives_each_caller_its_own_result(store: Store) -> None:
+    waiting, playing, ending = [await new_game(store, room_code=f"OLD{i}") for i in range(3)]
+    await store.start_game(playing)
+    await store.start_game(ending)
+    outcomes = await asyncio.gather(
+        *(new_game(store, room_code=f"NEW{i}") for i in range(4)),
+        store.start_game(waiting, [(0, None, "ann"), (1, None, "bob")]),
+        store.append_action(playing, 0, 0, "first"),
+        store.append_action(ending, 0, 0, "last", result={"ranks": [1, 2]}),
+    )
+    created = outcomes[:4]
+    assert len(set(created)) == 4 and outcomes[4:] == [None, None, None]
+    for i, game_id in enumerate(created):  # each caller got the id of its own row
+        stored = await store.load_game(game_id)
+        assert stored is not None and (stored.room_code, stored.status) == (f"NEW{i}", "waiting")
+    stored = await store.load_game(waiting)
+    assert stored is not None and stored.status == "playing"
+    assert stored.seat_list == [(0, None, "ann"), (1, None, "bob")]
+    stored = await store.load_game(playing)
+    assert stored is not None and stored.actions == [(0, "first")]
+    stored = await store.load_game(ending)
+    assert stored is not None and (stored.status, stored.result, stored.actions) == (
+        "finished",
+        {"ranks": [1, 2]},
+        [(0, "last")],
+    )
+
+
+async def test_a_bad_write_in_a_mixed_batch_fails_alone(store: Store) -> None:
+    games = [await new_game(store, room_code=f"R{i}") for i in range(4)]
+    await store.append_action(games[0], 0, 0, "already there")
+    outcomes = await asyncio.gather(
+        new_game(store, room_code="NEW"),
+        store.append_action(games[0], 0, 1, "again"),  # a repeated index
+        store.append_action(games[1], 0, 0, "fine"),
+        store.finish_game(404, {"ranks": [1, 2]}),  # no such game
+        store.start_game(games[2]),
+        store.finish_game(games[3], None, "aborted"),
+        store.append_action(405, 0, 0, "nowhere"),  # no such game
+        return_exceptions=True,
+    )
+    assert [type(o).__name__ for o in outcomes] == [
+        "int",
+        "DuplicateAction",
+        "NoneType",
+        "NoSuchGame",
+        "NoneType",
+        "list",
+        "NoSuchGame",
+    ]
+    assert isinstance(outcomes[1], DuplicateAction) and isinstance(outcomes[3], NoSuchGame)
+    first, second, third, fourth = [await store.load_game(g) for g in games]
+    assert first is not None and first.actions == [(0, "already there")]
+    assert second is not None and second.actions == [(0, "fine")]
+    assert third is not None and third.status == "playing"
+    assert fourth is not None and fourth.status == "aborted"
+    new = await store.load_game(int(outcomes[0]))  # type: ignore[call-overload]
+    assert new is not None and new.room_code == "NEW"
+
+
+def _rename(writer: GroupWriter) -> Any:
+    return writer.statement(
+        "rename",
+        update(GameRecord).where(GameRecord.id == bindparam("b_game")).values(room_code=bindparam("b_code")),
+        must_change=True,
+    )
+
+
+async def test_an_update_of_a_missing_row_raises_missing_row_for_its_caller_only(db: Database) -> None:
+    store = Store(db)
+    games = [await new_game(store, room_code=f"R{i}") for i in range(3)]
+    writer = GroupWriter(db)
+    rename = _rename(writer)
+    with pytest.raises(MissingRow):
+        await writer.write(Step(rename, {"b_game": 404, "b_code": "GONE"}))
+    outcomes = await asyncio.gather(
+        *(writer.write(Step(rename, {"b_game": g, "b_code": f"NEW{g}"})) for g in games),
+        writer.write(Step(rename, {"b_game": 404, "b_code": "GONE"})),
+        return_exceptions=True,
+    )
+    assert outcomes[:3] == [None, None, None] and isinstance(outcomes[3], MissingRow)
+    for game_id in games:
+        stored = await store.load_game(game_id)
+        assert stored is not None and stored.room_code == f"NEW{game_id}"
+
+
+async def test_a_hook_runs_in_the_batch_transaction(db: Database) -> None:
+    store = Store(db)
+    game_id = await new_game(store)
+    writer = GroupWriter(db)
+    action = writer.statement("action", insert(ActionRecord))
+    rename = _rename(writer)
+    seen: list[list[dict[str, Any]]] = []
+
+    def hook(conn: Connection, rows: list[dict[str, Any]]) -> list[Any]:
+        seen.append(rows)
+        conn.execute(update(GameRecord).where(GameRecord.id == game_id).values(room_code="HOOKED"))
+        if any(row["fail"] for row in rows):
+            raise ValueError("the hook failed")
+        return [f"done {row['n']}" for row in rows]
+
+    check = writer.hook("check", hook)
+
+    def row(index: int) -> dict[str, Any]:
+        return {"game_id": game_id, "index": index, "seat": 0, "action": index, "clock": None, "created_at": utcnow()}
+
+    results = await asyncio.gather(
+        writer.write(Step(action, row(0)), Step(check, {"n": 0, "fail": False})),
+        writer.write(Step(action, row(1))),
+        writer.write(Step(check, {"n": 2, "fail": False})),
+    )
+    assert results == ["done 0", None, "done 2"] and [len(rows) for rows in seen] == [2]
+    with pytest.raises(ValueError, match="the hook failed"):
+        lost = {"b_game": game_id, "b_code": "LOST"}
+        await writer.write(Step(action, row(2)), Step(rename, lost), Step(check, {"n": 3, "fail": True}))
+    stored = await store.load_game(game_id)  # the failed write left nothing behind
+    assert stored is not None and stored.room_code == "HOOKED" and stored.actions == [(0, 0), (0, 1)]
+
+
+# PostgreSQL only.
+
+
+async def _end_other_connections(url: str) -> int:
+    """End every other connection of the URL's user to its database, as an administrator (or a
+    server restart) would, and wait until they are gone."""
+    conn = await asyncpg.connect(url)
+    try:
+        others = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        pids = [row[0] for row in await conn.fetch(others)]
+        for pid in pids:
+            await conn.execute("SELECT pg_terminate_backend($1)", pid)
+        for _ in range(500):
+            if not await conn.fetch(others):
+                break
+            await asyncio.sleep(0.01)
+        return len(pids)
+    finally:
+        await conn.close()
+
+
+async def test_the_postgres_writer_survives_its_connection_being_ended(pg_cluster: Postgres) -> None:
+    url = create_pg_database(pg_cluster)
+    db = await Database.open(url)
+    try:
+        store = Store(db)
+        game_id = await new_game(store)
+        await store.append_action(game_id, 0, 0, "before")
+        assert await _end_other_connections(url) >= 1
+        await store.append_action(game_id, 1, 1, "after")
+        await store.finish_game(game_id, {"ranks": [1, 2]})
+        assert await _end_other_connections(url) >= 1
+        assert await new_game(store, room_code="NEXT") > game_id
+        stored = await store.load_game(game_id)
+        assert stored is not None and stored.actions == [(0, "before"), (1, "after")]
+        assert stored.status == "finished"
+    finally:
+        await db.close()
