@@ -16,6 +16,12 @@ it, seating before starting, starting before actions, actions before results. Ea
 its write before it makes the next one, so one batch never holds two writes that depend on each
 other; the fixed order only has to keep each write's own steps in order.
 
+A batch goes to the database's own driver where there is a writer for it: on a SQLite file a
+thread with its own connection (`sqlite_writer`), on PostgreSQL one asyncpg connection kept for
+the writer (`postgres_writer`); both send the SQL that SQLAlchemy compiled once per statement
+(`writes.Planner`), and raise the errors SQLAlchemy would. An in-memory SQLite database goes
+through SQLAlchemy (`writes.execute`).
+
 If a batch fails on a constraint (a repeated action index, a game that does not exist), it was
 rolled back whole, and its writes are retried one per transaction so that only the offending
 caller gets the error. Any other failure (the database is unreachable) goes to every caller of the
