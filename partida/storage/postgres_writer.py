@@ -62,16 +62,22 @@ class PostgresWriter:
         """One transaction for `writes`, committed when this returns; the value each write's
         returning step gave (None for the others)."""
         ops = self.planner.plan(writes)
-        conn, driver = await self._connection()
-        try:
-            return await self._run(conn, driver, ops, len(writes))
-        except (IntegrityError, MissingRow):
-            raise  # rolled back; the connection is fine
-        except BaseException:
-            # The server or the connection failed (or the writer was cancelled mid-batch): the
-            # next batch starts on a new connection.
-            await self._drop()
-            raise
+        for attempt in (1, 2):
+            conn, driver = await self._connection()
+            try:
+                return await self._run(conn, driver, ops, len(writes))
+            except (IntegrityError, MissingRow):
+                raise  # rolled back; the connection is fine
+            except BaseException as exc:
+                # The server or the connection failed (or the writer was cancelled mid-batch):
+                # the next batch starts on a new connection. If asyncpg refused the call before
+                # sending it (a connection ended by the server while idle, which it had not yet
+                # noticed), nothing of this batch was committed, and it is sent once more.
+                await self._drop()
+                if attempt == 1 and isinstance(exc.__cause__, asyncpg.InterfaceError | asyncpg.InternalClientError):
+                    continue
+                raise
+        raise AssertionError("unreachable")
 
     async def _connection(self) -> tuple[AsyncConnection, asyncpg.Connection]:
         if self._driver is not None and self._driver.is_closed():
