@@ -9,7 +9,7 @@ from typing import Any
 
 import asyncpg
 import pytest
-from sqlalchemy import bindparam, insert, update
+from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 
 from partida.storage.batching import GroupWriter, MissingRow, Step
@@ -147,6 +147,34 @@ async def test_a_hook_runs_in_the_batch_transaction(db: Database) -> None:
         await writer.write(Step(action, row(2)), Step(rename, lost), Step(check, {"n": 3, "fail": True}))
     stored = await store.load_game(game_id)  # the failed write left nothing behind
     assert stored is not None and stored.room_code == "HOOKED" and stored.actions == [(0, 0), (0, 1)]
+
+
+async def test_a_guarded_hook_is_called_only_for_a_batch_where_its_query_finds_a_row(db: Database) -> None:
+    """The writers ask a hook's guard on the driver and call the hook only where it finds a
+    row, with every step of the batch; a batch where it finds none leaves the hook uncalled."""
+    store = Store(db)
+    games = [await new_game(store, room_code=f"G{i}") for i in range(3)]
+    writer = GroupWriter(db)
+    rename = _rename(writer)
+    calls: list[list[int]] = []
+
+    def hook(conn: Connection, rows: list[dict[str, Any]]) -> list[Any]:
+        calls.append([row["game"] for row in rows])
+        return [f"seen {row['game']}" for row in rows]
+
+    guard = select(GameRecord.id).where(GameRecord.id == bindparam("game"), GameRecord.room_code == "MARKED")
+    check = writer.hook("check", hook, when=guard)
+
+    def write(game: int, code: str) -> Any:
+        return writer.write(Step(rename, {"b_game": game, "b_code": code}), Step(check, {"game": game}))
+
+    assert await asyncio.gather(write(games[0], "PLAIN"), write(games[1], "PLAIN")) == [None, None]
+    assert calls == []
+    assert await asyncio.gather(write(games[0], "PLAIN"), write(games[2], "MARKED")) == [
+        "seen " + str(games[0]),
+        f"seen {games[2]}",
+    ]
+    assert calls == [[games[0], games[2]]]
 
 
 # PostgreSQL only.

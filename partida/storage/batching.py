@@ -86,12 +86,18 @@ class GroupWriter:
         self._statements.append(registered)
         return registered
 
-    def hook(self, name: str, function: Callable[..., Any]) -> Statement:
+    def hook(self, name: str, function: Callable[..., Any], *, when: Executable | None = None) -> Statement:
         """Register `function(connection, [params, ...]) -> [result, ...]`, run once per batch
         after the statements registered before it, in the same transaction (say, rating the
         games whose results were just stored): once per batch, so that it can look up what it
-        needs for every write in one query."""
-        registered = Statement(name, None, len(self._statements), hook=function)
+        needs for every write in one query. `when`: a query over one step's parameters that
+        finds a row when the hook has something to do for that step; the writers that send
+        statements straight to the driver ask it there first, without SQLAlchemy, and skip
+        the hook for a batch where it finds none (its results are then None). Skipping must
+        change nothing: the hook is the judge, the query only saves calling it for nothing."""
+        rank = len(self._statements)
+        guard = Statement(f"{name}: when", when, rank) if when is not None else None
+        registered = Statement(name, None, rank, hook=function, when=guard)
         self._statements.append(registered)
         return registered
 

@@ -167,7 +167,12 @@ class Rerate:
     differences: list[str] = field(default_factory=list)
 
 
-# Asked of every finished game, most of which are no ladder's: built once.
+# Whether a finished game is an unrated ladder game: the rating hook's guard (the group writer
+# asks it of each game a batch ends, on the driver, and calls the hook only if one is).
+UNRATED_LADDER_GAME = select(LadderGame.ladder_id).where(
+    LadderGame.game_id == bindparam("game_id"), LadderGame.rated_seq.is_(None)
+)
+# The ladder games among a batch's finished games, in one query: built once.
 _UNRATED_LADDER_GAMES = select(LadderGame.game_id, LadderGame.ladder_id).where(
     LadderGame.game_id.in_(bindparam("game_ids", expanding=True)), LadderGame.rated_seq.is_(None)
 )

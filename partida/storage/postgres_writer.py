@@ -15,8 +15,10 @@ paid once, not per batch) and sends the batch on the driver itself:
   atomic by itself (PostgreSQL runs it as one implicit transaction, committed before it
   answers), so the batch is one round trip.
 
-A hook (rating a ladder game, which takes a SQLAlchemy connection) or a statement that needs what
-only SQLAlchemy supplies runs through SQLAlchemy on the same connection, inside the writer's
+A hook (rating a ladder game, which takes a SQLAlchemy connection) is called only if its guard
+query, sent on the driver for each of its steps in one pipeline, finds a row (most finished games
+are no ladder's). A hook that is called, or a statement that needs what only SQLAlchemy supplies,
+runs through SQLAlchemy on the same connection, inside the writer's
 transaction: SQLAlchemy sees that connection in autocommit mode, so it never begins or commits on
 it, and the writer begins and commits on the driver. Driver errors are raised as SQLAlchemy raises
 them (`IntegrityError` for a constraint), so callers see the same errors on every path.
@@ -106,6 +108,10 @@ class PostgresWriter:
         await self._guard("BEGIN", transaction.start())
         try:
             for op in ops:
+                if op.when is not None and op.when_rows is not None:
+                    found = await self._guard(op.when.sql, driver.fetchmany(op.when.sql, op.when_rows))
+                    if not found:
+                        continue  # nothing for the hook to do in this batch
                 if op.rows is None:
                     await conn.run_sync(run_group, op.statement, op.group, results)
                 else:

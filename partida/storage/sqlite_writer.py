@@ -50,27 +50,62 @@ class SqliteWriter:
 
     def run(self, ops: list[Op], count: int) -> list[Any]:
         """One transaction for the planned `ops` of `count` writes, in the writer's thread; the
-        value each write's returning step gave (None for the others)."""
+        value each write's returning step gave (None for the others). The transaction is the
+        driver's own (begun by its first statement, committed here), unless a hook or a
+        statement that SQLAlchemy must complete took part: SQLAlchemy's bookkeeping of a
+        transaction cost more of the GIL than a batch's rows."""
         if self._conn is None:
             self._conn = self.engine.connect()
         conn = self._conn
+        driver = conn.connection.dbapi_connection
+        assert driver is not None
         results: list[Any] = [None] * count
         try:
-            with conn.begin():
-                for op in ops:
-                    if op.prepared is None or op.rows is None:
-                        run_group(conn, op.statement, op.group, results)
-                    else:
-                        self._run_prepared(conn, op, results)
+            for op in ops:
+                if op.statement.hook is not None and op.when is not None and not self._found(conn, op):
+                    continue  # nothing for the hook to do in this batch
+                if op.prepared is None or op.rows is None:
+                    run_group(conn, op.statement, op.group, results)  # SQLAlchemy begins with it
+                else:
+                    self._run_prepared(conn, op, results)
+            if conn.in_transaction():
+                conn.commit()
+            else:
+                self._call(conn, "COMMIT", driver.commit)
             return results
         except (IntegrityError, MissingRow):
-            raise  # rolled back; the connection is fine
+            # Rolled back; the connection is fine.
+            if conn.in_transaction():
+                conn.rollback()
+            else:
+                self._call(conn, "ROLLBACK", driver.rollback)
+            raise
         except BaseException:
             # A failure of the file or the driver: start the next batch on a new connection.
             self._conn = None
             with contextlib.suppress(Exception):
                 conn.close()
             raise
+
+    def _found(self, conn: Connection, op: Op) -> bool:
+        """Whether a hook's guard finds a row for any of its steps."""
+        assert op.when is not None and op.when_rows is not None
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            for row in op.when_rows:
+                if self._call(conn, op.when.sql, cursor.execute, op.when.sql, row).fetchone() is not None:
+                    return True
+            return False
+        finally:
+            cursor.close()
+
+    @staticmethod
+    def _call(conn: Connection, sql: str, function: Any, *args: Any) -> Any:
+        """`function(*args)` on the driver, its error raised as SQLAlchemy raises it."""
+        try:
+            return function(*args)
+        except conn.dialect.loaded_dbapi.Error as exc:
+            raise _as_sqlalchemy(conn, sql, exc) from exc
 
     def _run_prepared(self, conn: Connection, op: Op, results: list[Any]) -> None:
         prepared, rows, statement = op.prepared, op.rows, op.statement
@@ -91,9 +126,7 @@ class SqliteWriter:
             if statement.must_change and cursor.rowcount != len(rows):
                 raise MissingRow(statement)
         except dbapi.Error as exc:
-            # As SQLAlchemy would raise it (IntegrityError, OperationalError ...), so callers
-            # see the same errors on every path.
-            raise DBAPIError.instance(prepared.sql, None, exc, dbapi.Error, dialect=conn.dialect) from exc
+            raise _as_sqlalchemy(conn, prepared.sql, exc) from exc
         finally:
             cursor.close()
 
@@ -126,6 +159,13 @@ class SqliteWriter:
     def _close(self) -> None:
         self.executor.submit(self.reset).result()
         self.executor.shutdown()
+
+
+def _as_sqlalchemy(conn: Connection, sql: str, exc: Exception) -> Exception:
+    """A driver's error as SQLAlchemy raises it (IntegrityError, OperationalError ...), so that
+    callers see the same errors on every path."""
+    dbapi = conn.dialect.loaded_dbapi
+    return DBAPIError.instance(sql, None, exc, dbapi.Error, dialect=conn.dialect)
 
 
 def _split_insert(sql: str) -> tuple[str | None, str | None]:

@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from partida.storage import accounts
 from partida.storage.batching import GroupWriter, MissingRow, Step
 from partida.storage.database import Database, StorageError, describe_error
-from partida.storage.ladders import LadderStore, RatingChange, rate_finished_games
+from partida.storage.ladders import UNRATED_LADDER_GAME, LadderStore, RatingChange, rate_finished_games
 from partida.storage.models import Account, ActionRecord, GameRecord, SeatRecord, utcnow
 
 GAME_STATUSES = ("waiting", "playing", "finished", "aborted")
@@ -112,7 +112,7 @@ class Store:
             must_change=True,
         )
         # A finished ladder game is rated in the transaction that stores its result.
-        self._rate = writer.hook("rate ladder games", rate_finished_games)
+        self._rate = writer.hook("rate ladder games", rate_finished_games, when=UNRATED_LADDER_GAME)
 
     # Accounts.
 

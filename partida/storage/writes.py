@@ -43,6 +43,10 @@ class Statement:
     returning: bool = False
     must_change: bool = False
     hook: Callable[..., Any] | None = None
+    # A hook's guard: a query run for each of its steps' parameters on the driver itself; the
+    # hook is called only for a batch where it finds a row (most finished games are no ladder's,
+    # and the hook's own queries go through SQLAlchemy).
+    when: Statement | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +144,8 @@ class Op:
     group: Group
     prepared: Prepared | None = None
     rows: list[tuple[Any, ...]] | None = None
+    when: Prepared | None = None  # a hook's guard, to run for `when_rows` before calling it
+    when_rows: list[tuple[Any, ...]] | None = None
 
 
 class Planner:
@@ -157,17 +163,26 @@ class Planner:
         ops = []
         for statement, group in grouped(writes):
             if statement.hook is not None:
-                ops.append(Op(statement, group))
+                guard = statement.when and self._prepared_rows(statement.when, group)
+                ops.append(Op(statement, group, when=guard and guard[0], when_rows=guard and guard[1]))
                 continue
-            keys = tuple(group[0][1])
-            key = (statement, keys)
-            prepared = self._prepared[key] if key in self._prepared else self._prepare(statement, keys)
-            first = group[0][1].keys()
-            if prepared is None or any(p.keys() != first for _, p in group):
+            prepared_rows = self._prepared_rows(statement, group)
+            if prepared_rows is None:
                 ops.append(Op(statement, group))  # through SQLAlchemy
                 continue
-            ops.append(Op(statement, group, prepared, [prepared.row(p) for _, p in group]))
+            ops.append(Op(statement, group, *prepared_rows))
         return ops
+
+    def _prepared_rows(self, statement: Statement, group: Group) -> tuple[Prepared, list[tuple[Any, ...]]] | None:
+        """`statement` compiled for the driver and `group`'s rows for it, or None if it must go
+        through SQLAlchemy."""
+        keys = tuple(group[0][1])
+        key = (statement, keys)
+        prepared = self._prepared[key] if key in self._prepared else self._prepare(statement, keys)
+        first = group[0][1].keys()
+        if prepared is None or any(p.keys() != first for _, p in group):
+            return None
+        return prepared, [prepared.row(p) for _, p in group]
 
     def _prepare(self, statement: Statement, keys: tuple[str, ...]) -> Prepared | None:
         sql = statement.sql
@@ -178,7 +193,10 @@ class Planner:
             sql = sql.returning(literal_column("1"))  # type: ignore[attr-defined]
         # Compiled as SQLAlchemy compiles for executemany (a plain INSERT would otherwise return
         # its new primary key, which nobody reads).
-        compiled = sql.compile(dialect=dialect, column_keys=list(keys), for_executemany=not statement.returning)
+        query = not isinstance(sql, UpdateBase)  # a hook's guard
+        compiled = sql.compile(
+            dialect=dialect, column_keys=list(keys), for_executemany=not (statement.returning or query)
+        )
         names = tuple(compiled.positiontup or ())
         prefetch = [*compiled.insert_prefetch, *compiled.update_prefetch]
         fixed: dict[str, Any] = {}
