@@ -188,8 +188,8 @@ class Store:
             query = select(Account.name).where(
                 or_(func.lower(Account.name) == name.lower(), Account.name.op("GLOB")("*[^ -~]*"))
             )
-        async with self.db.session() as session:
-            names = list(await session.scalars(query))
+        async with self.db.read() as conn:
+            names = list(await conn.scalars(query))
         return [other for other in names if other.casefold() == key]
 
     async def check_token(self, token: str) -> Account | None:
