@@ -215,3 +215,18 @@ async def test_the_postgres_writer_survives_its_connection_being_ended(pg_cluste
         assert stored.status == "finished"
     finally:
         await db.close()
+
+
+async def test_closing_after_the_postgres_writer_lost_its_connection_does_not_fail(pg_cluster: Postgres) -> None:
+    url = create_pg_database(pg_cluster)
+    db = await Database.open(url)
+    store = Store(db)
+    game_id = await new_game(store)
+    assert await _end_other_connections(url) >= 1
+    await db.close()  # the writer's connection is dead: it is dropped, not closed with an error
+    again = await Database.open(url)
+    try:
+        stored = await Store(again).load_game(game_id)
+        assert stored is not None and stored.status == "waiting"
+    finally:
+        await again.close()

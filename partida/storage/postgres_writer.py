@@ -123,7 +123,10 @@ class PostgresWriter:
             raise
         finally:
             if conn.in_transaction():
-                await conn.rollback()  # SQLAlchemy's bookkeeping only: nothing reaches the server
+                # SQLAlchemy's bookkeeping only, nothing reaches the server; after a failure it
+                # must not hide the error being raised.
+                with contextlib.suppress(Exception):
+                    await conn.rollback()
         await self._guard("COMMIT", transaction.commit())
         return results
 
@@ -169,7 +172,12 @@ class PostgresWriter:
                 await conn.close()
 
     async def close(self) -> None:
-        """Give the connection back to the pool (the engine closes it)."""
+        """Give the connection back to the pool (the engine closes it), or drop it if it is
+        broken: closing the database must not fail on it."""
         conn, self._conn, self._driver = self._conn, None, None
         if conn is not None:
-            await conn.close()
+            try:
+                await conn.close()
+            except Exception:
+                with contextlib.suppress(Exception):
+                    await conn.invalidate()
