@@ -5,7 +5,9 @@ noise is the same load against two builds of the server, alternating. Give each 
 executable (two checkouts, each with its own venv); for every round, each one in turn is started
 (`partida serve --no-bots`, a fresh SQLite file, the abuse limits lifted as docs/server.md says)
 and loaded with the peers' `partida-load/load.js`; one JSON line per run: moves per second,
-latency percentiles, and the server's CPU milliseconds per move (its /proc CPU time over moves).
+latency percentiles, and the server's CPU milliseconds per move (its /proc CPU time over moves),
+with the same split between the event loop's thread and the others (the SQLite writer's thread,
+asyncio's default executor), counted over the whole load run, warm-up included.
 
     python bench/cpu_per_move.py --peers ../shared/peers --m 100 --moves 20000 --rounds 2 \\
         OLD/.venv/bin/partida .venv/bin/partida
@@ -74,14 +76,19 @@ def one_run(partida: str, peers: Path, m: int, moves: int, db: str | None) -> di
                     time.sleep(0.1)
             load_env = {**os.environ, "PORT": str(port), "M": str(m), "MOVES": str(moves)}
             load_env |= {"SERVER_PID": str(server.pid), "CLK_TCK": str(os.sysconf("SC_CLK_TCK"))}
+            before = thread_cpu(server.pid)
             done = subprocess.run(
                 ["node", "load.js"], cwd=peers / "partida-load", env=load_env, capture_output=True, text=True
             )
+            after = thread_cpu(server.pid)
         finally:
             server.terminate()
             server.wait(30)
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     cpu_seconds = figures["server_cpu_pct_avg"] / 100 * figures["wall_s"]
+    loop = after.get(server.pid, 0.0) - before.get(server.pid, 0.0)
+    others = sum(spent - before.get(tid, 0.0) for tid, spent in after.items() if tid != server.pid)
+    all_moves = max(1, figures["moves"] + figures["warmup"]["moves"])
     return {
         "partida": partida,
         "db": "postgresql" if db else "sqlite",
@@ -90,8 +97,25 @@ def one_run(partida: str, peers: Path, m: int, moves: int, db: str | None) -> di
         "moves_per_s": figures["moves_per_s"],
         "latency_ms": figures["latency_ms"],
         "server_cpu_ms_per_move": round(1000 * cpu_seconds / max(1, figures["moves"]), 3),
+        "cpu_ms_per_move_by_thread": {
+            "event_loop": round(1000 * loop / all_moves, 3),
+            "other_threads": round(1000 * others / all_moves, 3),
+        },
         "errors": figures["errors"],
     }
+
+
+def thread_cpu(pid: int) -> dict[int, float]:
+    """CPU seconds (user and system) spent so far by each thread of process `pid`, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    spent = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # the thread ended meanwhile
+        spent[int(task.name)] = (int(fields[11]) + int(fields[12])) / tick
+    return spent
 
 
 def main() -> None:
