@@ -125,6 +125,38 @@ async def test_spectators_of_another_nodes_room_are_served_from_its_events(nodes
         await client.close()
 
 
+async def test_a_relay_that_finds_a_gap_after_the_end_still_tells_its_spectators(nodes, mosquitto) -> None:  # type: ignore[no-untyped-def]
+    """An event lost on the way sends a relay back to the stored game; if that game has ended
+    meanwhile, its spectators get the final update and `game_over` then (the room's own
+    `game_over` event may be what came before the gap, or lost with it)."""
+    a = await nodes("a", mosquitto.url)
+    b = await nodes("b", mosquitto.url)
+    for server in (a, b):
+        assert await server.bus.wait_connected(10)  # type: ignore[union-attr]
+    alice = await Client.connect(a.url, name="alice")
+    bob = await Client.connect(a.url, name="bob")
+    carol = await Client.connect(b.url, name="carol")
+    code = (await alice.create_room("tictactoe", seat=0))["room"]
+    await bob.join(code)
+    await carol.watch(code)
+    assert (await carol.next_update(code, timeout=5))["seq"] == 0
+    relay = b.cluster.relays[code]
+    assert relay._task is not None
+    relay._task.cancel()  # the relay hears nothing more from the broker: every event is lost
+    for client, move in ((alice, 0), (bob, 4), (alice, 1), (bob, 8), (alice, 2)):
+        await client.act(code, move)
+    await relay._on_event({"type": "action", "seq": 5, "seat": 0, "action": 2, "view": None})  # after a gap
+    final = await carol.next_update(code, timeout=5)
+    assert (final["seq"], final["status"], final["result"]["winners"]) == (5, "finished", [0])
+    over = await carol.next_message(code, timeout=5)
+    assert over["type"] == "game_over" and over["result"]["winners"] == [0]
+    await relay._on_event({"type": "game_over", "result": over["result"], "seed": over["seed"]})  # late: ignored
+    with pytest.raises(TimeoutError):
+        await carol.next_message(code, timeout=0.5)
+    for client in (alice, bob, carol):
+        await client.close()
+
+
 async def test_a_node_that_stops_hands_its_games_over(nodes) -> None:  # type: ignore[no-untyped-def]
     """A stopped node ends its leases at once; the next request about its room, on another node,
     takes the game over from its log, and players come back with their seat tokens."""

@@ -167,6 +167,11 @@ class Relay:
                 return  # seen already (QoS 1 may repeat an event)
             if seq != self.seq + 1:
                 await self._load()  # one was lost on the way: start again from the stored game
+                if self.finished is not None:  # and it has ended: its game_over may be past too
+                    for session in self.spectators:
+                        session.send(self.update())
+                        session.send(self._game_over())
+                    return
             else:
                 self.seq = seq
                 self.view = payload.get("view")
