@@ -92,9 +92,8 @@ async def test_lobby_redirects_and_spectators_across_nodes(nodes) -> None:  # ty
         await client.close()
 
 
-async def test_spectators_of_another_nodes_room_are_served_from_its_events(nodes, mosquitto) -> None:  # type: ignore[no-untyped-def]
-    """With a broker, a node serves spectators of another node's room itself: the stored game to
-    start from, then the room's public events."""
+async def game_on_a_watched_from_b(nodes, mosquitto, public: bool) -> tuple[Server, Server, list[Client], str]:  # type: ignore[no-untyped-def]
+    """Nodes a and b on one broker; alice and bob seated in a room on a, carol connected to b."""
     a = await nodes("a", mosquitto.url)
     b = await nodes("b", mosquitto.url)
     for server in (a, b):
@@ -102,8 +101,15 @@ async def test_spectators_of_another_nodes_room_are_served_from_its_events(nodes
     alice = await Client.connect(a.url, name="alice")
     bob = await Client.connect(a.url, name="bob")
     carol = await Client.connect(b.url, name="carol")
-    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
+    code = (await alice.create_room("tictactoe", seat=0, public=public))["room"]
     await bob.join(code)
+    return a, b, [alice, bob, carol], code
+
+
+async def test_spectators_of_another_nodes_room_are_served_from_its_events(nodes, mosquitto) -> None:  # type: ignore[no-untyped-def]
+    """With a broker, a node serves spectators of another node's room itself: the stored game to
+    start from, then the room's public events."""
+    a, b, (alice, bob, carol), code = await game_on_a_watched_from_b(nodes, mosquitto, public=False)
     await alice.act(code, 4)
     watching = await carol.watch(code)  # asked of node b, answered by node b
     assert watching["room"] == code and code in b.cluster.relays and not carol._routes
@@ -129,15 +135,7 @@ async def test_a_relay_that_finds_a_gap_after_the_end_still_tells_its_spectators
     """An event lost on the way sends a relay back to the stored game; if that game has ended
     meanwhile, its spectators get the final update and `game_over` then (the room's own
     `game_over` event may be what came before the gap, or lost with it)."""
-    a = await nodes("a", mosquitto.url)
-    b = await nodes("b", mosquitto.url)
-    for server in (a, b):
-        assert await server.bus.wait_connected(10)  # type: ignore[union-attr]
-    alice = await Client.connect(a.url, name="alice")
-    bob = await Client.connect(a.url, name="bob")
-    carol = await Client.connect(b.url, name="carol")
-    code = (await alice.create_room("tictactoe", seat=0))["room"]
-    await bob.join(code)
+    _, b, (alice, bob, carol), code = await game_on_a_watched_from_b(nodes, mosquitto, public=True)
     await carol.watch(code)
     assert (await carol.next_update(code, timeout=5))["seq"] == 0
     relay = b.cluster.relays[code]
