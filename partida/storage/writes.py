@@ -43,9 +43,9 @@ class Statement:
     returning: bool = False
     must_change: bool = False
     hook: Callable[..., Any] | None = None
-    # A hook's guard: a query run for each of its steps' parameters on the driver itself; the
-    # hook is called only for a batch where it finds a row (most finished games are no ladder's,
-    # and the hook's own queries go through SQLAlchemy).
+    # A hook's guard: a query the writers that send statements to the driver run there for each
+    # of the hook's steps; they call the hook only for a batch where it finds a row (most
+    # finished games are no ladder's, and the hook's own queries go through SQLAlchemy).
     when: Statement | None = None
 
 
