@@ -61,7 +61,7 @@ async def room_pair(url: str, moves: int, latencies: list[float], rng: random.Ra
     made = 0
     try:
         while made < moves:
-            code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+            code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
             await bob.join(code)
             sent_at: dict[int, float] = {}
             seat_to_move = 0
@@ -148,7 +148,11 @@ def main() -> int:
                 print(json.dumps(figures), flush=True)
             finally:
                 server.terminate()
-                server.wait(10)
+                try:
+                    server.wait(10)
+                except subprocess.TimeoutExpired:
+                    server.kill()  # a server that does not stop must not outlive the benchmark
+                    server.wait()
     return 0
 
 

@@ -1,0 +1,30 @@
+"""The benchmarks the docs quote still run: each started small, as a user would start it, against
+a real server it starts itself, and its JSON line read back. (Their figures are not checked:
+speed is measured, never asserted.) `bench/load.py` broke silently once, when the protocol moved
+a room's code from `room.code` to `room`; nothing ran it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def run_bench(script: str, *args: str) -> list[dict[str, object]]:
+    done = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def test_the_load_benchmark_plays_its_moves() -> None:
+    (figures,) = run_bench("load.py", "--rooms", "3", "--moves", "12")
+    assert figures["rooms"] == 3 and figures["clients"] == 6 and figures["moves"] == 36
+    assert 0 < figures["latency_ms_p50"] <= figures["latency_ms_p99"]
+
+
+def test_the_capacity_benchmark_counts_its_connections_and_rooms() -> None:
+    (figures,) = run_bench("capacity.py", "--connections", "30", "--rooms", "12", "--repeats", "2")
+    assert figures["connections"] == 30 and figures["rooms"] == 12 and figures["list_rooms_listed"] == 12
