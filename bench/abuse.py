@@ -359,7 +359,7 @@ class Bystanders:
         rng = random.Random(7)
         while True:
             try:
-                code = (await self.alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+                code = (await self.alice.create_room("tictactoe", seat=0, public=False))["room"]
                 await self.bob.join(code)
             except ServerError as exc:  # counted, not fatal: the bench reports refusals
                 self.errors.append(str(exc))

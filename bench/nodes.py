@@ -131,7 +131,7 @@ async def slot(urls: list[str], until: float, latencies: list[float], rng: rando
     made = 0
     try:
         while time.perf_counter() < until:
-            code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]["code"]
+            code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
             await bob.join(code)
             update = await alice.next_update(code)
             await bob.next_update(code)
@@ -267,7 +267,7 @@ async def failover(pg: Any, mqtt: Any, games: int, lease: float) -> dict[str, An
             bob = await Client.connect(b.url, name="bob")
             clients += [alice, bob]
             created = await alice.create_room("tictactoe", seat=0, public=False)
-            code = created["room"]["code"]
+            code = created["room"]
             await bob.join(code)
             await alice.act(code, 4)
             await bob.act(code, 0)

@@ -1,7 +1,7 @@
 """The benchmarks the docs quote still run: each started small, as a user would start it, against
 a real server it starts itself, and its JSON line read back. (Their figures are not checked:
-speed is measured, never asserted.) `bench/load.py` broke silently once, when the protocol moved
-a room's code from `room.code` to `room`; nothing ran it."""
+speed is measured, never asserted.) `bench/load.py`, `bench/abuse.py` and `bench/nodes.py` broke
+silently once, when the protocol moved a room's code from `room.code` to `room`: nothing ran them."""
 
 from __future__ import annotations
 
@@ -28,3 +28,17 @@ def test_the_load_benchmark_plays_its_moves() -> None:
 def test_the_capacity_benchmark_counts_its_connections_and_rooms() -> None:
     (figures,) = run_bench("capacity.py", "--connections", "30", "--rooms", "12", "--repeats", "2")
     assert figures["connections"] == 30 and figures["rooms"] == 12 and figures["list_rooms_listed"] == 12
+
+
+def test_the_abuse_benchmark_plays_its_bystander_room_through_an_attack() -> None:
+    baseline, attacked = run_bench("abuse.py", "--seconds", "1", "--attack", "guess_codes")
+    assert (baseline["attack"], attacked["attack"]) == ("baseline", "guess_codes")
+    assert baseline["moves"] > 0 and attacked["moves"] > 0 and attacked["server_alive"]
+
+
+def test_the_nodes_benchmark_measures_throughput_and_failover() -> None:
+    """Two nodes on the PostgreSQL and Mosquitto it starts as the tests do."""
+    (throughput,) = run_bench("nodes.py", "throughput", "--nodes", "2", "--slots", "2", "--seconds", "2")
+    assert throughput["nodes"] == 2 and throughput["moves"] > 0
+    (failover,) = run_bench("nodes.py", "failover", "--games", "2", "--lease", "2")
+    assert failover["games"] == 2 and failover["resumed_after_s_max"] >= failover["resumed_after_s_min"] > 0
