@@ -206,6 +206,8 @@ async def test_a_recycle_card_game_plays_to_the_end_in_the_generic_renderer(
     ada = await Person.open(browser, f"{server.http_url}r/ZZZZZZ", "ada")  # a link to no room: the lobby
     page = ada.page
     await page.wait_for_selector("#create-room")
+    # The lobby is drawn first; the sentence follows once the lobby's listing has come back.
+    await page.wait_for_function("() => document.querySelector('#status').textContent.includes('no room ZZZZZZ')")
     assert "There is no room ZZZZZZ" in await page.locator("#status").inner_text()
     await page.select_option("#game", "agram")
     for seat in (1, 2, 3):
