@@ -210,13 +210,16 @@ def broker() -> Iterator[Mosquitto]:
         yield mosquitto
 
 
-@pytest.fixture
-async def mqtt_bus(broker: Mosquitto) -> AsyncIterator[MqttEventBus]:
+async def _connected_bus(broker: Mosquitto) -> AsyncIterator[MqttEventBus]:
     bus = await open_bus(broker.url)
     assert isinstance(bus, MqttEventBus)
     assert await bus.wait_connected(10)
     yield bus
     await bus.close()
+
+
+mqtt_bus = pytest.fixture(name="mqtt_bus")(_connected_bus)
+other_bus = pytest.fixture(name="other_bus")(_connected_bus)  # a second node's bus on the same broker
 
 
 def sample_payload(seq: int) -> dict[str, Any]:
@@ -254,65 +257,55 @@ async def test_a_plain_mqtt_client_receives_every_event_with_its_payload_intact(
 
 
 async def test_bus_subscribers_on_two_nodes_each_see_every_event_exactly_once(
-    broker: Mosquitto, mqtt_bus: MqttEventBus
+    mqtt_bus: MqttEventBus, other_bus: MqttEventBus
 ) -> None:
-    other = await open_bus(broker.url)
-    assert isinstance(other, MqttEventBus) and await other.wait_connected(10)
-    try:
-        here = mqtt_bus.subscribe("partida/rooms/#")
-        there = other.subscribe("partida/rooms/#")
-        for bus in (mqtt_bus, other):  # each bus subscribes on the broker to what it is asked for
-            assert await bus.subscribed("partida/rooms/#", timeout=10)
-        for seq in range(50):
-            await mqtt_bus.publish("partida/rooms/HERE/action", sample_payload(seq))
-        for seq in range(50):
-            await other.publish("partida/rooms/THERE/action", sample_payload(seq))
-        for subscription in (here, there):
-            events = await take(subscription, 100)
-            for room in ("HERE", "THERE"):
-                stream = [e.payload for e in events if e.topic == f"partida/rooms/{room}/action"]
-                assert stream == [sample_payload(seq) for seq in range(50)]
+    here = mqtt_bus.subscribe("partida/rooms/#")
+    there = other_bus.subscribe("partida/rooms/#")
+    for bus in (mqtt_bus, other_bus):  # each bus subscribes on the broker to what it is asked for
+        assert await bus.subscribed("partida/rooms/#", timeout=10)
+    for seq in range(50):
+        await mqtt_bus.publish("partida/rooms/HERE/action", sample_payload(seq))
+    for seq in range(50):
+        await other_bus.publish("partida/rooms/THERE/action", sample_payload(seq))
+    for subscription in (here, there):
+        events = await take(subscription, 100)
+        for room in ("HERE", "THERE"):
+            stream = [e.payload for e in events if e.topic == f"partida/rooms/{room}/action"]
+            assert stream == [sample_payload(seq) for seq in range(50)]
 
-        # Once the broker has acknowledged everything, a probe sent after it arrives next: had the
-        # broker echoed a node's own events back, the copies would have come before the probe.
-        await asyncio.wait_for(_until(lambda: mqtt_bus.sent == 50 and other.sent == 50), 10)
-        await other.publish("partida/rooms/PROBE/action", {"type": "probe"})
-        assert [e.topic for e in await take(here, 1)] == ["partida/rooms/PROBE/action"]
-        assert [e.topic for e in await take(there, 1)] == ["partida/rooms/PROBE/action"]
-    finally:
-        await other.close()
+    # Once the broker has acknowledged everything, a probe sent after it arrives next: had the
+    # broker echoed a node's own events back, the copies would have come before the probe.
+    await asyncio.wait_for(_until(lambda: mqtt_bus.sent == 50 and other_bus.sent == 50), 10)
+    await other_bus.publish("partida/rooms/PROBE/action", {"type": "probe"})
+    assert [e.topic for e in await take(here, 1)] == ["partida/rooms/PROBE/action"]
+    assert [e.topic for e in await take(there, 1)] == ["partida/rooms/PROBE/action"]
 
 
 async def test_a_bus_receives_from_the_broker_only_what_its_subscribers_want(
-    broker: Mosquitto, mqtt_bus: MqttEventBus
+    mqtt_bus: MqttEventBus, other_bus: MqttEventBus
 ) -> None:
-    other = await open_bus(broker.url)
-    assert isinstance(other, MqttEventBus) and await other.wait_connected(10)
-    try:
-        room_x = mqtt_bus.subscribe("partida/rooms/X/#")
-        also_x = mqtt_bus.subscribe("partida/rooms/X/#")  # one broker subscription for both
-        assert await mqtt_bus.subscribed("partida/rooms/X/#", timeout=10)
-        received = mqtt_bus.received
-        for room in ("Y", "X", "Y", "X"):
-            await other.publish(f"partida/rooms/{room}/action", {"room": room})
-        assert [e.payload["room"] for e in await take(room_x, 2)] == ["X", "X"]
-        assert [e.payload["room"] for e in await take(also_x, 2)] == ["X", "X"]
-        assert mqtt_bus.received - received == 2  # the other room's events never came
+    room_x = mqtt_bus.subscribe("partida/rooms/X/#")
+    also_x = mqtt_bus.subscribe("partida/rooms/X/#")  # one broker subscription for both
+    assert await mqtt_bus.subscribed("partida/rooms/X/#", timeout=10)
+    received = mqtt_bus.received
+    for room in ("Y", "X", "Y", "X"):
+        await other_bus.publish(f"partida/rooms/{room}/action", {"room": room})
+    assert [e.payload["room"] for e in await take(room_x, 2)] == ["X", "X"]
+    assert [e.payload["room"] for e in await take(also_x, 2)] == ["X", "X"]
+    assert mqtt_bus.received - received == 2  # the other room's events never came
 
-        room_x.close()
-        await other.publish("partida/rooms/X/action", {"room": "X"})
-        assert [e.payload["room"] for e in await take(also_x, 1)] == ["X"]  # still subscribed
-        also_x.close()
-        lobby = mqtt_bus.subscribe("partida/lobby/#")
-        assert await mqtt_bus.subscribed("partida/lobby/#", timeout=10)
-        received = mqtt_bus.received
-        await other.publish("partida/rooms/X/action", {"room": "X"})
-        await other.publish("partida/lobby/room_closed", {"room": "X"})
-        assert [e.topic for e in await take(lobby, 1)] == ["partida/lobby/room_closed"]
-        assert mqtt_bus.received - received == 1  # unsubscribed from the room on the broker
-        lobby.close()
-    finally:
-        await other.close()
+    room_x.close()
+    await other_bus.publish("partida/rooms/X/action", {"room": "X"})
+    assert [e.payload["room"] for e in await take(also_x, 1)] == ["X"]  # still subscribed
+    also_x.close()
+    lobby = mqtt_bus.subscribe("partida/lobby/#")
+    assert await mqtt_bus.subscribed("partida/lobby/#", timeout=10)
+    received = mqtt_bus.received
+    await other_bus.publish("partida/rooms/X/action", {"room": "X"})
+    await other_bus.publish("partida/lobby/room_closed", {"room": "X"})
+    assert [e.topic for e in await take(lobby, 1)] == ["partida/lobby/room_closed"]
+    assert mqtt_bus.received - received == 1  # unsubscribed from the room on the broker
+    lobby.close()
 
 
 async def test_a_payload_that_is_not_json_fails_in_the_publishers_hands(mqtt_bus: MqttEventBus) -> None:

@@ -234,9 +234,9 @@ def _tune_collector() -> None:
     """Make the cyclic garbage collector's full passes rare. A full pass walks every live object,
     and a server with a thousand connections holds millions: each pass stopped every room for
     tens of milliseconds, which was much of p99 at 500 concurrent games (a third less with this,
-    moves per second up 8%, peak memory the same; docs/server.md). The young generations are collected as usual, and
-    what the server loaded to start (modules, the schema, the games) is moved out of the
-    collector's sight for good (`gc.freeze`)."""
+    moves per second up 8%, peak memory the same; docs/server.md). The young generations are
+    collected as usual, and what the server loaded to start (modules, the schema, the games) is
+    moved out of the collector's sight for good (`gc.freeze`)."""
     gc.freeze()
     young, middle, _ = gc.get_threshold()
     gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)

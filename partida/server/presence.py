@@ -197,8 +197,13 @@ class Presence:
         assert session.identity is not None
         self.remote.pop(challenge_id, None)
         by = session.identity.name
-        payload = {"type": "declined", "challenge": challenge_id, "by": by, "reason": "declined"}
-        payload["node"] = self.cluster.name
+        payload = {
+            "type": "declined",
+            "challenge": challenge_id,
+            "by": by,
+            "reason": "declined",
+            "node": self.cluster.name,
+        }
         await self.server.publish(f"nodes/{remote.node}/declined", payload)
         session.send(server_message("challenge_declined", request_id, challenge=challenge_id, by=by))
 

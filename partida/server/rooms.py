@@ -666,22 +666,15 @@ class Room:
         sessions = {s.session for s in self.seats if s is not None and s.session is not None}
         return sessions | self.spectators
 
-    def _update(
-        self, seat: int | None, pending: list[Decision] | None = None, clock: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        return self._seat_update(seat, *self._shared_update(pending, clock))
+    def _update(self, seat: int | None) -> dict[str, Any]:
+        return self._seat_update(seat, *self._shared_update())
 
-    def _shared_update(
-        self, pending: list[Decision] | None, clock: dict[str, Any] | None
-    ) -> tuple[dict[str, Any], list[Decision]]:
+    def _shared_update(self) -> tuple[dict[str, Any], list[Decision]]:
         """The fields of an update that are the same for every seat and spectator (built once
         per push, not once per reader), and the decisions open."""
         assert self.state is not None
         over = self.result is not None
-        if over:
-            pending = []
-        elif pending is None:
-            pending = self.decisions()
+        pending = [] if over else self.decisions()
         message = server_message(
             "update",
             room=self.code,
@@ -694,7 +687,7 @@ class Room:
             decision=None,
             to_act=[d.seat for d in pending],
             last=self.last,
-            clock=self._clock_data() if clock is None else clock,
+            clock=self._clock_data(),
             draw_offer=self.endings.draw_offer,
             resigned=list(self.endings.resigned),
         )
@@ -727,7 +720,7 @@ class Room:
             occupant.session.send(self._update(seat))
 
     def push_all(self) -> None:
-        shared, pending = self._shared_update(None, None)
+        shared, pending = self._shared_update()
         for seat, occupant in enumerate(self.seats):
             if occupant is not None and occupant.session is not None:
                 occupant.session.send(self._seat_update(seat, shared, pending))

@@ -261,12 +261,12 @@ class NodeDirectory:
         """Accounts no longer connected to `node`. None: every account, as a node starts; the
         rows of nodes whose lease has run out go too (a node that never came back, or came back
         under another name, leaves none behind for good)."""
-        query = delete(NodeAccount).where(NodeAccount.node == node)
         if account_ids is not None:
-            query = query.where(NodeAccount.account_id.in_(account_ids))
+            which = and_(NodeAccount.node == node, NodeAccount.account_id.in_(account_ids))
         else:
             dead = select(Node.name).where(Node.lease_until < func.now())
-            query = delete(NodeAccount).where(or_(NodeAccount.node == node, NodeAccount.node.in_(dead)))
+            which = or_(NodeAccount.node == node, NodeAccount.node.in_(dead))
+        query = delete(NodeAccount).where(which)
         async with self.db.write() as conn:
             await conn.execute(query)
 
