@@ -17,10 +17,12 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
     UniqueConstraint,
+    func,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -91,6 +93,11 @@ class Account(Base):
     password_hash: Mapped[str | None] = mapped_column(String(255), default=None)
     token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+# A guest's name is looked up at every hello among the accounts' names in any case
+# (`Store.reserved_name`): by this index, not by reading every account.
+Index("ix_accounts_lower_name", func.lower(Account.name))
 
 
 class GameRecord(Base):

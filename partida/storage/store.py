@@ -24,6 +24,7 @@ from partida.storage import accounts
 from partida.storage.batching import GroupWriter, MissingRow, Step
 from partida.storage.database import Database, StorageError, describe_error
 from partida.storage.ladders import UNRATED_LADDER_GAME, LadderStore, RatingChange, rate_finished_games
+from partida.storage.lookups import Lookups
 from partida.storage.models import Account, ActionRecord, GameRecord, SeatRecord, utcnow
 
 GAME_STATUSES = ("waiting", "playing", "finished", "aborted")
@@ -83,6 +84,14 @@ class Store:
         self.ladders = LadderStore(db)
         # Registered in the order they must run within a shared transaction (see `batching`).
         self._writer = writer = GroupWriter(db)
+        # Asked at every guest's hello (see `lookups`); by the index on lower(name).
+        self._lookups = Lookups(db)
+        same_lower = func.lower(Account.name) == bindparam("lower")
+        self._same_lower = Lookups.query("same letters", select(Account.name).where(same_lower))
+        self._same_letters_wide = Lookups.query(
+            "same letters, and every name with other than ASCII",
+            select(Account.name).where(or_(same_lower, Account.name.op("GLOB")("*[^ -~]*"))),
+        )
         self._create = writer.statement(
             "create game", insert(GameRecord).returning(GameRecord.id, sort_by_parameter_order=True), returning=True
         )
@@ -183,13 +192,8 @@ class Store:
         """Account names that are `name` in any case. SQL's lower() folds only ASCII on SQLite, so
         there names with other letters are compared here, by Unicode case folding."""
         key = name.casefold()
-        query = select(Account.name).where(func.lower(Account.name) == name.lower())
-        if self.db.dialect == "sqlite" and not name.isascii():
-            query = select(Account.name).where(
-                or_(func.lower(Account.name) == name.lower(), Account.name.op("GLOB")("*[^ -~]*"))
-            )
-        async with self.db.read() as conn:
-            names = list(await conn.scalars(query))
+        query = self._same_letters_wide if self.db.dialect == "sqlite" and not name.isascii() else self._same_lower
+        names = await self._lookups.column(query, {"lower": name.lower()})
         return [other for other in names if other.casefold() == key]
 
     async def check_token(self, token: str) -> Account | None:

@@ -217,6 +217,12 @@ class Planner:
             ops.append(Op(statement, group, *prepared_rows))
         return ops
 
+    def prepared_row(self, statement: Statement, params: dict[str, Any]) -> tuple[str, tuple[Any, ...]] | None:
+        """One statement's SQL for the driver and its row for `params` (a lookup's), or None if
+        it must go through SQLAlchemy."""
+        planned = self._prepared_rows(statement, [(0, params)])
+        return None if planned is None else (planned[0].sql, planned[1][0])
+
     def _prepared_rows(self, statement: Statement, group: Group) -> tuple[Prepared, list[tuple[Any, ...]]] | None:
         """`statement` compiled for the driver and `group`'s rows for it, or None if it must go
         through SQLAlchemy."""
