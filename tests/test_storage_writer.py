@@ -1,6 +1,7 @@
 """The group writer on SQLite and PostgreSQL: a batch that holds every kind of write gives each
 caller its own result, a bad write fails alone, an UPDATE of a missing row raises `MissingRow`,
-a hook shares the batch's transaction, and on PostgreSQL the writer outlives its connection."""
+a hook shares the batch's transaction, and on PostgreSQL the writer and the name lookups outlive
+their connections."""
 
 from __future__ import annotations
 
@@ -242,3 +243,17 @@ async def test_closing_after_the_postgres_writer_lost_its_connection_does_not_fa
         assert stored is not None and stored.status == "waiting"
     finally:
         await again.close()
+
+
+async def test_name_lookups_outlive_their_connection_being_ended(pg_cluster: Postgres) -> None:
+    url = create_pg_database(pg_cluster)
+    db = await Database.open(url)
+    try:
+        store = Store(db)
+        await store.create_user("Émile", "a long enough password")
+        assert await store.reserved_name("ÉMILE") == "Émile"
+        assert await _end_other_connections(url) >= 1
+        assert await store.reserved_name("émile") == "Émile"
+        assert await store.reserved_name("emile") is None
+    finally:
+        await db.close()

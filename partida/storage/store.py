@@ -88,9 +88,14 @@ class Store:
         self._lookups = Lookups(db)
         same_lower = func.lower(Account.name) == bindparam("lower")
         self._same_lower = Lookups.query("same letters", select(Account.name).where(same_lower))
+        # SQL's lower() folds only ASCII on SQLite, and on PostgreSQL under the C locale; a name
+        # with other letters is compared with every such name, by Unicode case folding.
+        other_letters = (
+            Account.name.op("GLOB")("*[^ -~]*") if db.dialect == "sqlite" else Account.name.op("~")("[^ -~]")
+        )
         self._same_letters_wide = Lookups.query(
             "same letters, and every name with other than ASCII",
-            select(Account.name).where(or_(same_lower, Account.name.op("GLOB")("*[^ -~]*"))),
+            select(Account.name).where(or_(same_lower, other_letters)),
         )
         self._create = writer.statement(
             "create game", insert(GameRecord).returning(GameRecord.id, sort_by_parameter_order=True), returning=True
@@ -189,10 +194,9 @@ class Store:
             raise NameTaken(f"the name {name!r} is too like the account {twin!r}; choose another.")
 
     async def _same_letters(self, name: str) -> list[str]:
-        """Account names that are `name` in any case. SQL's lower() folds only ASCII on SQLite, so
-        there names with other letters are compared here, by Unicode case folding."""
+        """Account names that are `name` in any case (by Unicode case folding)."""
         key = name.casefold()
-        query = self._same_letters_wide if self.db.dialect == "sqlite" and not name.isascii() else self._same_lower
+        query = self._same_lower if name.isascii() else self._same_letters_wide
         names = await self._lookups.column(query, {"lower": name.lower()})
         return [other for other in names if other.casefold() == key]
 
