@@ -327,7 +327,7 @@ async def _fill_the_database(server: Server, caplog: Any) -> None:
     async def reconnect() -> None:
         await server.db.engine.dispose()
         if writer is not None:
-            await asyncio.get_running_loop().run_in_executor(writer.executor, writer.reset)
+            await writer.reconnect()
 
     for engine in engines:
         event.listen(engine, "connect", full)

@@ -78,6 +78,9 @@ class GroupWriter:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
         self._backend = _backend(db)
+        # A backend that pipelines takes a batch while earlier ones are being committed.
+        self._pipelined = bool(getattr(self._backend, "pipelined", False))
+        self._committing: set[asyncio.Future[None]] = set()
         db.on_close(self.close)
 
     def statement(self, name: str, sql: Executable, *, returning: bool = False, must_change: bool = False) -> Statement:
@@ -131,10 +134,18 @@ class GroupWriter:
                 while self._pending:
                     batch = self._pending[: self.max_batch]
                     del self._pending[: self.max_batch]
-                    await self._commit(batch)
+                    if self._pipelined:
+                        # handed over now; the backend commits it with whatever it has queued
+                        committing = asyncio.ensure_future(self._commit(batch))
+                        self._committing.add(committing)
+                        committing.add_done_callback(self._committing.discard)
+                    else:
+                        await self._commit(batch)
                 if self._closing:
                     return
         finally:
+            if self._committing:
+                await asyncio.gather(*self._committing, return_exceptions=True)
             for write in self._pending:
                 if not write.future.done():
                     write.future.set_exception(RuntimeError("the database closed before this write was committed"))

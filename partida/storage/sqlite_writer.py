@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import create_engine, event
@@ -18,40 +20,157 @@ from partida.storage.writes import MissingRow, Op, Planner, Prepared, Step, run_
 INSERT_ROWS = 128  # rows per multi-row INSERT on SQLite (6 columns: far below its 32,766 parameters)
 
 
+MERGED_WRITES = 512  # at most this many writes in one transaction of merged batches
+
+
+@dataclass(slots=True)
+class _Job:
+    """A planned batch handed to the thread, and where its outcome goes."""
+
+    ops: list[Op]
+    count: int
+    future: asyncio.Future[list[Any]]
+    loop: asyncio.AbstractEventLoop
+
+
 class SqliteWriter:
     """A synchronous connection to the same SQLite file, used from one dedicated thread.
 
     A batch's statements go straight to the driver, with the SQL SQLAlchemy compiled once per
     statement: SQLAlchemy's per-execution work held the GIL longer than the rows themselves, and
     the event loop waits for the GIL. The rows are converted on the event loop (`Planner.plan`),
-    and the thread only runs them (`run`): rows of a plain INSERT as one multi-row statement,
-    others with executemany. A statement that needs what only SQLAlchemy can supply (a
-    Python-side column default) keeps going through SQLAlchemy; hooks get the SQLAlchemy
-    connection of the same transaction."""
+    and the thread only runs them: rows of a plain INSERT as one multi-row statement, others with
+    executemany. A statement that needs what only SQLAlchemy can supply (a Python-side column
+    default) keeps going through SQLAlchemy; hooks get the SQLAlchemy connection of the same
+    transaction.
+
+    Batches are pipelined (`pipelined`): the group writer hands over each batch as soon as it is
+    planned, without waiting for the one before it to be committed, and the thread, once it has
+    committed a transaction, takes every batch that arrived meanwhile into the next one. So the
+    thread goes from one commit to the next without waiting to be woken, and the writes that
+    arrive during a commit still share the next one. If a constraint fails a transaction of
+    several batches, each batch is run again on its own, so that only the offending batch gets
+    the error (the group writer then retries that batch write by write)."""
+
+    pipelined = True
 
     def __init__(self, url: str, write_lock: asyncio.Lock) -> None:
         sync_url = make_url(url).set(drivername="sqlite+pysqlite")
         self.engine = create_engine(sync_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
         event.listen(self.engine, "connect", on_sqlite_connect)
         self.write_lock = write_lock
-        self.executor = ThreadPoolExecutor(1, thread_name_prefix="partida-sqlite-writer")
         self.planner = Planner(self.engine.dialect)
         self._conn: Connection | None = None  # kept open between batches, only in the thread
         self._inserts: dict[str, tuple[str | None, str | None]] = {}
+        self._queue: queue.SimpleQueue[_Job | Callable[[], None] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._users = 0  # batches in flight, which hold the write lock together
+        self._holding = asyncio.Event()
 
     async def transaction(self, writes: Sequence[Sequence[Step]]) -> list[Any]:
-        """One transaction for `writes`, planned here (on the event loop, so that the thread
-        holds the GIL as little as it can: each of its calls into the driver lets go of the GIL
-        and takes it back, and every time it takes it back the event loop may have to wait for
-        it) and run whole in the writer's thread: one hand-over per batch."""
+        """One transaction for `writes` (shared with the batches that reach the thread while it
+        commits another), planned here (on the event loop, so that the thread holds the GIL as
+        little as it can: each of its calls into the driver lets go of the GIL and takes it
+        back, and every time it takes it back the event loop may have to wait for it) and run in
+        the writer's thread. Returns once it is committed."""
         ops = self.planner.plan(writes)
-        async with self.write_lock:
-            return await asyncio.get_running_loop().run_in_executor(self.executor, self.run, ops, len(writes))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[Any]] = loop.create_future()
+        await self._enter()
+        try:
+            self._start()
+            self._queue.put(_Job(ops, len(writes), future, loop))
+            return await future
+        finally:
+            self._leave()
 
-    def run(self, ops: list[Op], count: int) -> list[Any]:
-        """One transaction for the planned `ops` of `count` writes, in the writer's thread; the
-        value each write's returning step gave (None for the others). The transaction is the
-        driver's own (begun by its first statement, committed here), unless a hook or a
+    async def _enter(self) -> None:
+        """Take the write lock for the batches in flight: the first takes it, the others share
+        it, and the last one out gives it back (other writers of this process, such as an
+        account being created, wait for a moment without batches in flight)."""
+        self._users += 1
+        if self._users > 1:
+            await self._holding.wait()
+            return
+        try:
+            await self.write_lock.acquire()
+        except BaseException:
+            self._users -= 1
+            raise
+        self._holding.set()
+
+    def _leave(self) -> None:
+        self._users -= 1
+        if self._users == 0:
+            self._holding.clear()
+            self.write_lock.release()
+
+    def _start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="partida-sqlite-writer", daemon=True)
+            self._thread.start()
+
+    def _serve(self) -> None:
+        """The writer's thread: each transaction takes every batch waiting, up to
+        `MERGED_WRITES` writes; a function (closing, reconnecting) runs alone."""
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            if not isinstance(item, _Job):
+                item()
+                continue
+            jobs = [item]
+            writes = item.count
+            follow: _Job | Callable[[], None] | None = None
+            stop = False
+            while writes < MERGED_WRITES:
+                try:
+                    more = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if isinstance(more, _Job):
+                    jobs.append(more)
+                    writes += more.count
+                else:
+                    follow, stop = more, more is None
+                    break
+            self._run_jobs(jobs)
+            if stop:
+                return
+            if follow is not None:
+                follow()
+
+    def _run_jobs(self, jobs: list[_Job]) -> None:
+        """Run `jobs` in one transaction and hand each its outcome; after a constraint's
+        failure, each again on its own."""
+        outcomes: list[tuple[_Job, Any, BaseException | None]]
+        try:
+            results = self.run(jobs)
+            outcomes = [(job, result, None) for job, result in zip(jobs, results, strict=True)]
+        except (IntegrityError, MissingRow) as exc:
+            if len(jobs) == 1:
+                outcomes = [(jobs[0], None, exc)]
+            else:
+                outcomes = []
+                for job in jobs:
+                    try:
+                        outcomes.append((job, self.run([job])[0], None))
+                    except Exception as alone:
+                        outcomes.append((job, None, alone))
+        except Exception as exc:
+            outcomes = [(job, None, exc) for job in jobs]
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[_Job, Any, BaseException | None]]] = {}
+        for outcome in outcomes:
+            by_loop.setdefault(outcome[0].loop, []).append(outcome)
+        for loop, theirs in by_loop.items():
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is waiting
+                loop.call_soon_threadsafe(_deliver, theirs)
+
+    def run(self, jobs: list[_Job]) -> list[list[Any]]:
+        """One transaction for the planned batches of `jobs`, in the writer's thread; for each,
+        the value each write's returning step gave (None for the others). The transaction is
+        the driver's own (begun by its first statement, committed here), unless a hook or a
         statement that SQLAlchemy must complete took part: SQLAlchemy's bookkeeping of a
         transaction cost more of the GIL than a batch's rows."""
         if self._conn is None:
@@ -59,20 +178,23 @@ class SqliteWriter:
         conn = self._conn
         driver = conn.connection.dbapi_connection
         assert driver is not None
-        results: list[Any] = [None] * count
+        every: list[list[Any]] = []
         try:
-            for op in ops:
-                if op.statement.hook is not None and op.when is not None and not self._found(conn, op):
-                    continue  # nothing for the hook to do in this batch
-                if op.prepared is None or op.rows is None:
-                    run_group(conn, op.statement, op.group, results)  # SQLAlchemy begins with it
-                else:
-                    self._run_prepared(conn, op, results)
+            for job in jobs:
+                results: list[Any] = [None] * job.count
+                for op in job.ops:
+                    if op.statement.hook is not None and op.when is not None and not self._found(conn, op):
+                        continue  # nothing for the hook to do in this batch
+                    if op.prepared is None or op.rows is None:
+                        run_group(conn, op.statement, op.group, results)  # SQLAlchemy begins with it
+                    else:
+                        self._run_prepared(conn, op, results)
+                every.append(results)
             if conn.in_transaction():
                 conn.commit()
             else:
                 self._call(conn, "COMMIT", driver.commit)
-            return results
+            return every
         except (IntegrityError, MissingRow):
             # Rolled back; the connection is fine.
             if conn.in_transaction():
@@ -153,12 +275,50 @@ class SqliteWriter:
             self._conn = None
         self.engine.dispose()
 
-    async def close(self) -> None:
-        await asyncio.to_thread(self._close)
+    async def reconnect(self) -> None:
+        """Open a new connection for the next batch (say, after the file's settings changed)."""
+        await self._in_thread(self.reset)
 
-    def _close(self) -> None:
-        self.executor.submit(self.reset).result()
-        self.executor.shutdown()
+    async def close(self) -> None:
+        await self._in_thread(self.reset)
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(None)
+            await asyncio.to_thread(thread.join)
+
+    async def _in_thread(self, function: Callable[[], None]) -> None:
+        """`function` in the writer's thread, after the batches handed over before it."""
+        if self._thread is None:
+            await asyncio.to_thread(function)
+            return
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+
+        def call() -> None:
+            failure: BaseException | None = None
+            try:
+                function()
+            except Exception as exc:
+                failure = exc
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is waiting
+                loop.call_soon_threadsafe(_settle, done, None, failure)
+
+        self._queue.put(call)
+        await done
+
+
+def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+    if future.done():
+        return  # its caller went (cancelled)
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(result)
+
+
+def _deliver(outcomes: list[tuple[_Job, Any, BaseException | None]]) -> None:
+    for job, result, exc in outcomes:
+        _settle(job.future, result, exc)
 
 
 def _as_sqlalchemy(conn: Connection, sql: str, exc: Exception) -> Exception:
