@@ -65,7 +65,7 @@ class SqliteWriter:
         self._queue: queue.SimpleQueue[_Job | Callable[[], None] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._users = 0  # batches in flight, which hold the write lock together
-        self._holding = asyncio.Event()
+        self._door = asyncio.Lock()
 
     async def transaction(self, writes: Sequence[Sequence[Step]]) -> list[Any]:
         """One transaction for `writes` (shared with the batches that reach the thread while it
@@ -87,22 +87,16 @@ class SqliteWriter:
     async def _enter(self) -> None:
         """Take the write lock for the batches in flight: the first takes it, the others share
         it, and the last one out gives it back (other writers of this process, such as an
-        account being created, wait for a moment without batches in flight)."""
-        self._users += 1
-        if self._users > 1:
-            await self._holding.wait()
-            return
-        try:
-            await self.write_lock.acquire()
-        except BaseException:
-            self._users -= 1
-            raise
-        self._holding.set()
+        account being created, wait for a moment without batches in flight). One caller at a
+        time goes through `_door`, so a caller cancelled while waiting leaves nothing behind."""
+        async with self._door:
+            if self._users == 0:
+                await self.write_lock.acquire()
+            self._users += 1
 
     def _leave(self) -> None:
         self._users -= 1
         if self._users == 0:
-            self._holding.clear()
             self.write_lock.release()
 
     def _start(self) -> None:
