@@ -6,6 +6,8 @@ their connections."""
 from __future__ import annotations
 
 import asyncio
+import threading
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -16,6 +18,7 @@ from sqlalchemy.engine import Connection
 from partida.storage.batching import GroupWriter, MissingRow, Step
 from partida.storage.database import Database
 from partida.storage.models import ActionRecord, GameRecord, utcnow
+from partida.storage.sqlite_writer import SqliteWriter
 from partida.storage.store import DuplicateAction, NoSuchGame, Store
 
 # ruff: noqa: F811 (the fixtures imported from test_storage are parameters here)
@@ -188,6 +191,48 @@ async def test_a_guarded_hook_is_called_only_for_a_batch_where_its_query_finds_a
         f"seen {games[2]}",
     ]
     assert calls == [[games[0], games[2]]]
+
+
+# SQLite only.
+
+
+async def test_batches_reaching_the_sqlite_writer_together_share_a_transaction_and_fail_alone(
+    tmp_path: Path,
+) -> None:
+    db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
+    try:
+        store = Store(db)
+        game_id = await new_game(store)
+        await store.start_game(game_id)
+        await store.append_action(game_id, 0, 0, "first")
+        backend = store._writer._backend  # the SQLite file's writer
+        assert isinstance(backend, SqliteWriter)
+        transactions: list[int] = []
+        run = backend.run
+
+        def counted(jobs: list[Any]) -> list[list[Any]]:
+            transactions.append(len(jobs))
+            return run(jobs)
+
+        backend.run = counted  # type: ignore[method-assign]
+        gate = threading.Event()
+        held = asyncio.ensure_future(backend._in_thread(gate.wait))  # the thread is busy
+        writes = []
+        for index, action in [(1, "second"), (0, "again"), (2, "third")]:  # one batch each
+            writes.append(asyncio.ensure_future(store.append_action(game_id, index, index % 2, action)))
+            for _ in range(3):
+                await asyncio.sleep(0)
+        gate.set()
+        await held
+        outcomes = await asyncio.gather(*writes, return_exceptions=True)
+        assert outcomes[0] is None and outcomes[2] is None
+        assert isinstance(outcomes[1], DuplicateAction)
+        # one transaction for the three, then each on its own, and the offending one write by write
+        assert transactions[:4] == [3, 1, 1, 1]
+        stored = await store.load_game(game_id)
+        assert stored is not None and stored.actions == [(0, "first"), (1, "second"), (0, "third")]
+    finally:
+        await db.close()
 
 
 # PostgreSQL only.

@@ -17,7 +17,9 @@ its write before it makes the next one, so one batch never holds two writes that
 other; the fixed order only has to keep each write's own steps in order.
 
 A batch goes to the database's own driver where there is a writer for it: on a SQLite file a
-thread with its own connection (`sqlite_writer`), on PostgreSQL one asyncpg connection kept for
+thread with its own connection (`sqlite_writer`; it takes new batches while it commits, and
+commits all that arrived meanwhile together, so the writer hands each batch over as soon as it
+has it), on PostgreSQL one asyncpg connection kept for
 the writer (`postgres_writer`); both send the SQL that SQLAlchemy compiled once per statement
 (`writes.Planner`), and raise the errors SQLAlchemy would. An in-memory SQLite database goes
 through SQLAlchemy (`writes.execute`).
