@@ -42,3 +42,12 @@ def test_the_nodes_benchmark_measures_throughput_and_failover() -> None:
     assert throughput["nodes"] == 2 and throughput["moves"] > 0
     (failover,) = run_bench("nodes.py", "failover", "--games", "2", "--lease", "2")
     assert failover["games"] == 2 and failover["resumed_after_s_max"] >= failover["resumed_after_s_min"] > 0
+
+
+def test_the_receive_path_benchmark_receives_its_messages() -> None:
+    runs = run_bench("receive_path.py", "--clients", "2", "--messages", "200", "--rounds", "1")
+    assert [r["connection"] for r in runs] == [
+        "websockets.asyncio.server.ServerConnection",
+        "partida.server.receiving.Connection",
+    ]
+    assert all(r["messages"] == 200 and r["client_exit"] == 0 for r in runs)

@@ -49,6 +49,7 @@ from partida.server.idle import IdleWatch
 from partida.server.ladders import LadderService
 from partida.server.limits import Limiter, Limits
 from partida.server.presence import plays
+from partida.server.receiving import Connection
 from partida.server.rematch import offer_rematch, open_rematch
 from partida.server.rooms import Room
 from partida.server.session import OUTBOX_BYTES, Identity, Session
@@ -169,6 +170,7 @@ class Server:
             ping_interval=20,
             ping_timeout=20,
             process_request=process_request,  # plain HTTP GETs get the browser client (server/web.py)
+            create_connection=Connection,  # ordinary frames read without websockets' parser (server/receiving.py)
         )
         if self.config.port == 0:
             self.config.port = next(iter(self._ws.sockets)).getsockname()[1]

@@ -1,0 +1,233 @@
+"""The server's own reading of ordinary frames (server/receiving.py) against websockets' own
+ServerConnection: the same byte streams, cut into reads at every byte, sent over real sockets to a
+websockets server built with each; what each handler receives and what each server sends back
+(pongs, close frames with their codes and reasons) must be the same."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import struct
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+import pytest
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame, Opcode
+
+from partida.server.receiving import Connection
+
+MAX_SIZE = 70_000  # past 65,535, so that a frame too long for it has a 64-bit length
+KEY = b"\x37\xfa\x21\x3d"
+
+
+def frame(opcode: int, payload: bytes, fin: bool = True, masked: bool = True, rsv: int = 0) -> bytes:
+    """A client's frame written by hand (any opcode, reserved bits, masked or not)."""
+    size = len(payload)
+    if size < 126:
+        head = bytes((fin << 7 | rsv << 4 | opcode, masked << 7 | size))
+    elif size < 1 << 16:
+        head = struct.pack("!BBH", fin << 7 | rsv << 4 | opcode, masked << 7 | 126, size)
+    else:
+        head = struct.pack("!BBQ", fin << 7 | rsv << 4 | opcode, masked << 7 | 127, size)
+    if not masked:
+        return head + payload
+    return head + KEY + bytes(b ^ KEY[i % 4] for i, b in enumerate(payload))
+
+
+def binary(payload: bytes, fin: bool = True) -> bytes:
+    return frame(0x2, payload, fin)
+
+
+def text(payload: str | bytes, fin: bool = True) -> bytes:
+    return frame(0x1, payload.encode() if isinstance(payload, str) else payload, fin)
+
+
+def cont(payload: bytes, fin: bool = True) -> bytes:
+    return frame(0x0, payload, fin)
+
+
+def ping(payload: bytes = b"") -> bytes:
+    return frame(0x9, payload)
+
+
+def pong(payload: bytes = b"") -> bytes:
+    return frame(0xA, payload)
+
+
+def close(code: int = 1000, reason: str = "") -> bytes:
+    return frame(0x8, struct.pack("!H", code) + reason.encode())
+
+
+class Harness:
+    """A websockets server built with one connection class, whose connections cut what they read
+    at the given offsets (counted from the first byte after the handshake) into separate reads,
+    on top of however the kernel delivered it."""
+
+    def __init__(self, base: type[ServerConnection]) -> None:
+        self.base = base
+        self.cuts: list[Iterable[int]] = []
+        self.results: asyncio.Queue[list[Any]] = asyncio.Queue()
+
+    async def __aenter__(self) -> Harness:
+        harness = self
+
+        class Cutting(self.base):  # type: ignore[name-defined,misc]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                self.offset = 0
+                self.cut_at = sorted(harness.cuts.pop(0))
+
+            def data_received(self, data: bytes) -> None:
+                if self.request is None:
+                    super().data_received(data)
+                    return
+                begin = self.offset
+                self.offset += len(data)
+                previous = 0
+                for cut in [c - begin for c in self.cut_at if begin < c < self.offset] + [len(data)]:
+                    super().data_received(data[previous:cut])
+                    previous = cut
+
+        async def handler(ws: ServerConnection) -> None:
+            got: list[Any] = []
+            try:
+                while True:
+                    got.append(await ws.recv())
+            except ConnectionClosed as exc:
+                got.append(("closed", exc.rcvd, exc.sent, exc.rcvd_then_sent))
+            await self.results.put(got)
+
+        self.server = await serve(
+            handler, "127.0.0.1", 0, create_connection=Cutting, compression=None, max_size=MAX_SIZE, ping_interval=None
+        )
+        self.port = next(iter(self.server.sockets)).getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def run(self, stream: bytes, cuts: Iterable[int] = (), eof: bool = False) -> tuple[list[Any], bytes]:
+        """Send `stream` after the handshake (then end the TCP stream if `eof`); what the handler
+        received and the bytes the server sent back, up to the end of the connection."""
+        self.cuts.append(cuts)
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write(
+            f"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        response = await reader.readuntil(b"\r\n\r\n")
+        assert response.startswith(b"HTTP/1.1 101")
+        writer.write(stream)
+        if eof:
+            writer.write_eof()
+        sent_back = await asyncio.wait_for(reader.read(), 10)  # to the server's end of the stream
+        writer.close()
+        got = await asyncio.wait_for(self.results.get(), 10)
+        return got, sent_back
+
+
+@pytest.fixture
+async def pair() -> AsyncIterator[tuple[Harness, Harness]]:
+    async with Harness(ServerConnection) as theirs, Harness(Connection) as ours:
+        yield theirs, ours
+
+
+async def same(pair: tuple[Harness, Harness], stream: bytes, cuts: Iterable[int] = (), eof: bool = False) -> Any:
+    cuts = list(cuts)
+    theirs = await pair[0].run(stream, cuts, eof)
+    ours = await pair[1].run(stream, cuts, eof)
+    assert ours == theirs, f"cut at {cuts}"
+    return ours
+
+
+async def every_cut(pair: tuple[Harness, Harness], stream: bytes, eof: bool = False) -> Any:
+    """The stream in one read, then cut in two at every byte, then one byte per read."""
+    first = await same(pair, stream, eof=eof)
+    for at in range(1, len(stream)):
+        await same(pair, stream, [at], eof)
+    await same(pair, stream, range(1, len(stream)), eof)
+    return first
+
+
+async def test_ordinary_frames_at_every_length_boundary(pair: tuple[Harness, Harness]) -> None:
+    small = b"".join(binary(bytes([n]) * n) for n in (0, 1, 2, 125, 126, 127))
+    got, sent_back = await every_cut(pair, small + text("héllo ✓") + close())
+    assert got[:7] == [bytes([n]) * n for n in (0, 1, 2, 125, 126, 127)] + ["héllo ✓"]
+    assert got[7][0] == "closed" and got[7][1].code == 1000
+    assert sent_back == Frame(Opcode.CLOSE, struct.pack("!H", 1000)).serialize(mask=False)
+    for size in (65_535, 65_536, MAX_SIZE):
+        stream = binary(b"x" * size) + binary(b"after") + close()
+        got, _ = await same(pair, stream)
+        assert got[:2] == [b"x" * size, b"after"]
+        for at in [*range(1, 16), len(stream) - 20, len(stream) - 1]:
+            await same(pair, stream, [at])
+
+
+async def test_control_frames_between_and_inside_messages(pair: tuple[Harness, Harness]) -> None:
+    stream = (
+        binary(b"one")
+        + ping(b"p1")
+        + binary(b"two")
+        + pong(b"unasked")
+        + binary(b"thr", fin=False)
+        + ping()
+        + cont(b"e", fin=False)
+        + cont(b"e")
+        + text("fo", fin=False)
+        + cont("ür".encode()[:1], fin=False)
+        + cont("ür".encode()[1:])
+        + binary(b"five")
+        + close(1001, "bye")
+    )
+    got, sent_back = await every_cut(pair, stream)
+    assert got[:5] == [b"one", b"two", b"three", "foür", b"five"]
+    pongs = Frame(Opcode.PONG, b"p1").serialize(mask=False) + Frame(Opcode.PONG, b"").serialize(mask=False)
+    assert sent_back.startswith(pongs)
+
+
+async def test_refused_frames_close_as_websockets_does(pair: tuple[Harness, Harness]) -> None:
+    streams = [
+        binary(b"ok") + frame(0x2, b"unmasked", masked=False),
+        binary(b"ok") + frame(0x2, b"rsv", rsv=4),
+        binary(b"ok") + frame(0x3, b"opcode"),
+        binary(b"ok") + cont(b"nothing to continue"),
+        binary(b"ok") + binary(b"a", fin=False) + binary(b"b"),
+        binary(b"ok") + frame(0x9, b"x" * 126),
+        binary(b"ok") + frame(0x9, b"x", fin=False),
+        binary(b"ok") + text(b"\xff\xfe") + binary(b"after"),
+        binary(b"ok") + text(b"\xc3", fin=False) + cont(b"\x28") + binary(b"after"),
+        binary(b"ok") + close(999),
+        binary(b"ok") + close() + binary(b"after the close"),
+        binary(b"ok") + frame(0x8, b"\x03"),
+    ]
+    for stream in streams:
+        got, _ = await every_cut(pair, stream)
+        assert got[0] == b"ok" and got[-1][0] == "closed"
+    # past max_size: refused from the header on
+    for size in (MAX_SIZE + 1, 1 << 40):
+        head = struct.pack("!BBQ", 0x82, 0x80 | 127, size) + KEY
+        stream = binary(b"ok") + head + b"y" * 100
+        got, _ = await every_cut(pair, stream)
+        assert got[0] == b"ok" and got[-1][0] == "closed" and got[-1][2].code == 1009
+    too_long = binary(b"z" * 40_000, fin=False) + cont(b"z" * 40_000)
+    got, _ = await same(pair, binary(b"ok") + too_long)
+    assert got[-1][2].code == 1009
+
+
+async def test_streams_that_end_inside_a_frame(pair: tuple[Harness, Harness]) -> None:
+    for stream in (binary(b"ok") + binary(b"cut short")[:7], binary(b"ok") + b"\x82", binary(b"ok") + ping(b"x")[:3]):
+        got, _ = await every_cut(pair, stream, eof=True)
+        assert got[0] == b"ok" and got[-1][0] == "closed"
+
+
+async def test_too_many_fragments(pair: tuple[Harness, Harness]) -> None:
+    from websockets.asyncio.messages import MAX_FRAGMENTS
+
+    stream = binary(b"a", fin=False) + cont(b"b", fin=False) * MAX_FRAGMENTS + cont(b"c") + binary(b"after")
+    got, _ = await same(pair, binary(b"ok") + stream)
+    assert got[0] == b"ok" and got[-1][2].code == 1009 and len(got) == 2
