@@ -227,19 +227,23 @@ async def _serve(server, pool: list[str], ladder_bots: dict[str, list[str]]) -> 
     await server.stop()
 
 
+YOUNG_COLLECTION_AFTER = 20_000  # new container objects, net, per young collection (Python's default: 700)
 FULL_COLLECTION_EVERY = 1000  # collections of the middle generation per full one (Python's default: 10)
 
 
 def _tune_collector() -> None:
-    """Make the cyclic garbage collector's full passes rare. A full pass walks every live object,
-    and a server with a thousand connections holds millions: each pass stopped every room for
-    tens of milliseconds, which was much of p99 at 500 concurrent games (a third less with this,
-    moves per second up 8%, peak memory the same; docs/server.md). The young generations are
-    collected as usual, and what the server loaded to start (modules, the schema, the games) is
-    moved out of the collector's sight for good (`gc.freeze`)."""
+    """Make the cyclic garbage collector's passes rare. A full pass walks every live object, and
+    a server with a thousand connections holds millions: each pass stopped every room for tens of
+    milliseconds, which was much of p99 at 500 concurrent games (a third less with this, moves
+    per second up 8%, peak memory the same; docs/server.md). A young pass walks the objects made
+    since the last one that are still alive, and 500 games in flight keep tens of thousands
+    alive (messages, futures, frames): after every 700 of them, as by default, the same in-flight
+    objects were walked again and again, 6-15% of the server's CPU at 500 games; after 20,000,
+    1-3%, the longest pass 7 ms (`bench/gc_pauses.py`). What the server loaded to start (modules,
+    the schema, the games) is moved out of the collector's sight for good (`gc.freeze`)."""
     gc.freeze()
-    young, middle, _ = gc.get_threshold()
-    gc.set_threshold(young, middle, FULL_COLLECTION_EVERY)
+    _, middle, _ = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_AFTER, middle, FULL_COLLECTION_EVERY)
 
 
 async def _supervise_bot(server, agent: str, stop: asyncio.Event, ladders: list[str]) -> None:  # type: ignore[no-untyped-def]
