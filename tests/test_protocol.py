@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import msgpack
 import pytest
 
@@ -56,3 +58,64 @@ def test_bad_frames() -> None:
     with pytest.raises(ProtocolError) as exc:
         decode(b"x" * 100, limit=10)
     assert exc.value.code == ErrorCode.FRAME_TOO_LARGE and exc.value.close
+
+
+def nested(levels: int, inner: object = 1) -> object:
+    for n in range(levels):
+        inner = {"k": inner} if n % 2 else [inner]
+    return inner
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        ({"a": "plain", "b": 7, "c": None, "d": True, "e": 1.5, "f": -(2**63), "g": 2**64 - 1}, None),
+        ({"é": "ünïcode", "✓": ["x", {"y": "z"}]}, None),
+        ({"a\x00": 1}, "holds a NUL character"),
+        ({"a": "b\x00"}, "holds a NUL character"),
+        ({"a": ["b", {"c": "\x00"}]}, "holds a NUL character"),
+        ({"a": 2**64}, "holds an integer outside the 64-bit range"),
+        ({"a": -(2**63) - 1}, "holds an integer outside the 64-bit range"),
+        ({"a": float("nan")}, "holds a number that is not finite|NaN is not a number"),
+        ({"a": [float("inf")]}, "holds a number that is not finite|Infinity is not a number"),
+        ({"a": b"bytes"}, "holds binary data"),
+        ({"a": nested(31)}, None),  # the message and 31 levels in it: 32 in all
+        ({"a": nested(32)}, "nests deeper than 32 levels"),
+    ],
+)
+def test_what_cannot_be_encoded_is_refused_at_the_edge(extra: dict, problem: str | None) -> None:
+    """Every value of a request, at every depth, in the format it came in (JSON cannot carry
+    binary data or NaN, MessagePack cannot carry integers outside its range)."""
+    message = {"type": "ping", **extra}
+    frames = []
+    try:
+        frames.append(msgpack.packb(message))
+    except (OverflowError, TypeError, ValueError):
+        pass
+    try:
+        frames.append(encode(message, Encoding.JSON))
+    except (TypeError, ValueError):
+        pass
+    if problem and "64-bit" in problem:
+        frames.append(str(message).replace("'", '"').replace("None", "null"))
+    assert frames
+    for frame in frames:
+        if problem is None:
+            assert decode(frame) == message
+        else:
+            with pytest.raises(ProtocolError) as exc:
+                decode(frame)
+            assert exc.value.code == ErrorCode.BAD_FRAME and re.search(problem, exc.value.message)
+
+
+def test_map_keys_that_cannot_be_encoded_are_refused() -> None:
+    """MessagePack keys may be any value (integers, nil, binary); JSON's are text."""
+    assert decode(msgpack.packb({"type": "ping", 5: 1, None: 2, True: 3})) == {"type": "ping", 5: 1, None: 2, True: 3}
+    for key, problem in [(b"bin", "holds binary data"), ("a\x00", "NUL"), (-1.5, None)]:
+        frame = msgpack.packb({"type": "ping", key: 1})
+        if problem is None:
+            assert decode(frame)[key] == 1
+            continue
+        with pytest.raises(ProtocolError) as exc:
+            decode(frame)
+        assert problem in exc.value.message

@@ -50,21 +50,23 @@ _packers = threading.local()
 
 def decode(frame: bytes | str, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
     """One frame to one message map, or a `ProtocolError` saying what is wrong with it."""
-    size = len(frame.encode() if isinstance(frame, str) else frame)
+    text = isinstance(frame, str)
+    size = len(frame.encode()) if text else len(frame)
     if size > limit:
         raise ProtocolError(ErrorCode.FRAME_TOO_LARGE, f"frames are limited to {limit} bytes, got {size}", close=True)
-    kind = "JSON" if isinstance(frame, str) else "MessagePack"
     try:
-        if isinstance(frame, str):
+        if text:
             message = json.loads(frame, parse_constant=_refuse_constant)
         else:
             message = msgpack.unpackb(frame, raw=False, strict_map_key=False)
     except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, TypeError) as exc:
+        kind = "JSON" if text else "MessagePack"
         raise ProtocolError(ErrorCode.BAD_FRAME, f"the frame is not valid {kind}: {exc}") from None
     except RecursionError:
         raise ProtocolError(ErrorCode.BAD_FRAME, f"the frame nests deeper than {MAX_DEPTH} levels") from None
     problem = _unencodable(message, MAX_DEPTH)
     if problem is not None:
+        kind = "JSON" if text else "MessagePack"
         request_id = message.get("id") if isinstance(message, dict) else None
         if not isinstance(request_id, int | str) or isinstance(request_id, bool) or _unencodable(request_id, 1):
             request_id = None
@@ -84,7 +86,33 @@ def _unencodable(value: Any, depth: int) -> str | None:
     """Why `value` could not be stored or sent back in both formats, or None. Whatever enters
     is checked here, at the edge, so that nothing unencodable reaches a room, the database or
     another client's writer: lone surrogates (JSON allows them, UTF-8 does not), NUL
-    (PostgreSQL text cannot hold it), integers outside MessagePack's range, and deep nesting."""
+    (PostgreSQL text cannot hold it), integers outside MessagePack's range, and deep nesting.
+    A map is looked at first, with its plain values (ASCII text without NUL, integers in range,
+    None) told inline: every request is such a map, and a call per value was most of the cost."""
+    if type(value) is dict and depth > 0:
+        for key, item in value.items():
+            kind = type(key)
+            if not (
+                (kind is str and key.isascii() and "\x00" not in key)
+                or (kind is int and MIN_INT <= key <= MAX_INT)
+                or key is None
+            ):
+                problem = _unencodable(key, depth - 1)
+                if problem is not None:
+                    return problem
+            kind = type(item)
+            if kind is str:
+                if item.isascii() and "\x00" not in item:
+                    continue
+            elif kind is int:
+                if MIN_INT <= item <= MAX_INT:
+                    continue
+            elif item is None:
+                continue
+            problem = _unencodable(item, depth - 1)
+            if problem is not None:
+                return problem
+        return None
     if isinstance(value, str):
         if "\x00" in value:
             return "holds a NUL character"

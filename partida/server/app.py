@@ -71,6 +71,7 @@ ENDING_REQUESTS = {
 }
 RESERVED_PREFIX = "pool-"  # the built-in bots' accounts, reserved before the pool creates them
 FINISHED_ROOM_TTL = 600.0  # seconds a finished room stays reachable for late viewers
+REQUEST_ID_TYPES = (int, str)  # a tuple: `int | str` would be built again at every request
 
 
 @dataclass
@@ -322,7 +323,9 @@ class Server:
                         raise
                     limited = exc
             message = decode(frame, self.config.max_message_bytes)
-            request_id = message.get("id") if isinstance(message.get("id"), int | str) else None
+            request_id = message.get("id")
+            if not isinstance(request_id, REQUEST_ID_TYPES):
+                request_id = None
             if limited is not None:
                 raise limited
             request = parse_request(message)

@@ -99,6 +99,8 @@ class TokenBucket:
         return False
 
     def has(self, n: float = 1.0) -> bool:
+        if self.tokens >= n:
+            return True  # refilling only adds, and a later refill adds as much (every named room asks)
         now = time.monotonic()
         tokens = self.tokens + (now - self.stamp) * self.rate
         self.tokens = tokens if tokens < self.burst else self.burst
