@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 import struct
 from collections.abc import AsyncIterator, Iterable
@@ -231,3 +232,79 @@ async def test_too_many_fragments(pair: tuple[Harness, Harness]) -> None:
     stream = binary(b"a", fin=False) + cont(b"b", fin=False) * MAX_FRAGMENTS + cont(b"c") + binary(b"after")
     got, _ = await same(pair, binary(b"ok") + stream)
     assert got[0] == b"ok" and got[-1][2].code == 1009 and len(got) == 2
+
+
+@pytest.mark.parametrize("base", [ServerConnection, Connection])
+async def test_a_handler_that_falls_behind_stops_the_reading(base: type[ServerConnection]) -> None:
+    """Past `max_queue` messages waiting, the connection stops reading from the socket (the
+    client's writes back up in TCP) and reads again once the handler has caught up."""
+    go = asyncio.Event()
+    states: list[bool] = []
+    got: list[bytes] = []
+
+    async def handler(ws: ServerConnection) -> None:
+        await go.wait()
+        states.append(ws.transport.is_reading())
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                got.append(await ws.recv())  # type: ignore[arg-type]
+                states.append(ws.transport.is_reading())
+
+    async with serve(handler, "127.0.0.1", 0, create_connection=base, max_queue=8, compression=None) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            b"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        await reader.readuntil(b"\r\n\r\n")
+        for n in range(40):
+            writer.write(binary(b"%d" % n))
+            await writer.drain()
+        (connection,) = server.connections
+        for _ in range(500):  # until the server has read past max_queue
+            if not connection.transport.is_reading():
+                break
+            await asyncio.sleep(0.01)
+        go.set()
+        for _ in range(500):
+            if len(got) == 40:
+                break
+            await asyncio.sleep(0.01)
+        writer.write(close())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(reader.read(), 5)
+        writer.close()
+    assert got == [b"%d" % n for n in range(40)]
+    assert states[0] is False and states[-1] is True
+
+
+@pytest.mark.parametrize("base", [ServerConnection, Connection])
+async def test_a_recv_cut_short_by_a_timeout_loses_nothing(base: type[ServerConnection]) -> None:
+    """The server waits for a hello with a timeout around `recv`: a timed-out `recv` leaves the
+    connection as it was, and the next one gets the next message."""
+    timed_out = asyncio.Event()
+    got: list[Any] = []
+
+    async def handler(ws: ServerConnection) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(0.01):
+                got.append(await ws.recv())
+        timed_out.set()
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                got.append(await ws.recv())
+
+    async with serve(handler, "127.0.0.1", 0, create_connection=base, compression=None) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            b"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        await reader.readuntil(b"\r\n\r\n")
+        await asyncio.wait_for(timed_out.wait(), 5)
+        writer.write(binary(b"first") + text("second") + close())
+        await asyncio.wait_for(reader.read(), 5)
+        writer.close()
+    assert got == [b"first", "second"]
