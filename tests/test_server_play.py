@@ -150,3 +150,21 @@ async def test_spectator_sees_every_move(connect) -> None:
             break
     final, _ = await play
     assert seen == list(range(0, final["seq"] + 1))
+
+
+async def test_the_creators_seat_comes_in_room_created_and_a_later_seat_as_a_room_push(server) -> None:
+    from websockets.asyncio.client import connect as ws_connect
+
+    from tests.test_protocol_versions import Raw
+
+    ann, bea = Raw(await ws_connect(server.url)), Raw(await ws_connect(server.url))
+    for raw, name in ((ann, "ann"), (bea, "bea")):
+        await raw.request("hello", version=2, name=name)
+    created = await ann.request("create_room", game="tictactoe", seat=0, public=False, auto_start=False)
+    assert created["summary"]["seats"][0]["name"] == "ann"
+    assert [m["type"] for m in ann.seen] == ["welcome", "room_created"]  # no `room` push saying the same
+    await bea.request("join", room=created["room"])
+    pushed = await ann.next()
+    assert pushed["type"] == "room" and [s["name"] for s in pushed["summary"]["seats"]] == ["ann", "bea"]
+    await ann.ws.close()
+    await bea.ws.close()

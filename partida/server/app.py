@@ -527,7 +527,13 @@ class Server:
             raise ProtocolError(
                 ErrorCode.BAD_OPTIONS, f"abandon_after must be more than 0 and at most a day, not {grace}"
             )
-        room = await self.open_room(game, options, seats, req.public, session, req.auto_start, clock, grace)
+        # The creator is told of the room before its waiting game's row is committed (see
+        # docs/server.md, "A new room's row"); a node of several waits, since the directory's
+        # row for the room names the game.
+        durable = self.cluster is not None
+        room = await self.open_room(
+            game, options, seats, req.public, session, req.auto_start, clock, grace, durable=durable
+        )
         if self.publishes("lobby/room_created"):
             await self.publish(
                 "lobby/room_created", {"type": "room_created", **room.event_base(), "public": room.public}
@@ -535,7 +541,9 @@ class Server:
         seat = None
         token = None
         if req.seat is not None:
-            seat = await room.call_here(lambda: room.join(session, req.seat, None))
+            # no `room` push for it: the new room has nobody else, and `room_created` below
+            # carries the same summary (the push cost a summary, an encoding and a frame per game)
+            seat = await room.call_here(lambda: room.join(session, req.seat, None, announce=False))
         for bot_seat, (bot_session, _) in bots.items():
             await room.call(lambda b=bot_session, s=bot_seat: room.seat_bot(b, s))
         if seat is not None:
@@ -554,8 +562,10 @@ class Server:
         auto_start: bool,
         clock: ClockSpec | None,
         abandon_after: float,
+        durable: bool = True,
     ) -> Room:
-        """A new room, stored and running (for `create_room` and rematches)."""
+        """A new room, stored and running (for `create_room` and rematches). `durable=False`:
+        its game's row is queued, not waited for (`Store.create_game`)."""
         room = Room(self, game, options, seats, public, owner, auto_start, clock=clock, abandon_after=abandon_after)
         while room.code in self.rooms:
             room = Room(self, game, options, seats, public, owner, auto_start, clock=clock, abandon_after=abandon_after)
@@ -569,6 +579,7 @@ class Server:
             public,
             clock=clock.to_data() if clock else None,
             endings=room.endings.to_data(),
+            durable=durable,
         )
         if self.cluster is not None:
             await self.cluster.add_room(room)  # may give the room another code

@@ -48,10 +48,14 @@ PUBLIC_CODE_LENGTH = 6  # listed anyway: short, to read aloud
 PRIVATE_CODE_LENGTH = 12  # 60 bits: the code is the only key to a private room
 
 
+# byte -> letter, for `bytes.translate`: the alphabet's 32 letters divide 256, so uniformly
+_CODE_LETTERS = bytes(ord(CODE_ALPHABET[byte % len(CODE_ALPHABET)]) for byte in range(256))
+
+
 def new_room_code(length: int = PUBLIC_CODE_LENGTH) -> str:
-    """`length` letters of the alphabet, uniformly: its 32 letters divide 256, so each random byte
-    gives one letter without bias (one call to the system's generator rather than one a letter)."""
-    return "".join(CODE_ALPHABET[byte % len(CODE_ALPHABET)] for byte in entropy.token_bytes(length))
+    """`length` letters of the alphabet, uniformly: each random byte gives one letter without
+    bias (one call to the system's generator rather than one a letter, mapped in C)."""
+    return entropy.token_bytes(length).translate(_CODE_LETTERS).decode("ascii")
 
 
 def seed_hash(seed: int) -> str:
@@ -235,7 +239,10 @@ class Room:
 
     # Commands (run one at a time, under the room's lock, through `call`).
 
-    async def join(self, session: Session, seat: int | None, token: str | None) -> int:
+    async def join(self, session: Session, seat: int | None, token: str | None, announce: bool = True) -> int:
+        """Seat `session` (or give it back its seat). `announce=False`: no `room` push for a seat
+        taken in a room that does not start with it, for a caller whose reply carries the
+        summary to the only one there (the creator's own seat in `create_room`)."""
         identity = session.identity
         assert identity is not None
         if seat is not None and not 0 <= seat < self.num_seats:
@@ -263,7 +270,7 @@ class Room:
             identity.name, identity.kind, identity.account_id, identity.agent, session, new_seat_token()
         )
         session.rooms.add(self)
-        await self.after_seating()
+        await self.after_seating(announce)
         return seat
 
     def _token_holds(self, seat: int, token: str) -> bool:
@@ -380,9 +387,10 @@ class Room:
         await self._autoplay()
         self._arm()
 
-    async def after_seating(self) -> None:
+    async def after_seating(self, announce: bool = True) -> None:
         if not (self.auto_start and self.status == "waiting" and all(s is not None for s in self.seats)):
-            self.broadcast_room()
+            if announce:
+                self.broadcast_room()
             return
         # The last seat taken starts the game: one `room` push (from `start`) says both.
         try:

@@ -110,13 +110,18 @@ class GroupWriter:
         """Run `steps` in order in one transaction (shared with other writes) and return once it
         is committed: the value the returning step gave, else None. Raises the database's error,
         or `MissingRow`, for this write only."""
+        return await self.submit(*steps)
+
+    def submit(self, *steps: Step) -> asyncio.Future[Any]:
+        """`write` without waiting: queue `steps` and return the future that `write` awaits
+        (its caller must read its outcome). Writes run in the order they were queued."""
         loop = asyncio.get_running_loop()
         self._start(loop)
         assert self._wakeup is not None
         future: asyncio.Future[Any] = loop.create_future()
         self._pending.append(_Write(steps, future))
         self._wakeup.set()
-        return await future
+        return future
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._closing:

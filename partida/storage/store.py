@@ -12,6 +12,7 @@ writes of concurrent rooms share transactions (`batching.GroupWriter`).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,9 +24,12 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from partida.storage import accounts
 from partida.storage.batching import GroupWriter, MissingRow, Step
 from partida.storage.database import Database, StorageError, describe_error
+from partida.storage.game_ids import GameIds
 from partida.storage.ladders import UNRATED_LADDER_GAME, LadderStore, RatingChange, rate_finished_games
 from partida.storage.lookups import Lookups
 from partida.storage.models import Account, ActionRecord, GameRecord, SeatRecord, utcnow
+
+log = logging.getLogger(__name__)
 
 GAME_STATUSES = ("waiting", "playing", "finished", "aborted")
 END_STATUSES = ("finished", "aborted")
@@ -97,9 +101,9 @@ class Store:
             "same letters, and every name with other than ASCII",
             select(Account.name).where(or_(same_lower, other_letters)),
         )
-        self._create = writer.statement(
-            "create game", insert(GameRecord).returning(GameRecord.id, sort_by_parameter_order=True), returning=True
-        )
+        # A new game's id is handed out before its row is written (see `game_ids`).
+        self._ids = GameIds(db)
+        self._create = writer.statement("create game", insert(GameRecord))
         self._clear_seat = writer.statement(
             "clear seat",
             delete(SeatRecord).where(SeatRecord.game_id == bindparam("b_game"), SeatRecord.seat == bindparam("b_seat")),
@@ -233,10 +237,19 @@ class Store:
         public: bool,
         clock: dict[str, Any] | None = None,
         endings: dict[str, Any] | None = None,
+        durable: bool = True,
     ) -> int:
         """Record a new game in status 'waiting' and return its id. `clock` is its time control
-        (None: no clock), `endings` its ending bookkeeping (see `server.endings`)."""
+        (None: no clock), `endings` its ending bookkeeping (see `server.endings`).
+
+        `durable=False` returns the id without waiting for the row's commit: the row is queued
+        for the group writer, which commits it before any later write of the game (so starting
+        it finds it), and a failure to store it is logged (the game then cannot start: its
+        start finds no game). For a caller that writes nothing else about the game elsewhere
+        before the start (another connection's INSERT naming the game would not find it)."""
+        game_id = await self._ids.take()
         values = {
+            "id": game_id,
             "game": game,
             "options": options,
             "seed": seed,
@@ -252,10 +265,15 @@ class Store:
             "started_at": None,
             "finished_at": None,
         }
+        step = Step(self._create, values)
+        if not durable:
+            self._writer.submit(step).add_done_callback(_log_lost_game)
+            return game_id
         try:
-            return int(await self._writer.write(Step(self._create, values)))
+            await self._writer.write(step)
         except SQLAlchemyError as exc:
             raise StorageError(f"could not store a new {game} game: {describe_error(exc)}.") from exc
+        return game_id
 
     async def set_seat(self, game_id: int, seat: int, account_id: int | None, name: str) -> None:
         """Who sits in `seat` now; `account_id=None` with an empty name frees it."""
@@ -468,6 +486,17 @@ class Store:
             )
             for r in records
         ]
+
+
+def _log_lost_game(written: asyncio.Future[Any]) -> None:
+    """The end of a new game's write that nobody waits for: a failure is logged (and read, so
+    asyncio does not warn of an exception never retrieved)."""
+    if written.cancelled():
+        return
+    exc = written.exception()
+    if exc is not None:
+        detail = describe_error(exc) if isinstance(exc, SQLAlchemyError) else repr(exc)
+        log.error("a new game could not be stored (its room cannot start): %s", detail)
 
 
 def _check_name(name: str) -> None:
