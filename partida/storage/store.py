@@ -103,6 +103,7 @@ class Store:
         )
         # A new game's id is handed out before its row is written (see `game_ids`).
         self._ids = GameIds(db)
+        self._creates_failing = False  # a new game not waited for could not be stored
         self._create = writer.statement("create game", insert(GameRecord))
         self._clear_seat = writer.statement(
             "clear seat",
@@ -245,8 +246,10 @@ class Store:
         `durable=False` returns the id without waiting for the row's commit: the row is queued
         for the group writer, which commits it before any later write of the game (so starting
         it finds it), and a failure to store it is logged (the game then cannot start: its
-        start finds no game). For a caller that writes nothing else about the game elsewhere
-        before the start (another connection's INSERT naming the game would not find it)."""
+        start finds no game); after such a failure new games are waited for again, so their
+        creators get the error, until one is stored. For a caller that writes nothing else about
+        the game elsewhere before the start (another connection's INSERT naming the game would
+        not find it)."""
         game_id = await self._ids.take()
         values = {
             "id": game_id,
@@ -266,14 +269,27 @@ class Store:
             "finished_at": None,
         }
         step = Step(self._create, values)
-        if not durable:
-            self._writer.submit(step).add_done_callback(_log_lost_game)
+        if not durable and not self._creates_failing:
+            self._writer.submit(step).add_done_callback(self._lost_game)
             return game_id
         try:
             await self._writer.write(step)
         except SQLAlchemyError as exc:
             raise StorageError(f"could not store a new {game} game: {describe_error(exc)}.") from exc
+        self._creates_failing = False
         return game_id
+
+    def _lost_game(self, written: asyncio.Future[Any]) -> None:
+        """The end of a new game's write that nobody waits for: a failure is logged (and read,
+        so asyncio does not warn of an exception never retrieved), and the next new games are
+        waited for."""
+        if written.cancelled():
+            return
+        exc = written.exception()
+        if exc is not None:
+            self._creates_failing = True
+            detail = describe_error(exc) if isinstance(exc, SQLAlchemyError) else repr(exc)
+            log.error("a new game could not be stored (its room cannot start): %s", detail)
 
     async def set_seat(self, game_id: int, seat: int, account_id: int | None, name: str) -> None:
         """Who sits in `seat` now; `account_id=None` with an empty name frees it."""
@@ -486,17 +502,6 @@ class Store:
             )
             for r in records
         ]
-
-
-def _log_lost_game(written: asyncio.Future[Any]) -> None:
-    """The end of a new game's write that nobody waits for: a failure is logged (and read, so
-    asyncio does not warn of an exception never retrieved)."""
-    if written.cancelled():
-        return
-    exc = written.exception()
-    if exc is not None:
-        detail = describe_error(exc) if isinstance(exc, SQLAlchemyError) else repr(exc)
-        log.error("a new game could not be stored (its room cannot start): %s", detail)
 
 
 def _check_name(name: str) -> None:
