@@ -47,10 +47,11 @@ class GameIds:
         return self._free.popleft()
 
     async def _reserve(self) -> list[int]:
-        async with self.db.read() as conn:
-            if self.db.dialect == "postgresql":
+        if self.db.dialect == "postgresql":
+            async with self.db.read() as conn:
                 return [int(value) for value in await conn.scalars(_NEXT_IDS, {"n": BLOCK})]
-            if self._last is None:
+        if self._last is None:  # asked once; then counted here, with no connection
+            async with self.db.read() as conn:
                 self._last = int(await conn.scalar(select(func.coalesce(func.max(GameRecord.id), 0))) or 0)
         first = self._last + 1
         self._last += BLOCK
