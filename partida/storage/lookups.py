@@ -9,7 +9,7 @@ once (`writes.Planner`, as the writers do) and runs on a connection kept for loo
 file a read-only aiosqlite connection, in one hand-over (`execute_fetchall`); on PostgreSQL one
 connection of the engine's pool kept open (`postgres_connection.KeptConnection`), one lookup at a
 time, in one round trip. An in-memory SQLite database, which only the engine's own connection can
-see, is read through SQLAlchemy.
+see, is read through SQLAlchemy (rare: tests).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class Lookups:
     async def column(self, query: Statement, params: dict[str, Any]) -> list[Any]:
         """The first column of `query`'s rows for `params`."""
         if self._connect_args is None and self._kept is None:
-            async with self.db.read() as conn:
+            async with self.db.engine.connect() as conn:
                 return list(await conn.scalars(query.sql, params))  # type: ignore[arg-type]
         planned = self._planner.prepared_row(query, params)
         assert planned is not None  # a query holds no value that only SQLAlchemy can supply
