@@ -11,6 +11,7 @@ import os
 import pty
 import re
 import select
+import shlex
 import signal
 import subprocess
 import sys
@@ -192,7 +193,7 @@ def test_ctrl_c_leaves_at_once_and_says_how_to_come_back(serve: str) -> None:
         read_until(master, r"your move \(")
         started = time.monotonic()
         os.killpg(game.pid, signal.SIGINT)  # what Ctrl-C sends to the terminal's foreground group
-        said = read_until(master, r"Come back with: .*--token \S+")
+        said = read_until(master, r"Come back with: .*--token=\S+")
         assert game.wait(10) == 130
         assert time.monotonic() - started < 10  # no Enter needed
     finally:
@@ -251,3 +252,12 @@ async def test_a_declined_challenge_is_one_line(server: Server, connect) -> None
     )  # fmt: skip
     await declining
     assert code == 2 and "error: di declined the challenge\n" in out and "Traceback" not in out, out
+
+
+def test_the_command_to_come_back_reads_a_token_that_begins_with_a_dash() -> None:
+    from partida.cli import build_parser
+    from partida.cli.play import comeback_command
+
+    command = comeback_command("ABCDEF", "-kf_x-9", " --server ws://127.0.0.1:1")
+    args = build_parser().parse_args(shlex.split(command)[1:])
+    assert (args.room, args.token, args.server) == ("ABCDEF", "-kf_x-9", "ws://127.0.0.1:1")

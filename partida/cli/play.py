@@ -87,6 +87,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.set_defaults(func=run_match)
 
 
+def comeback_command(code: str, token: str, server: str = "") -> str:
+    """The command that takes a held seat back. The token goes after `=`: a token may begin with
+    a dash, which would otherwise read as an option."""
+    return f"partida play --room {code} --token={token}{server}"
+
+
 def _clock(text: str | None) -> dict[str, Any] | None:
     """`--clock` as the protocol's clock spec (None: no clock)."""
     if text is None:
@@ -242,7 +248,7 @@ async def _play(args: argparse.Namespace) -> int:
         player.console.print(escape(player.players_line([seat])))
         server = "" if args.server == DEFAULT_SERVER else f" --server {args.server}"
         while True:
-            comeback = f"partida play --room {code} --token {token}{server}"
+            comeback = comeback_command(code, token, server)
             try:
                 final = await client.play(
                     code,
