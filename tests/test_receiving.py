@@ -234,6 +234,18 @@ async def test_too_many_fragments(pair: tuple[Harness, Harness]) -> None:
     assert got[0] == b"ok" and got[-1][2].code == 1009 and len(got) == 2
 
 
+async def raw_client(server: Any) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A socket past the opening handshake with `server`, for frames written by hand."""
+    port = next(iter(server.sockets)).getsockname()[1]
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(
+        b"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    await reader.readuntil(b"\r\n\r\n")
+    return reader, writer
+
+
 @pytest.mark.parametrize("base", [ServerConnection, Connection])
 async def test_a_handler_that_falls_behind_stops_the_reading(base: type[ServerConnection]) -> None:
     """Past `max_queue` messages waiting, the connection stops reading from the socket (the
@@ -251,13 +263,7 @@ async def test_a_handler_that_falls_behind_stops_the_reading(base: type[ServerCo
                 states.append(ws.transport.is_reading())
 
     async with serve(handler, "127.0.0.1", 0, create_connection=base, max_queue=8, compression=None) as server:
-        port = next(iter(server.sockets)).getsockname()[1]
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(
-            b"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        )
-        await reader.readuntil(b"\r\n\r\n")
+        reader, writer = await raw_client(server)
         for n in range(40):
             writer.write(binary(b"%d" % n))
             await writer.drain()
@@ -296,13 +302,7 @@ async def test_a_recv_cut_short_by_a_timeout_loses_nothing(base: type[ServerConn
                 got.append(await ws.recv())
 
     async with serve(handler, "127.0.0.1", 0, create_connection=base, compression=None) as server:
-        port = next(iter(server.sockets)).getsockname()[1]
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(
-            b"GET / HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        )
-        await reader.readuntil(b"\r\n\r\n")
+        reader, writer = await raw_client(server)
         await asyncio.wait_for(timed_out.wait(), 5)
         writer.write(binary(b"first") + text("second") + close())
         await asyncio.wait_for(reader.read(), 5)
