@@ -88,8 +88,9 @@ def _unencodable(value: Any, depth: int) -> str | None:
     another client's writer: lone surrogates (JSON allows them, UTF-8 does not), NUL
     (PostgreSQL text cannot hold it), integers outside MessagePack's range, and deep nesting.
     A map is looked at first, with its plain values (ASCII text without NUL, integers in range,
-    None) told inline: every request is such a map, and a call per value was most of the cost."""
-    if type(value) is dict and depth > 0:
+    None) told inline (what `_plain` tells, without its call): every request is such a map, and
+    a call per value was most of the cost."""
+    if isinstance(value, dict) and depth > 0:
         for key, item in value.items():
             kind = type(key)
             if not (
@@ -130,17 +131,6 @@ def _unencodable(value: Any, depth: int) -> str | None:
         return None if MIN_INT <= value <= MAX_INT else "holds an integer outside the 64-bit range"
     if depth <= 0:
         return f"nests deeper than {MAX_DEPTH} levels"
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not _plain(key):
-                problem = _unencodable(key, depth - 1)
-                if problem is not None:
-                    return problem
-            if not _plain(item):
-                problem = _unencodable(item, depth - 1)
-                if problem is not None:
-                    return problem
-        return None
     if isinstance(value, list):
         for item in value:
             if not _plain(item):
