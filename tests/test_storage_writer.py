@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection
 from partida.storage.batching import GroupWriter, MissingRow, Step
 from partida.storage.database import Database
 from partida.storage.models import ActionRecord, GameRecord, utcnow
-from partida.storage.sqlite_writer import SqliteWriter
+from partida.storage.sqlite_writer import SqliteWriter, _take_now
 from partida.storage.store import DuplicateAction, NoSuchGame, Store
 
 # ruff: noqa: F811 (the fixtures imported from test_storage are parameters here)
@@ -233,6 +233,70 @@ async def test_batches_reaching_the_sqlite_writer_together_share_a_transaction_a
         assert stored is not None and stored.actions == [(0, "first"), (1, "second"), (0, "third")]
     finally:
         await db.close()
+
+
+async def test_a_batch_waits_while_another_writer_of_the_process_holds_the_sqlite_write_lock(
+    tmp_path: Path,
+) -> None:
+    db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
+    try:
+        store = Store(db)
+        game_id = await new_game(store)
+        await store.start_game(game_id)
+        assert db.write_lock is not None
+        await db.write_lock.acquire()  # say, an account being created through SQLAlchemy
+        write = asyncio.ensure_future(store.append_action(game_id, 0, 0, "first"))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not write.done()  # not handed over behind the other writer's back
+        db.write_lock.release()
+        await write
+        stored = await store.load_game(game_id)
+        assert stored is not None and stored.actions == [(0, "first")]
+    finally:
+        await db.close()
+
+
+async def test_a_value_its_column_cannot_take_fails_only_its_own_write(tmp_path: Path) -> None:
+    db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
+    try:
+        store = Store(db)
+        game_id = await new_game(store)
+        await store.start_game(game_id)
+        backend = store._writer._backend
+        assert isinstance(backend, SqliteWriter)
+        gate = threading.Event()
+        held = asyncio.ensure_future(backend._in_thread(gate.wait))  # the three share a transaction
+        await asyncio.sleep(0)
+        writes = [
+            asyncio.ensure_future(store.append_action(game_id, 0, 0, "first")),
+            asyncio.ensure_future(store.append_action(game_id, 1, 1, {1, 2})),  # a set: not JSON
+            asyncio.ensure_future(store.append_action(game_id, 2, 0, "third")),
+        ]
+        for _ in range(3):
+            await asyncio.sleep(0)
+        gate.set()
+        await held
+        outcomes = await asyncio.gather(*writes, return_exceptions=True)
+        assert outcomes[0] is None and outcomes[2] is None
+        assert isinstance(outcomes[1], TypeError)
+        stored = await store.load_game(game_id)
+        assert stored is not None and stored.actions == [(0, "first"), (0, "third")]
+    finally:
+        await db.close()
+
+
+async def test_taking_the_write_lock_without_waiting_leaves_a_waiting_writer_first() -> None:
+    lock = asyncio.Lock()
+    assert _take_now(lock) and lock.locked()
+    assert not _take_now(lock)  # held
+    waiter = asyncio.ensure_future(lock.acquire())
+    await asyncio.sleep(0)
+    lock.release()  # free, but a writer waits for it: its turn comes first
+    assert not _take_now(lock)
+    assert await waiter and lock.locked()
+    lock.release()
+    assert _take_now(lock)
 
 
 # PostgreSQL only.

@@ -33,7 +33,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from partida.storage.postgres_connection import KeptConnection
-from partida.storage.writes import MissingRow, Op, Planner, Step, run_group
+from partida.storage.writes import MissingRow, Op, Planner, Step, plan_alone, run_group
 
 
 class PostgresWriter:
@@ -49,7 +49,7 @@ class PostgresWriter:
         returning step gave (None for the others). After a failure of the server or the
         connection (or the writer cancelled mid-batch) the next batch starts on a new
         connection; a constraint's error rolled the batch back and leaves the connection fine."""
-        ops = self.planner.plan(writes)
+        ops = plan_alone(self.planner, writes)
         count = len(writes)
         return await self.kept.run(
             lambda conn, driver: self._run(conn, driver, ops, count), (IntegrityError, MissingRow)

@@ -15,7 +15,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from partida.storage.database import SQLITE_BUSY_TIMEOUT_MS, on_sqlite_connect
-from partida.storage.writes import MissingRow, Op, Planner, Prepared, Step, run_group
+from partida.storage.writes import MissingRow, Op, Planner, Prepared, Step, plan_alone, run_group
 
 INSERT_ROWS = 128  # rows per multi-row INSERT on SQLite (6 columns: far below its 32,766 parameters)
 
@@ -23,14 +23,21 @@ INSERT_ROWS = 128  # rows per multi-row INSERT on SQLite (6 columns: far below i
 MERGED_WRITES = 512  # at most this many writes in one transaction of merged batches
 
 
+Outcome = Callable[[Any, "BaseException | None"], None]  # a batch's results, or its error
+
+
 @dataclass(slots=True)
 class _Job:
-    """A planned batch handed to the thread, and where its outcome goes."""
+    """A batch handed to the thread, and where its outcome goes (`done`, called on `loop`)."""
 
-    ops: list[Op]
-    count: int
-    future: asyncio.Future[list[Any]]
+    writes: Sequence[Sequence[Step]]
+    done: Outcome
     loop: asyncio.AbstractEventLoop
+    ops: list[Op] | None = None  # planned in the thread
+
+    @property
+    def count(self) -> int:
+        return len(self.writes)
 
 
 class SqliteWriter:
@@ -38,21 +45,24 @@ class SqliteWriter:
 
     A batch's statements go straight to the driver, with the SQL SQLAlchemy compiled once per
     statement: SQLAlchemy's per-execution work held the GIL longer than the rows themselves, and
-    the event loop waits for the GIL. The rows are converted on the event loop (`Planner.plan`),
-    and the thread only runs them: rows of a plain INSERT as one multi-row statement, others with
-    executemany. A statement that needs what only SQLAlchemy can supply (a Python-side column
-    default) keeps going through SQLAlchemy; hooks get the SQLAlchemy connection of the same
-    transaction.
+    the event loop waits for the GIL. The thread plans each batch (`Planner.plan`: the rows
+    converted by the columns' types) and runs it: rows of a plain INSERT as one multi-row
+    statement, others with executemany. A statement that needs what only SQLAlchemy can supply
+    (a Python-side column default) keeps going through SQLAlchemy; hooks get the SQLAlchemy
+    connection of the same transaction.
 
-    Batches are pipelined (`pipelined`): the group writer hands over each batch as soon as it is
-    planned, without waiting for the one before it to be committed, and the thread, once it has
-    committed a transaction, takes every batch that arrived meanwhile into the next one. So the
-    thread goes from one commit to the next without waiting to be woken, and the writes that
-    arrive during a commit still share the next one. If a constraint fails a transaction of
-    several batches, each batch is run again on its own, so that only the offending batch gets
-    the error (the group writer then retries that batch write by write)."""
+    The group writer hands a batch over synchronously (`hand_over`), as soon as it has it: no
+    task, future or lock is taken for it on the event loop unless SQLite's write lock is held
+    by another writer of this process, and the outcome comes back as one callback per
+    transaction. The thread, once it has committed a transaction, takes every batch that arrived
+    meanwhile into the next one, so it goes from one commit to the next without waiting to be
+    woken, and the writes that arrive during a commit still share the next one. If a constraint
+    fails a transaction of several batches, each batch is run again on its own, so that only the
+    offending batch gets the error (the group writer then retries that batch write by write).
 
-    pipelined = True
+    Planning moved from the event loop to this thread in the sixth round (docs/server.md): the
+    thread holds the GIL for it, but the event loop, the bottleneck, no longer spends its time
+    on it, and the thread holds the GIL for a few percent of the time at most."""
 
     def __init__(self, url: str, write_lock: asyncio.Lock) -> None:
         sync_url = make_url(url).set(drivername="sqlite+pysqlite")
@@ -67,22 +77,44 @@ class SqliteWriter:
         self._users = 0  # batches in flight, which hold the write lock together
         self._door = asyncio.Lock()
 
+    def hand_over(self, writes: Sequence[Sequence[Step]], done: Outcome) -> bool:
+        """Queue one transaction for `writes` (shared with the batches that reach the thread
+        while it commits another) without waiting: `done(results, None)` or `done(None, error)`
+        is called on this event loop once it is committed or has failed. False, and nothing
+        queued, when another writer of this process holds SQLite's write lock or waits for it:
+        then use `transaction`, which waits its turn."""
+        if self._users == 0 and (self._door.locked() or not _take_now(self.write_lock)):
+            return False
+        self._users += 1
+        self._queue_job(writes, done)
+        return True
+
     async def transaction(self, writes: Sequence[Sequence[Step]]) -> list[Any]:
-        """One transaction for `writes` (shared with the batches that reach the thread while it
-        commits another), planned here (on the event loop, so that the thread holds the GIL as
-        little as it can: each of its calls into the driver lets go of the GIL and takes it
-        back, and every time it takes it back the event loop may have to wait for it) and run in
-        the writer's thread. Returns once it is committed."""
-        ops = self.planner.plan(writes)
+        """`hand_over`, waiting for the write lock if it must, and for the commit."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[list[Any]] = loop.create_future()
         await self._enter()
         try:
-            self._start()
-            self._queue.put(_Job(ops, len(writes), future, loop))
-            return await future
-        finally:
+            self._queue_job(writes, lambda result, exc: _settle(future, result, exc))
+        except BaseException:
             self._leave()
+            raise
+        return await future
+
+    def _queue_job(self, writes: Sequence[Sequence[Step]], done: Outcome) -> None:
+        """Hand `writes` to the thread; the write lock's share taken for them is given back
+        just before `done` hears the outcome."""
+
+        def finished(result: Any, exc: BaseException | None) -> None:
+            self._leave()
+            done(result, exc)
+
+        try:
+            self._start()
+        except BaseException:
+            self._leave()
+            raise
+        self._queue.put(_Job(writes, finished, asyncio.get_running_loop()))
 
     async def _enter(self) -> None:
         """Take the write lock for the batches in flight: the first takes it, the others share
@@ -138,22 +170,30 @@ class SqliteWriter:
     def _run_jobs(self, jobs: list[_Job]) -> None:
         """Run `jobs` in one transaction and hand each its outcome; after a constraint's
         failure, each again on its own."""
-        outcomes: list[tuple[_Job, Any, BaseException | None]]
+        outcomes: list[tuple[_Job, Any, BaseException | None]] = []
+        planned = []
+        for job in jobs:
+            try:
+                job.ops = plan_alone(self.planner, job.writes)
+            except Exception as exc:  # a value its column cannot take: this batch alone fails
+                outcomes.append((job, None, exc))
+            else:
+                planned.append(job)
+        jobs = planned
         try:
-            results = self.run(jobs)
-            outcomes = [(job, result, None) for job, result in zip(jobs, results, strict=True)]
+            results = self.run(jobs) if jobs else []
+            outcomes += [(job, result, None) for job, result in zip(jobs, results, strict=True)]
         except (IntegrityError, MissingRow) as exc:
             if len(jobs) == 1:
-                outcomes = [(jobs[0], None, exc)]
+                outcomes.append((jobs[0], None, exc))
             else:
-                outcomes = []
                 for job in jobs:
                     try:
                         outcomes.append((job, self.run([job])[0], None))
                     except Exception as alone:
                         outcomes.append((job, None, alone))
         except Exception as exc:
-            outcomes = [(job, None, exc) for job in jobs]
+            outcomes += [(job, None, exc) for job in jobs]
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[_Job, Any, BaseException | None]]] = {}
         for outcome in outcomes:
             by_loop.setdefault(outcome[0].loop, []).append(outcome)
@@ -176,6 +216,7 @@ class SqliteWriter:
         try:
             for job in jobs:
                 results: list[Any] = [None] * job.count
+                assert job.ops is not None
                 for op in job.ops:
                     if op.statement.hook is not None and op.when is not None and not self._found(conn, op):
                         continue  # nothing for the hook to do in this batch
@@ -312,7 +353,22 @@ def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None)
 
 def _deliver(outcomes: list[tuple[_Job, Any, BaseException | None]]) -> None:
     for job, result, exc in outcomes:
-        _settle(job.future, result, exc)
+        job.done(result, exc)
+
+
+def _take_now(lock: asyncio.Lock) -> bool:
+    """Acquire `lock` if that needs no waiting (it is free and nobody waits for it), else leave
+    it as it was. asyncio's lock has no such call; its `acquire` returns at once in that case,
+    without suspending, which is what running it one step tells."""
+    if lock.locked():
+        return False
+    attempt = lock.acquire()
+    try:
+        attempt.send(None)
+    except StopIteration:
+        return True
+    attempt.close()  # it would have waited: out of the queue again
+    return False
 
 
 def _as_sqlalchemy(conn: Connection, sql: str, exc: Exception) -> Exception:

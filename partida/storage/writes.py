@@ -31,6 +31,27 @@ class MissingRow(LookupError):
         self.statement = statement
 
 
+class Unplannable(Exception):
+    """A batch of several writes that could not be planned: one of them holds a value its column
+    cannot take (a JSON column given a set). Like a constraint's failure, it is retried write by
+    write, so that only that write fails, with the value's own error (`plan_alone`)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def plan_alone(planner: Planner, writes: Sequence[Sequence[Step]]) -> list[Op]:
+    """`planner.plan(writes)`, its failure raised as `Unplannable` if the batch holds more than
+    one write (the others should not fail with it)."""
+    try:
+        return planner.plan(writes)
+    except Exception as exc:
+        if len(writes) == 1:
+            raise
+        raise Unplannable(exc) from exc
+
+
 @dataclass(eq=False, frozen=True)
 class Statement:
     """A Core statement registered with a writer: `rank` orders it within a batch; `returning`
