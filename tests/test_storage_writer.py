@@ -235,6 +235,45 @@ async def test_batches_reaching_the_sqlite_writer_together_share_a_transaction_a
         await db.close()
 
 
+async def test_actions_alone_go_as_one_statement_without_begin_and_commit(tmp_path: Path) -> None:
+    """A batch of nothing but action rows is one INSERT that SQLite commits by itself (fewer
+    trips through the GIL); anything more still gets its BEGIN and COMMIT."""
+    db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
+    try:
+        store = Store(db)
+        game_id = await new_game(store)
+        await store.start_game(game_id)
+        await store.append_action(game_id, 0, 0, "first")
+        backend = store._writer._backend
+        assert isinstance(backend, SqliteWriter)
+        traced: list[str] = []
+
+        def trace() -> None:
+            assert backend._conn is not None
+            backend._conn.connection.dbapi_connection.set_trace_callback(traced.append)  # type: ignore[union-attr]
+
+        await backend._in_thread(trace)
+        gate = threading.Event()
+        held = asyncio.ensure_future(backend._in_thread(gate.wait))
+        writes = []
+        for index in (1, 2, 3):  # one batch each, committed together
+            writes.append(asyncio.ensure_future(store.append_action(game_id, index, index % 2, index)))
+            for _ in range(3):
+                await asyncio.sleep(0)
+        gate.set()
+        await held
+        await asyncio.gather(*writes)
+        assert [sql.split()[0] for sql in traced] == ["INSERT"]
+        other = await new_game(store)
+        traced.clear()
+        await asyncio.gather(store.start_game(other), store.append_action(game_id, 4, 0, 4))
+        assert traced[0] == "BEGIN " and traced[-1] == "COMMIT"
+        stored = await store.load_game(game_id)
+        assert stored is not None and [action for _, action in stored.actions] == ["first", 1, 2, 3, 4]
+    finally:
+        await db.close()
+
+
 async def test_a_batch_waits_while_another_writer_of_the_process_holds_the_sqlite_write_lock(
     tmp_path: Path,
 ) -> None:
