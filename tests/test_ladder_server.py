@@ -237,3 +237,51 @@ async def test_bot_processes_play_a_ladder_from_the_command_line(server: Server)
             with contextlib.suppress(ProcessLookupError):
                 process.terminate()
             await process.wait()
+
+
+async def test_a_ladder_game_ending_wakes_the_scheduler_and_no_game_builds_an_event_for_it(
+    server: Server, connect: Callable[..., Awaitable[Client]]
+) -> None:
+    """The scheduler learns of its games' ends from its rooms directly: nothing subscribes to
+    every room's `game_over` event (which made every game build and deliver one), and a game
+    that is not the ladder's does not wake it."""
+    assert server.bus is not None
+    assert not server.bus.wants("partida/rooms/ABCDEF/game_over")
+    assert not server.bus.wants("partida/rooms/game-1/game_over")
+    wakes = 0
+    wake = server.ladders.wake
+
+    def counted() -> None:
+        nonlocal wakes
+        wakes += 1
+        wake()
+
+    server.ladders.wake = counted  # type: ignore[method-assign]
+    import random
+
+    rng = random.Random(3)
+    ann, bea = await connect(name="ann"), await connect(name="bea")
+    created = await ann.create_room("tictactoe", seat=0)
+    await bea.join(created["room"])
+    before = wakes
+    await asyncio.gather(*(c.play(created["room"], lambda u, p: p.random_answer(rng)) for c in (ann, bea)))
+    assert wakes == before  # not a ladder game
+
+    await server.store.ladders.create("duo", "tictactoe", {}, 2, CLOCK, 1)
+    tokens = [await make_bot(server, name) for name in ("p1", "p2")]
+    clients = [await Client.connect(server.url, token=t, agent="random") for t in tokens]
+    try:
+        for client in clients:
+            await client.ladder_join("duo")
+        notice = await asyncio.wait_for(clients[0].ladder_events.get(), 10)
+        for client in clients:
+            await asyncio.wait_for(client.seated.get(), 10)
+        before = wakes
+        await asyncio.gather(*(c.play(notice["room"], lambda u, p: p.random_answer(rng)) for c in clients))
+        assert wakes > before
+        assert not server.bus.wants(f"partida/rooms/{notice['room']}/game_over")
+        await server.ladders.stop()
+    finally:
+        for client in clients:
+            with contextlib.suppress(Exception):
+                await client.close()

@@ -17,6 +17,7 @@ from websockets.exceptions import ConnectionClosed
 
 from partida.bots.runner import BotRunner
 from partida.client import Client, ServerError
+from partida.server import app
 from partida.server.app import Server, ServerConfig
 from partida.server.limits import Limits
 
@@ -251,3 +252,26 @@ async def test_password_checks_run_one_at_a_time_and_the_queue_is_bounded(limite
     for r in results:
         if isinstance(r, Client):
             await r.close()
+
+
+async def test_a_finished_room_leaves_its_players_connections_when_it_is_reaped(limited, monkeypatch) -> None:
+    """Connections that stay (a bot playing game after game) do not hold every room they ever
+    sat in: once a finished room leaves the server, its players' connections forget it."""
+    monkeypatch.setattr(app, "FINISHED_ROOM_TTL", 0.1)
+    server = await limited(waiting_room_ttl=0.2)  # the reaper looks every 0.1 s
+    ann, bea = await Client.connect(server.url, name="ann"), await Client.connect(server.url, name="bea")
+    code = (await ann.create_room("tictactoe", seat=0, public=False))["room"]
+    await bea.join(code)
+    room = server.rooms[code]
+    assert all(room in s.rooms for s in server.sessions)
+    for cell, client in zip((0, 3, 1, 4, 2), (ann, bea, ann, bea, ann), strict=True):
+        await client.act(code, cell)
+    assert room.status == "finished"
+    for _ in range(100):
+        if code not in server.rooms:
+            break
+        await asyncio.sleep(0.05)
+    assert code not in server.rooms
+    assert len(server.sessions) == 2 and not any(room in s.rooms for s in server.sessions)
+    await ann.close()
+    await bea.close()

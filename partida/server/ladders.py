@@ -111,8 +111,6 @@ class LadderService:
             await self._lead()
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._run(), name="ladders")]
-        if self.server.bus is not None:
-            self._tasks.append(loop.create_task(self._watch_endings(), name="ladders-endings"))
 
     async def stop(self) -> None:
         """Schedule no more games. A game being opened is opened whole first (its bots all
@@ -123,7 +121,7 @@ class LadderService:
         if self._tasks:
             # the scheduler (the first task) returns at its next look at _stopping
             await asyncio.wait(self._tasks[:1], timeout=2)
-            for task in self._tasks:  # the endings watcher, and a scheduler stuck past that
+            for task in self._tasks:  # a scheduler stuck past that
                 task.cancel()
             await asyncio.wait(self._tasks, timeout=2)
         self._tasks = []
@@ -312,14 +310,14 @@ class LadderService:
                 except Exception as exc:
                     log.warning("ladders: could not write the counts for other nodes: %s", exc)
 
-    async def _watch_endings(self) -> None:
-        """Wake the scheduler as soon as a room publishes its game's end."""
-        assert self.server.bus is not None
-        async with self.server.bus.subscribe("partida/rooms/+/game_over") as endings:
-            async for event in endings:
-                code = event.payload.get("room")
-                if any(code in live.rooms for live in self.ladders.values()):
-                    self.wake()
+    def game_over(self, room: Room) -> None:
+        """Wake the scheduler as soon as one of its games ends (a room of this node tells it,
+        see `Room._announce_finish`). Only this node's rooms are in `live.rooms`; the games of
+        other nodes are looked up at each tick. A direct call, not a subscription to every
+        room's `game_over` event: that made every game of the server build and deliver the
+        event, and wake a task, for the few that are ladder games."""
+        if any(live.rooms.get(room.code) is room for live in self.ladders.values()):
+            self.wake()
 
     # Several nodes: the scheduler runs where the lock is.
 

@@ -163,9 +163,13 @@ class Room:
 
     async def close(self) -> None:
         """Accept no more commands: those waiting are refused with `no_such_room`; a timer
-        command under way is cancelled."""
+        command under way is cancelled. Its players' and spectators' connections forget it: a
+        connection that stays (a bot playing game after game) would otherwise hold every room
+        it ever sat in, and leave each of them again when it goes."""
         self._disarm()
         self._open = False
+        for session in self._audience():
+            session.rooms.discard(self)
         for task in list(self._timed):
             task.cancel()
         await asyncio.gather(*self._timed, return_exceptions=True)
@@ -542,6 +546,7 @@ class Room:
                 topic,
                 {"type": "game_over", **self.event_base(), "result": result, "seed": str(self.seed), "moves": self.seq},
             )
+        self.server.ladders.game_over(self)
         self.broadcast_room()
 
     async def finish_resumed(self) -> None:
