@@ -292,6 +292,22 @@ async def test_a_seat_can_change_hands_and_be_freed(store: Store) -> None:
     assert stored is not None and stored.seat_list == [(0, bot.id, "robo"), (1, None, "")]
 
 
+async def test_a_start_stores_new_seats_and_refuses_one_stored_already(store: Store) -> None:
+    """The server stores a game's seats once, at its start, as new rows (no DELETE first): a
+    seat stored before by `set_seat` makes the start fail whole, and the game stays waiting."""
+    game_id = await new_game(store)
+    await store.set_seat(game_id, 1, None, "early")
+    with pytest.raises(StorageError):
+        await store.start_game(game_id, [(0, None, "ann"), (1, None, "bea")], tokens={0: "t0", 1: "t1"})
+    stored = await store.load_game(game_id)
+    assert stored is not None and stored.status == "waiting" and stored.seat_list == [(1, None, "early")]
+    other = await new_game(store)
+    await store.start_game(other, [(0, None, "ann"), (1, None, "bea")], tokens={0: "t0", 1: "t1"})
+    started = await store.load_game(other)
+    assert started is not None and started.status == "playing"
+    assert started.seat_list == [(0, None, "ann"), (1, None, "bea")] and started.seat_tokens == {0: "t0", 1: "t1"}
+
+
 async def test_unknown_games_are_reported(store: Store) -> None:
     assert await store.load_game(404) is None
     with pytest.raises(NoSuchGame):

@@ -292,16 +292,19 @@ class Store:
             log.error("a new game could not be stored (its room cannot start): %s", detail)
 
     async def set_seat(self, game_id: int, seat: int, account_id: int | None, name: str) -> None:
-        """Who sits in `seat` now; `account_id=None` with an empty name frees it."""
-        await self._write(game_id, *self._seat_steps(game_id, [(seat, account_id, name)], {}))
+        """Who sits in `seat` now (whoever sat there before is replaced); `account_id=None` with
+        an empty name frees it."""
+        clear = Step(self._clear_seat, {"b_game": game_id, "b_seat": seat})
+        await self._write(game_id, clear, *self._seat_steps(game_id, [(seat, account_id, name)], {}))
 
     def _seat_steps(self, game_id: int, seats: list[tuple[int, int | None, str]], tokens: dict[int, str]) -> list[Step]:
-        steps = []
-        for seat, account_id, name in seats:
-            row = {"game_id": game_id, "seat": seat, "account_id": account_id, "name": name, "token": tokens.get(seat)}
-            steps.append(Step(self._clear_seat, {"b_game": game_id, "b_seat": seat}))
-            steps.append(Step(self._seat, row))
-        return steps
+        return [
+            Step(
+                self._seat,
+                {"game_id": game_id, "seat": seat, "account_id": account_id, "name": name, "token": tokens.get(seat)},
+            )
+            for seat, account_id, name in seats
+        ]
 
     async def start_game(
         self,
@@ -312,7 +315,9 @@ class Store:
         """Mark the game 'playing' (it is then resumed after a restart). `seats` (seat, account id,
         name) are recorded in the same transaction, with each seat's token (`tokens`: seat -> the
         secret its holder reclaims it with): the server writes seats once, at the start, rather
-        than paying a durable commit for every join and leave of a waiting room."""
+        than paying a durable commit for every join and leave of a waiting room. They are new
+        rows: a seat stored already (`set_seat`) fails the start (a UNIQUE constraint), where
+        clearing each seat first cost every game a DELETE per seat for nothing."""
         steps = self._seat_steps(game_id, seats or [], tokens or {})
         steps.append(Step(self._start, {"b_game": game_id, "b_at": utcnow()}))
         await self._write(game_id, *steps)
