@@ -34,3 +34,46 @@ def test_a_forked_child_does_not_share_the_buffer() -> None:
         os._exit(0)
     os.waitpid(child, 0)
     assert os.read(read, 32) != entropy.token_bytes(32)
+
+
+def test_a_pool_hands_out_each_item_once_in_order_across_refills() -> None:
+    made: list[int] = []
+
+    def make(n: int) -> list[int]:
+        start = len(made)
+        made.extend(range(start, start + n))
+        return made[start:]
+
+    pool = entropy.Pool(make, size=4)
+    assert [pool.take() for _ in range(10)] == list(range(10))
+    assert len(made) == 12  # three refills of four
+
+
+def test_a_forked_child_does_not_share_a_pool() -> None:
+    from partida.server import rooms
+
+    rooms.new_seat_token()  # the pool holds unused tokens now
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.write(write, rooms.new_seat_token().encode())
+        os._exit(0)
+    os.waitpid(child, 0)
+    assert os.read(read, 24).decode() != rooms.new_seat_token()
+
+
+def test_room_secrets_from_pools_have_their_sizes_and_never_repeat() -> None:
+    from partida.server import rooms
+
+    alphabet = set(rooms.CODE_ALPHABET)
+    for length in (rooms.PUBLIC_CODE_LENGTH, rooms.PRIVATE_CODE_LENGTH, 9):
+        codes = [rooms.new_room_code(length) for _ in range(1000)]
+        assert all(len(code) == length and set(code) <= alphabet for code in codes)
+        assert len(set(codes)) > 990 if length == rooms.PUBLIC_CODE_LENGTH else len(set(codes)) == 1000
+    tokens = [rooms.new_seat_token() for _ in range(1000)]
+    urlsafe = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    assert len(set(tokens)) == 1000 and all(len(t) == 24 and set(t) <= urlsafe for t in tokens)
+    seeds = [rooms.Room(None, None, {}, 2, False, None) for _ in range(300)]  # type: ignore[arg-type]
+    assert len({room.seed for room in seeds}) == 300
+    assert all(0 <= room.seed < 2**63 and room.seed_hash == rooms.seed_hash(room.seed) for room in seeds)
+    assert max(room.seed for room in seeds).bit_length() >= 60

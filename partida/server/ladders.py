@@ -316,7 +316,7 @@ class LadderService:
         other nodes are looked up at each tick. A direct call, not a subscription to every
         room's `game_over` event: that made every game of the server build and deliver the
         event, and wake a task, for the few that are ladder games."""
-        if any(live.rooms.get(room.code) is room for live in self.ladders.values()):
+        if self.ladders and any(live.rooms.get(room.code) is room for live in self.ladders.values()):
             self.wake()
 
     # Several nodes: the scheduler runs where the lock is.

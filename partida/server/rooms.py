@@ -16,6 +16,7 @@ or an absent seat's grace period ending) and runs as a command like any other, i
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hashlib
 import hmac
@@ -52,16 +53,51 @@ PRIVATE_CODE_LENGTH = 12  # 60 bits: the code is the only key to a private room
 _CODE_LETTERS = bytes(ord(CODE_ALPHABET[byte % len(CODE_ALPHABET)]) for byte in range(256))
 
 
+def _room_codes(length: int) -> Callable[[int], list[str]]:
+    def make(n: int) -> list[str]:
+        letters = entropy.token_bytes(length * n).translate(_CODE_LETTERS).decode("ascii")
+        return [letters[i : i + length] for i in range(0, length * n, length)]
+
+    return make
+
+
+_CODES = {length: entropy.Pool(_room_codes(length)) for length in (PUBLIC_CODE_LENGTH, PRIVATE_CODE_LENGTH)}
+
+
 def new_room_code(length: int = PUBLIC_CODE_LENGTH) -> str:
     """`length` letters of the alphabet, uniformly: each random byte gives one letter without
-    bias (one call to the system's generator rather than one a letter, mapped in C)."""
-    return entropy.token_bytes(length).translate(_CODE_LETTERS).decode("ascii")
+    bias (the bytes of many codes from one call to the system's generator, mapped in C)."""
+    pool = _CODES.get(length)
+    if pool is None:
+        return entropy.token_bytes(length).translate(_CODE_LETTERS).decode("ascii")
+    return pool.take()
 
 
 def seed_hash(seed: int) -> str:
     """The commitment published when a game starts; the seed itself is revealed at the end, and
     anyone can check `sha256("partida-seed:" + str(seed))` against it and re-run the game."""
     return hashlib.sha256(f"partida-seed:{seed}".encode()).hexdigest()
+
+
+def _seeds(n: int) -> list[tuple[int, str]]:
+    """`n` new games' seeds (63 random bits each, as `entropy.randbits(63)` draws them) with
+    their commitments."""
+    raw = entropy.token_bytes(8 * n)
+    seeds = [int.from_bytes(raw[i : i + 8], "big") >> 1 for i in range(0, 8 * n, 8)]
+    return [(seed, seed_hash(seed)) for seed in seeds]
+
+
+_SEEDS = entropy.Pool(_seeds)
+SEAT_TOKEN_BYTES = 18  # a multiple of 3: each token is 24 base64 letters, with no padding
+
+
+def _seat_tokens(n: int) -> list[str]:
+    text = base64.urlsafe_b64encode(entropy.token_bytes(SEAT_TOKEN_BYTES * n)).decode("ascii")
+    size = SEAT_TOKEN_BYTES // 3 * 4
+    return [text[i : i + size] for i in range(0, size * n, size)]
+
+
+_SEAT_TOKENS = entropy.Pool(_seat_tokens)
 
 
 def public_last(game: Game, state: State, seat: int, action: Action) -> dict[str, Any]:
@@ -74,8 +110,8 @@ def new_seat_token() -> str:
     """A secret that reclaims a seat, drawn afresh each time someone takes the seat: it belongs to
     that holder alone, so a token kept from an earlier seating (say, by a creator who sat in every
     seat before a friend took one) stops working. Stored with the seat when the game starts, so it
-    survives a restart."""
-    return entropy.token_urlsafe(18)
+    survives a restart. 18 random bytes as URL-safe base64 (as `secrets.token_urlsafe(18)`)."""
+    return _SEAT_TOKENS.take()
 
 
 def legacy_seat_token(seed: int, game_id: int, seat: int) -> str:
@@ -133,8 +169,7 @@ class Room:
         self.owner = owner
         self.auto_start = auto_start
         self.code = code or new_room_code(PUBLIC_CODE_LENGTH if public else PRIVATE_CODE_LENGTH)
-        self.seed = entropy.randbits(63)
-        self.seed_hash = seed_hash(self.seed)
+        self.seed, self.seed_hash = _SEEDS.take()
         self.game_id: int = 0
         self.seats: list[Seat | None] = [None] * seats
         self.spectators: set[Session] = set()
