@@ -258,9 +258,10 @@ async def test_a_duel_through_mulligan_land_creature_attack_and_block(
 ) -> None:
     """A person (white, in the browser) against a scripted opponent (red, a protocol client that
     plays lands and creatures, attacks with everything and never blocks)."""
-    from partida.server import rooms
+    from partida.server import entropy, rooms
 
-    monkeypatch.setattr(rooms, "entropy", FixedSeed(rooms.entropy))
+    fixed = [(DUEL_SEED, rooms.seed_hash(DUEL_SEED))]
+    monkeypatch.setattr(rooms, "_SEEDS", entropy.Pool(lambda n: fixed * n))  # every room's seed is DUEL_SEED
     games = {g["name"]: g for g in await (await connect(name="warm-up")).list_games()}
     cards = games["duel"]["cards"]
     red = await connect(name="red")
@@ -330,19 +331,6 @@ async def test_a_duel_through_mulligan_land_creature_attack_and_block(
     opponent.cancel()
     for person in (ada, cy):
         assert person.errors == [], person.errors
-
-
-class FixedSeed:
-    """The `entropy` module as rooms.py sees it, except that every room's seed is DUEL_SEED."""
-
-    def __init__(self, module: Any) -> None:
-        self.module = module
-
-    def randbits(self, bits: int) -> int:
-        return DUEL_SEED
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.module, name)
 
 
 def scripted_opponent(cards: dict[str, Any]) -> Any:
