@@ -15,6 +15,10 @@ asyncio's default executor), counted over the whole load run, warm-up included.
 With `--db postgresql://USER:PASSWORD@HOST/DB` the servers store into that PostgreSQL database
 instead, emptied before every run (every table its user owns there is dropped, and the server
 migrates it afresh), so give it a throwaway database, such as one started as the tests start it.
+
+With `--write-timing` (SQLite) each server runs under `write_timing.py`, which records how long
+its writer takes per batch (from the hand-over to the callback, the transaction, its CPU, the
+COMMIT), and each line gains those figures under `sqlite_writes`.
 """
 
 from __future__ import annotations
@@ -58,11 +62,18 @@ async def empty_postgres(url: str) -> None:
         await conn.close()
 
 
-def one_run(partida: str, peers: Path, m: int, moves: int, db: str | None) -> dict[str, object]:
+def one_run(
+    partida: str, peers: Path, m: int, moves: int, db: str | None, write_timing: bool = False
+) -> dict[str, object]:
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "PARTIDA_LIMITS": LIFTED}
-        command = [partida, "serve", "--no-bots", "--host", "127.0.0.1", "--port", str(port)]
+        timing = Path(tmp) / "writes.json"
+        start = [partida]
+        if write_timing:  # the same build's Python, with the SQLite writer's timings recorded
+            bootstrap = Path(__file__).with_name("write_timing.py")
+            start = [str(Path(partida).parent / "python"), str(bootstrap), str(timing)]
+        command = [*start, "serve", "--no-bots", "--host", "127.0.0.1", "--port", str(port)]
         if db is not None:
             asyncio.run(empty_postgres(db))
         command += ["--db", db or f"sqlite:///{tmp}/p.db"]
@@ -84,6 +95,7 @@ def one_run(partida: str, peers: Path, m: int, moves: int, db: str | None) -> di
         finally:
             server.terminate()
             server.wait(30)
+        writes = json.loads(timing.read_text()) if write_timing and timing.exists() else None
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     cpu_seconds = figures["server_cpu_pct_avg"] / 100 * figures["wall_s"]
     loop = after.get(server.pid, 0.0) - before.get(server.pid, 0.0)
@@ -102,6 +114,7 @@ def one_run(partida: str, peers: Path, m: int, moves: int, db: str | None) -> di
             "other_threads": round(1000 * others / all_moves, 3),
         },
         "errors": figures["errors"],
+        **({"sqlite_writes": writes} if write_timing else {}),
     }
 
 
@@ -128,12 +141,17 @@ def main() -> None:
         "--db", help="a throwaway postgresql:// database, emptied before each run (default: a new SQLite file per run)"
     )
     parser.add_argument("--rounds", type=int, default=2, help="runs of each build (default: %(default)s)")
+    parser.add_argument(
+        "--write-timing",
+        action="store_true",
+        help="record the SQLite writer's timings in the server (bench/write_timing.py) and report them",
+    )
     args = parser.parse_args()
     if not (args.peers / "partida-load" / "node_modules").is_dir():
         subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=args.peers / "partida-load", check=True)
     for _ in range(args.rounds):
         for partida in args.partida:
-            figures = one_run(str(Path(partida).resolve()), args.peers, args.m, args.moves, args.db)
+            figures = one_run(str(Path(partida).resolve()), args.peers, args.m, args.moves, args.db, args.write_timing)
             print(json.dumps(figures), flush=True)
 
 

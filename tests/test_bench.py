@@ -5,6 +5,8 @@ silently once, when the protocol moved a room's code from `room.code` to `room`:
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import json
 import subprocess
 import sys
@@ -51,3 +53,28 @@ def test_the_receive_path_benchmark_receives_its_messages() -> None:
         "partida.server.receiving.Connection",
     ]
     assert all(r["messages"] == 200 and r["client_exit"] == 0 for r in runs)
+
+
+def test_the_write_timing_wrapper_reports_the_sqlite_writers_batches(tmp_path: Path) -> None:
+    """`cpu_per_move.py --write-timing` starts the server under `write_timing.py`, which wraps
+    the SQLite writer's methods: this fails if they are renamed under it."""
+    spec = importlib.util.spec_from_file_location("load_bench", BENCH / "load.py")
+    assert spec is not None and spec.loader is not None
+    load = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(load)
+    port = load.free_port()
+    out = tmp_path / "writes.json"
+    command = [sys.executable, str(BENCH / "write_timing.py"), str(out), "serve", "--no-bots"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--db", f"sqlite:///{tmp_path / 'p.db'}"]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"ws://127.0.0.1:{port}"
+        asyncio.run(load.wait_for_server(url))
+        assert asyncio.run(load.run_level(url, 2, 6, 1))["moves"] == 12
+    finally:
+        server.terminate()
+        server.wait(30)
+    figures = json.loads(out.read_text())
+    assert figures["handed_over_to_told_ms"]["n"] >= 12 / figures["writes_per_transaction"]
+    assert figures["transaction_ms"]["n"] > 0 and figures["commit_ms"]["p50"] > 0
+    assert figures["transactions_without_begin"] is not None
