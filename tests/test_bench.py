@@ -78,3 +78,14 @@ def test_the_write_timing_wrapper_reports_the_sqlite_writers_batches(tmp_path: P
     assert figures["handed_over_to_told_ms"]["n"] >= 12 / figures["writes_per_transaction"]
     assert figures["transaction_ms"]["n"] > 0 and figures["commit_ms"]["p50"] > 0
     assert figures["transactions_without_begin"] is not None
+
+
+def test_the_sqlite_commit_benchmark_times_both_ways_of_writing() -> None:
+    runs = run_bench("sqlite_commit.py", "--writes", "5", "--rows", "2")
+    assert [(r["write"], r["busy_thread"]) for r in runs] == [
+        ("BEGIN, INSERT, COMMIT", False),
+        ("INSERT alone (autocommit)", False),
+        ("BEGIN, INSERT, COMMIT", True),
+        ("INSERT alone (autocommit)", True),
+    ]
+    assert all(0 < r["ms_p50"] <= r["ms_p99"] for r in runs)
