@@ -300,15 +300,23 @@ class Server:
             if self.cluster is not None:
                 self.cluster.presence.left(session)
             self.ladders.disconnected(session)
-            for room in list(session.rooms):
-                with contextlib.suppress(Exception):
-                    await room.call(lambda room=room: room.disconnect(session))
+            if session.rooms:
+                # one task of its own leaves every room, to the last, even if this one is cancelled
+                await asyncio.shield(asyncio.ensure_future(self._leave_rooms(session)))
             session.close_soon()
             try:
                 await asyncio.wait_for(writer, 1 if session.close_reason[0] == 1008 else 5)
             except Exception:  # a client that reads nothing, not even the close: cut it off
                 writer.cancel()
                 websocket.transport.abort()
+
+    async def _leave_rooms(self, session: Session) -> None:
+        """A gone connection's seats, in every room it was in, one room after the other: one
+        task for them all, where each room was a task of its own (`Room.call`), and a bot that
+        played game after game on one connection is in every room not yet reaped."""
+        for room in list(session.rooms):
+            with contextlib.suppress(Exception):  # a room that closed meanwhile; failures are logged
+                await room.call_here(lambda room=room: room.disconnect(session))
 
     async def handle_frame(self, session: Session, frame: bytes | str) -> None:
         request_id = None

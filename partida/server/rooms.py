@@ -221,9 +221,10 @@ class Room:
 
     async def call_here(self, command: Callable[[], Awaitable[T]]) -> T:
         """`call`, run in the caller's own task: no hand-over to another task and back, which is
-        most of what a move costs besides its work. For the server's request handlers only: a
-        connection's task is never cancelled in the middle of a request (it ends when the client
-        goes, between requests), so a command is never cut off halfway."""
+        most of what a move costs besides its work. For the server's request handlers (a
+        connection's task is never cancelled in the middle of a request: it ends when the client
+        goes, between requests) and tasks nobody cancels (a gone connection's leaving, shielded),
+        so a command is never cut off halfway."""
         if not self._open:
             raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} has closed")
         async with self._turn:
@@ -776,7 +777,9 @@ class Room:
             send_all(self.spectators, self._seat_update(None, shared, pending))
 
     def broadcast_room(self) -> None:
-        send_all(self._audience(), server_message("room", room=self.code, summary=self.summary()))
+        audience = [session for session in self._audience() if not session.closed]
+        if audience:  # built only for someone to get it (players who went, say, leave a room nobody is in)
+            send_all(audience, server_message("room", room=self.code, summary=self.summary()))
 
     # Restart.
 
