@@ -168,3 +168,29 @@ async def test_the_creators_seat_comes_in_room_created_and_a_later_seat_as_a_roo
     assert pushed["type"] == "room" and [s["name"] for s in pushed["summary"]["seats"]] == ["ann", "bea"]
     await ann.ws.close()
     await bea.ws.close()
+
+
+async def test_a_games_end_is_the_final_update_and_game_over_with_no_room_push(server) -> None:
+    """The end changes only the summary's status, which the final update and `game_over` say: no
+    `room` push follows them (a ping's answer, written after anything the last move pushed,
+    shows that nothing else came)."""
+    from websockets.asyncio.client import connect as ws_connect
+
+    from tests.test_protocol_versions import Raw
+
+    ann, bea = Raw(await ws_connect(server.url)), Raw(await ws_connect(server.url))
+    for raw, name in ((ann, "ann"), (bea, "bea")):
+        await raw.request("hello", version=2, name=name)
+    code = (await ann.request("create_room", game="tictactoe", seat=0, public=False))["room"]
+    await bea.request("join", room=code)
+    for cell, raw in zip((0, 3, 1, 4, 2), (ann, bea, ann, bea, ann), strict=True):
+        await raw.request("act", room=code, action=cell)
+    for raw in (ann, bea):
+        await raw.request("ping")
+        ending = [m for m in raw.seen if m.get("type") in ("update", "game_over", "room")][-2:]
+        assert [m["type"] for m in ending] == ["update", "game_over"]
+        assert ending[0]["status"] == "finished" and ending[0]["result"] == ending[1]["result"]
+    summary = (await ann.request("watch", room=code))["summary"]
+    assert summary["status"] == "finished"  # asked for, the summary says so
+    await ann.ws.close()
+    await bea.ws.close()

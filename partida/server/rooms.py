@@ -582,8 +582,9 @@ class Room:
                 topic,
                 {"type": "game_over", **self.event_base(), "result": result, "seed": str(self.seed), "moves": self.seq},
             )
+        # No `room` push: the summary's only change is its status, which the final update and
+        # `game_over` say (the push cost a summary, an encoding and a frame per player per game).
         self.server.ladders.game_over(self)
-        self.broadcast_room()
 
     async def finish_resumed(self) -> None:
         """After a restart: store the result of a game whose last action ended it, or start the
