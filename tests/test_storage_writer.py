@@ -325,6 +325,36 @@ async def test_a_value_its_column_cannot_take_fails_only_its_own_write(tmp_path:
         await db.close()
 
 
+async def test_a_writer_thread_that_cannot_start_fails_its_writes_and_gives_the_lock_back(tmp_path: Path) -> None:
+    db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
+    try:
+        store = Store(db)
+        game_id = await new_game(store)
+        await store.start_game(game_id)
+        backend = store._writer._backend
+        assert isinstance(backend, SqliteWriter) and db.write_lock is not None
+        backend._thread = None
+
+        def cannot_start() -> None:
+            raise RuntimeError("can't start new thread")
+
+        backend._start = cannot_start  # type: ignore[method-assign]
+        with pytest.raises(RuntimeError, match="start new thread"):
+            await store.append_action(game_id, 0, 0, "handed over")
+        await db.write_lock.acquire()  # the next batch waits for its turn: `transaction`
+        waiting = asyncio.ensure_future(store.append_action(game_id, 0, 0, "waited"))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert store._writer._committing  # waiting for the lock
+        db.write_lock.release()
+        with pytest.raises(RuntimeError, match="start new thread"):
+            await waiting
+        assert backend._users == 0 and not db.write_lock.locked()
+    finally:
+        backend._thread = None
+        await db.close()
+
+
 async def test_taking_the_write_lock_without_waiting_leaves_a_waiting_writer_first() -> None:
     lock = asyncio.Lock()
     assert _take_now(lock) and lock.locked()

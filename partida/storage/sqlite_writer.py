@@ -94,11 +94,7 @@ class SqliteWriter:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[list[Any]] = loop.create_future()
         await self._enter()
-        try:
-            self._queue_job(writes, lambda result, exc: _settle(future, result, exc))
-        except BaseException:
-            self._leave()
-            raise
+        self._queue_job(writes, lambda result, exc: _settle(future, result, exc))  # gives it back on failure
         return await future
 
     def _queue_job(self, writes: Sequence[Sequence[Step]], done: Outcome) -> None:
