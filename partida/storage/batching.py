@@ -134,8 +134,9 @@ class GroupWriter:
 
     def _hand_over(self) -> None:
         """The writes of this turn of the event loop to the backend that takes them as they
-        come: one callback, no task (a task and its future per batch were a tenth of the event
-        loop's CPU per move at M = 10, see docs/server.md)."""
+        come: one callback, no task, future or lock per batch (with the planning moved to the
+        writer's thread, a sixth less of the event loop's CPU per move at M = 10, see
+        docs/server.md)."""
         self._handover_due = False
         while self._pending:
             batch = self._pending[: self.max_batch]

@@ -266,14 +266,14 @@ class SqliteWriter:
             return None
         if len(rows) == 1:
             return prepared.sql, rows[0]
-        [(sql, values)] = self._many(prepared, rows)
-        return sql, values
+        statements = self._many(prepared, rows)
+        return statements[0] if len(statements) == 1 else None  # an INSERT it could not widen
 
     def _autocommit(self, conn: Connection, sql: str, values: tuple[Any, ...]) -> None:
         """One statement committed by itself (SQLite makes a lone statement its own transaction):
         one step of the driver where BEGIN, the statement and COMMIT were three, each of which
-        lets go of the GIL and must take it back from the event loop, which took a lone batch
-        of actions from about 0.4 to 0.25 ms beside a busy event loop (docs/server.md)."""
+        lets go of the GIL and must take it back from the event loop (`bench/sqlite_commit.py`
+        times both; on this machine the difference stayed within its noise, docs/server.md)."""
         driver = conn.connection.dbapi_connection
         assert driver is not None
         saved = driver.isolation_level
