@@ -136,6 +136,30 @@ async def test_rooms_created_and_watched_are_bounded(limited) -> None:
     await watcher.close()
 
 
+async def test_rooms_that_started_never_count_toward_the_waiting_limit(limited) -> None:
+    """The waiting rooms of an address are counted from a set swept now and then, not at every
+    room created: rooms that started in between never count toward the limit, and the limit
+    still holds exactly."""
+    server = await limited(waiting_rooms_per_address=3)
+    ann, bea = await Client.connect(server.url, name="ann"), await Client.connect(server.url, name="bea")
+    for _ in range(30):  # each starts at once: far more rooms than the limit, none waiting long
+        code = (await ann.create_room("tictactoe", seat=0, public=False))["room"]
+        await bea.join(code)
+    waiting = [(await ann.create_room("tictactoe", auto_start=False))["room"] for _ in range(3)]
+    with pytest.raises(ServerError) as refused:
+        await ann.create_room("tictactoe")
+    assert refused.value.code == "rate_limited" and "3 rooms" in refused.value.message
+    await bea.join(waiting[0], seat=0)
+    await ann.join(waiting[0], seat=1)
+    await ann.request("start", room=waiting[0])
+    await ann.create_room("tictactoe", auto_start=False)  # one started: room for one more
+    with pytest.raises(ServerError) as again:
+        await ann.create_room("tictactoe")
+    assert again.value.code == "rate_limited"
+    await ann.close()
+    await bea.close()
+
+
 async def test_guessing_room_codes_is_rate_limited(limited) -> None:
     server = await limited(guess_burst=5, guesses_per_second=0.1)
     owner = await Client.connect(server.url, name="owner")
