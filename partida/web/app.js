@@ -259,6 +259,7 @@ function createForm() {
 }
 
 function drawGameFields(container, game) {
+  if (!game) return; // the games' list has not come yet (home drawn right after the hello)
   const seatCount = h("input", { id: "seats", name: "seats", type: "number", min: game.min_seats, max: game.max_seats, value: game.min_seats });
   const seatRows = h("div.seat-rows");
   const drawSeats = () => {
