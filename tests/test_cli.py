@@ -150,3 +150,59 @@ def test_rules_shows_a_games_rules_text() -> None:
     assert run("rules").stdout.count("\n") >= 8  # one line per game
     unknown = run("rules", "chess")
     assert unknown.returncode == 2 and "unknown game 'chess'" in unknown.stderr
+
+
+def _cpus(pid: int) -> set[str]:
+    """Each thread's allowed CPUs (as /proc lists them) of process `pid`."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for line in (task / "status").read_text().splitlines():
+            if line.startswith("Cpus_allowed_list:"):
+                found.add(line.split(":", 1)[1].strip())
+    return found
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="pinning to a CPU is Linux's")
+def test_serve_on_one_cpu_pins_its_threads_but_not_its_bots(tmp_path: Path) -> None:
+    every = os.sched_getaffinity(0)
+    cpu = max(every)
+    port = free_port()
+    url = f"ws://127.0.0.1:{port}"
+    server = subprocess.Popen(
+        [*PARTIDA, "serve", "--port", str(port), "--db", str(tmp_path / "p.db"), "--bots", "random"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PARTIDA_CPU": str(cpu)},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while run("match", "tictactoe", "--seat", "random", "--seat", "random", "--server", url).returncode != 0:
+            assert time.monotonic() < deadline and server.poll() is None, "the server did not come up"
+            time.sleep(0.5)
+        assert _cpus(server.pid) == {str(cpu)}  # the event loop, the SQLite writer, any other thread
+        tasks = Path(f"/proc/{server.pid}/task").iterdir()
+        children = [int(pid) for task in tasks for pid in (task / "children").read_text().split()]
+        assert children, "no pool bot running"
+        expected = {str(cpu)} if len(every) == 1 else {str(c) for c in every}
+        for child in children:
+            (listed,) = _cpus(child)
+            assert {str(c) for c in _cpu_list(listed)} == expected
+    finally:
+        server.terminate()
+        server.wait(20)
+
+
+def _cpu_list(listed: str) -> set[int]:
+    """'0-2,5' as {0, 1, 2, 5}."""
+    cpus: set[int] = set()
+    for part in listed.split(","):
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
+def test_serve_on_a_cpu_it_may_not_use_is_one_line_of_error(tmp_path: Path) -> None:
+    for cpu in ("x", "4096"):
+        out = run("serve", "--no-bots", "--port", "0", "--db", str(tmp_path / "p.db"), "--cpu", cpu, timeout=60)
+        assert out.returncode == 2, out.stderr
+        assert out.stderr.startswith("partida: error: --cpu") and "Traceback" not in out.stderr

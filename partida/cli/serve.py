@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import os
@@ -18,6 +19,7 @@ from partida.cli.common import add_db_flag, add_log_flag, setup_logging
 log = logging.getLogger("partida.serve")
 
 LIMITS_ENV = "PARTIDA_LIMITS"
+CPU_ENV = "PARTIDA_CPU"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -76,6 +78,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=10.0,
         metavar="SECONDS",
         help="a node's lease on its rooms; a dead node's games resume elsewhere after it (default: %(default)s)",
+    )
+    p.add_argument(
+        "--cpu",
+        default=None,
+        metavar="N",
+        help="run the server (its event loop and its database thread) on CPU N only; the bot pool keeps "
+        f"every CPU. Their hand-overs then stay on one CPU (docs/server.md, Speed; ${CPU_ENV} sets it too)",
     )
     add_log_flag(p, "info")
     p.set_defaults(func=run)
@@ -137,11 +146,34 @@ def run(args: argparse.Namespace) -> int:
         server = Server(config)
     except GameLoadError as exc:
         raise CliError(str(exc)) from None
+    every_cpu = _pin(args.cpu if args.cpu is not None else os.environ.get(CPU_ENV) or None)
     try:
-        asyncio.run(_serve(server, pool, ladder_bots))
+        asyncio.run(_serve(server, pool, ladder_bots, every_cpu))
     except OSError as exc:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     return 0
+
+
+def _pin(cpu: str | None) -> set[int] | None:
+    """Run this process (and the threads it starts) on CPU `cpu` only; returns the CPUs it could
+    use before, for the bots, or None when not asked to. The event loop hands every batch of
+    writes to the SQLite writer's thread and the thread hands the outcome back, thousands of
+    times a second: on one CPU neither waits for the other CPU to wake up for it. It is a choice
+    for whoever runs the machine (several servers on one machine should each have their own),
+    not a default."""
+    if cpu is None:
+        return None
+    try:
+        wanted = int(cpu)
+    except ValueError:
+        raise CliError(f"--cpu takes a CPU number, not {cpu!r}") from None
+    if not hasattr(os, "sched_setaffinity"):
+        raise CliError("--cpu needs an operating system that can pin a process to a CPU (Linux)")
+    allowed = os.sched_getaffinity(0)
+    if wanted not in allowed:
+        raise CliError(f"--cpu {wanted}: this server may run on CPUs {', '.join(map(str, sorted(allowed)))}")
+    os.sched_setaffinity(0, {wanted})
+    return allowed
 
 
 def parse_ladder_bots(values: list[str]) -> dict[str, list[str]]:
@@ -189,7 +221,7 @@ async def _check_ladder_bots(server, ladder_bots: dict[str, list[str]]) -> None:
                 raise CliError(f"--ladder-bots: agent {agent!r} does not play {game.name} (ladder {name!r})")
 
 
-async def _serve(server, pool: list[str], ladder_bots: dict[str, list[str]]) -> None:  # type: ignore[no-untyped-def]
+async def _serve(server, pool: list[str], ladder_bots: dict[str, list[str]], every_cpu: set[int] | None) -> None:  # type: ignore[no-untyped-def]
     from partida.storage.database import StorageError
 
     try:
@@ -206,7 +238,8 @@ async def _serve(server, pool: list[str], ladder_bots: dict[str, list[str]]) -> 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     supervisors = [
-        asyncio.create_task(_supervise_bot(server, agent, stop, ladder_bots.get(agent, []))) for agent in pool
+        asyncio.create_task(_supervise_bot(server, agent, stop, ladder_bots.get(agent, []), every_cpu))
+        for agent in pool
     ]
     print(f"Partida is serving on {server.url} (database: {server.db.url_for_people}).", flush=True)
     print(f"Play in a browser: {server.http_url}", flush=True)
@@ -246,7 +279,9 @@ def _tune_collector() -> None:
     gc.set_threshold(YOUNG_COLLECTION_AFTER, middle, FULL_COLLECTION_EVERY)
 
 
-async def _supervise_bot(server, agent: str, stop: asyncio.Event, ladders: list[str]) -> None:  # type: ignore[no-untyped-def]
+async def _supervise_bot(  # type: ignore[no-untyped-def]
+    server, agent: str, stop: asyncio.Event, ladders: list[str], every_cpu: set[int] | None
+) -> None:
     """Keep one bot process per agent running; restart it (with backoff) when it dies."""
     name = f"pool-{agent}"
     delay = 1.0
@@ -259,7 +294,7 @@ async def _supervise_bot(server, agent: str, stop: asyncio.Event, ladders: list[
             *[sys.executable, "-m", "partida", "bot", agent, "--server", server.url, "--name", name],
             *[arg for ladder in ladders for arg in ("--ladder", ladder)],
             env=env,
-            preexec_fn=_die_with_parent,
+            preexec_fn=functools.partial(_bot_process, every_cpu),
         )
         try:
             code = await process.wait()
@@ -272,6 +307,15 @@ async def _supervise_bot(server, agent: str, stop: asyncio.Event, ladders: list[
         log.warning("bot %s exited with %s; restarting in %.0f s", name, code, delay)
         await asyncio.sleep(delay)
         delay = min(delay * 2, 60)
+
+
+def _bot_process(every_cpu: set[int] | None) -> None:
+    """In a pool bot's process, before it runs: every CPU back when the server runs on one
+    (`--cpu`; a bot's search would take it from the server), and an end with the server."""
+    if every_cpu is not None:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, every_cpu)
+    _die_with_parent()
 
 
 def _die_with_parent() -> None:
