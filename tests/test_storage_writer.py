@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -196,163 +198,138 @@ async def test_a_guarded_hook_is_called_only_for_a_batch_where_its_query_finds_a
 # SQLite only.
 
 
-async def test_batches_reaching_the_sqlite_writer_together_share_a_transaction_and_fail_alone(
-    tmp_path: Path,
-) -> None:
+@dataclass
+class Started:
+    """A started game on a SQLite file, and the file's writer."""
+
+    db: Database
+    store: Store
+    game_id: int
+    backend: SqliteWriter
+
+
+@pytest.fixture
+async def started(tmp_path: Path) -> AsyncIterator[Started]:
     db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
     try:
         store = Store(db)
         game_id = await new_game(store)
         await store.start_game(game_id)
-        await store.append_action(game_id, 0, 0, "first")
         backend = store._writer._backend  # the SQLite file's writer
-        assert isinstance(backend, SqliteWriter)
-        transactions: list[int] = []
-        run = backend.run
-
-        def counted(jobs: list[Any]) -> list[list[Any]]:
-            transactions.append(len(jobs))
-            return run(jobs)
-
-        backend.run = counted  # type: ignore[method-assign]
-        gate = threading.Event()
-        held = asyncio.ensure_future(backend._in_thread(gate.wait))  # the thread is busy
-        writes = []
-        for index, action in [(1, "second"), (0, "again"), (2, "third")]:  # one batch each
-            writes.append(asyncio.ensure_future(store.append_action(game_id, index, index % 2, action)))
-            for _ in range(3):
-                await asyncio.sleep(0)
-        gate.set()
-        await held
-        outcomes = await asyncio.gather(*writes, return_exceptions=True)
-        assert outcomes[0] is None and outcomes[2] is None
-        assert isinstance(outcomes[1], DuplicateAction)
-        # one transaction for the three, then each on its own, and the offending one write by write
-        assert transactions[:4] == [3, 1, 1, 1]
-        stored = await store.load_game(game_id)
-        assert stored is not None and stored.actions == [(0, "first"), (1, "second"), (0, "third")]
+        assert isinstance(backend, SqliteWriter) and db.write_lock is not None
+        yield Started(db, store, game_id, backend)
     finally:
         await db.close()
 
 
-async def test_actions_alone_go_as_one_statement_without_begin_and_commit(tmp_path: Path) -> None:
+async def batches_while_the_thread_is_busy(started: Started, actions: list[tuple[int, Any]]) -> list[Any]:
+    """Append `actions` (index, action), each in a turn of its own, while the writer's thread is
+    held, so that they reach it together; their outcomes."""
+    gate = threading.Event()
+    held = asyncio.ensure_future(started.backend._in_thread(gate.wait))
+    writes = []
+    for index, action in actions:
+        append = started.store.append_action(started.game_id, index, index % 2, action)
+        writes.append(asyncio.ensure_future(append))
+        for _ in range(3):
+            await asyncio.sleep(0)
+    gate.set()
+    await held
+    return await asyncio.gather(*writes, return_exceptions=True)
+
+
+async def stored_actions(started: Started) -> list[tuple[int, Any]]:
+    stored = await started.store.load_game(started.game_id)
+    assert stored is not None
+    return stored.actions
+
+
+async def test_batches_reaching_the_sqlite_writer_together_share_a_transaction_and_fail_alone(
+    started: Started,
+) -> None:
+    await started.store.append_action(started.game_id, 0, 0, "first")
+    transactions: list[int] = []
+    run = started.backend.run
+
+    def counted(jobs: list[Any]) -> list[list[Any]]:
+        transactions.append(len(jobs))
+        return run(jobs)
+
+    started.backend.run = counted  # type: ignore[method-assign]
+    outcomes = await batches_while_the_thread_is_busy(started, [(1, "second"), (0, "again"), (2, "third")])
+    assert outcomes[0] is None and outcomes[2] is None
+    assert isinstance(outcomes[1], DuplicateAction)
+    # one transaction for the three, then each on its own, and the offending one write by write
+    assert transactions[:4] == [3, 1, 1, 1]
+    assert await stored_actions(started) == [(0, "first"), (1, "second"), (0, "third")]
+
+
+async def test_actions_alone_go_as_one_statement_without_begin_and_commit(started: Started) -> None:
     """A batch of nothing but action rows is one INSERT that SQLite commits by itself (fewer
     trips through the GIL); anything more still gets its BEGIN and COMMIT."""
-    db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
-    try:
-        store = Store(db)
-        game_id = await new_game(store)
-        await store.start_game(game_id)
-        await store.append_action(game_id, 0, 0, "first")
-        backend = store._writer._backend
-        assert isinstance(backend, SqliteWriter)
-        traced: list[str] = []
+    store, backend = started.store, started.backend
+    await store.append_action(started.game_id, 0, 0, "first")
+    traced: list[str] = []
 
-        def trace() -> None:
-            assert backend._conn is not None
-            backend._conn.connection.dbapi_connection.set_trace_callback(traced.append)  # type: ignore[union-attr]
+    def trace() -> None:
+        assert backend._conn is not None
+        backend._conn.connection.dbapi_connection.set_trace_callback(traced.append)  # type: ignore[union-attr]
 
-        await backend._in_thread(trace)
-        gate = threading.Event()
-        held = asyncio.ensure_future(backend._in_thread(gate.wait))
-        writes = []
-        for index in (1, 2, 3):  # one batch each, committed together
-            writes.append(asyncio.ensure_future(store.append_action(game_id, index, index % 2, index)))
-            for _ in range(3):
-                await asyncio.sleep(0)
-        gate.set()
-        await held
-        await asyncio.gather(*writes)
-        assert [sql.split()[0] for sql in traced] == ["INSERT"]
-        other = await new_game(store)
-        traced.clear()
-        await asyncio.gather(store.start_game(other), store.append_action(game_id, 4, 0, 4))
-        assert traced[0] == "BEGIN " and traced[-1] == "COMMIT"
-        stored = await store.load_game(game_id)
-        assert stored is not None and [action for _, action in stored.actions] == ["first", 1, 2, 3, 4]
-    finally:
-        await db.close()
+    await backend._in_thread(trace)
+    assert await batches_while_the_thread_is_busy(started, [(1, 1), (2, 2), (3, 3)]) == [None, None, None]
+    assert [sql.split()[0] for sql in traced] == ["INSERT"]
+    other = await new_game(store)
+    traced.clear()
+    await asyncio.gather(store.start_game(other), store.append_action(started.game_id, 4, 0, 4))
+    assert traced[0] == "BEGIN " and traced[-1] == "COMMIT"
+    assert [action for _, action in await stored_actions(started)] == ["first", 1, 2, 3, 4]
 
 
 async def test_a_batch_waits_while_another_writer_of_the_process_holds_the_sqlite_write_lock(
-    tmp_path: Path,
+    started: Started,
 ) -> None:
-    db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
-    try:
-        store = Store(db)
-        game_id = await new_game(store)
-        await store.start_game(game_id)
-        assert db.write_lock is not None
-        await db.write_lock.acquire()  # say, an account being created through SQLAlchemy
-        write = asyncio.ensure_future(store.append_action(game_id, 0, 0, "first"))
-        for _ in range(20):
-            await asyncio.sleep(0)
-        assert not write.done()  # not handed over behind the other writer's back
-        db.write_lock.release()
-        await write
-        stored = await store.load_game(game_id)
-        assert stored is not None and stored.actions == [(0, "first")]
-    finally:
-        await db.close()
-
-
-async def test_a_value_its_column_cannot_take_fails_only_its_own_write(tmp_path: Path) -> None:
-    db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
-    try:
-        store = Store(db)
-        game_id = await new_game(store)
-        await store.start_game(game_id)
-        backend = store._writer._backend
-        assert isinstance(backend, SqliteWriter)
-        gate = threading.Event()
-        held = asyncio.ensure_future(backend._in_thread(gate.wait))  # the three share a transaction
+    lock = started.db.write_lock
+    assert lock is not None
+    await lock.acquire()  # say, an account being created through SQLAlchemy
+    write = asyncio.ensure_future(started.store.append_action(started.game_id, 0, 0, "first"))
+    for _ in range(20):
         await asyncio.sleep(0)
-        writes = [
-            asyncio.ensure_future(store.append_action(game_id, 0, 0, "first")),
-            asyncio.ensure_future(store.append_action(game_id, 1, 1, {1, 2})),  # a set: not JSON
-            asyncio.ensure_future(store.append_action(game_id, 2, 0, "third")),
-        ]
-        for _ in range(3):
-            await asyncio.sleep(0)
-        gate.set()
-        await held
-        outcomes = await asyncio.gather(*writes, return_exceptions=True)
-        assert outcomes[0] is None and outcomes[2] is None
-        assert isinstance(outcomes[1], TypeError)
-        stored = await store.load_game(game_id)
-        assert stored is not None and stored.actions == [(0, "first"), (0, "third")]
-    finally:
-        await db.close()
+    assert not write.done()  # not handed over behind the other writer's back
+    lock.release()
+    await write
+    assert await stored_actions(started) == [(0, "first")]
 
 
-async def test_a_writer_thread_that_cannot_start_fails_its_writes_and_gives_the_lock_back(tmp_path: Path) -> None:
-    db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
-    try:
-        store = Store(db)
-        game_id = await new_game(store)
-        await store.start_game(game_id)
-        backend = store._writer._backend
-        assert isinstance(backend, SqliteWriter) and db.write_lock is not None
-        backend._thread = None
+async def test_a_value_its_column_cannot_take_fails_only_its_own_write(started: Started) -> None:
+    """The three writes are made in one turn, so they are one batch, planned together."""
+    appends = [(0, 0, "first"), (1, 1, {1, 2}), (2, 0, "third")]
+    writes = [asyncio.ensure_future(started.store.append_action(started.game_id, *a)) for a in appends]
+    outcomes = await asyncio.gather(*writes, return_exceptions=True)
+    assert outcomes[0] is None and outcomes[2] is None
+    assert isinstance(outcomes[1], TypeError)  # a set is not JSON
+    assert await stored_actions(started) == [(0, "first"), (0, "third")]
 
-        def cannot_start() -> None:
-            raise RuntimeError("can't start new thread")
 
-        backend._start = cannot_start  # type: ignore[method-assign]
-        with pytest.raises(RuntimeError, match="start new thread"):
-            await store.append_action(game_id, 0, 0, "handed over")
-        await db.write_lock.acquire()  # the next batch waits for its turn: `transaction`
-        waiting = asyncio.ensure_future(store.append_action(game_id, 0, 0, "waited"))
-        for _ in range(5):
-            await asyncio.sleep(0)
-        assert store._writer._committing  # waiting for the lock
-        db.write_lock.release()
-        with pytest.raises(RuntimeError, match="start new thread"):
-            await waiting
-        assert backend._users == 0 and not db.write_lock.locked()
-    finally:
-        backend._thread = None
-        await db.close()
+async def test_a_writer_thread_that_cannot_start_fails_its_writes_and_gives_the_lock_back(started: Started) -> None:
+    store, backend, lock = started.store, started.backend, started.db.write_lock
+    assert lock is not None
+    await backend.close()  # its thread stops; the next batch has to start one
+
+    def cannot_start() -> None:
+        raise RuntimeError("can't start new thread")
+
+    backend._start = cannot_start  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="start new thread"):
+        await store.append_action(started.game_id, 0, 0, "handed over")
+    await lock.acquire()  # the next batch waits for its turn: `transaction`
+    waiting = asyncio.ensure_future(store.append_action(started.game_id, 0, 0, "waited"))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert store._writer._committing  # waiting for the lock
+    lock.release()
+    with pytest.raises(RuntimeError, match="start new thread"):
+        await waiting
+    assert backend._users == 0 and not lock.locked()
 
 
 async def test_taking_the_write_lock_without_waiting_leaves_a_waiting_writer_first() -> None:
