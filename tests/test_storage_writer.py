@@ -18,7 +18,7 @@ from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 
 from partida.storage.batching import GroupWriter, MissingRow, Step
-from partida.storage.database import Database
+from partida.storage.database import Database, StorageError
 from partida.storage.models import ActionRecord, GameRecord, utcnow
 from partida.storage.sqlite_writer import SqliteWriter, _take_now
 from partida.storage.store import DuplicateAction, NoSuchGame, Store
@@ -398,6 +398,31 @@ async def test_closing_after_the_postgres_writer_lost_its_connection_does_not_fa
         assert stored is not None and stored.status == "waiting"
     finally:
         await again.close()
+
+
+async def test_a_write_the_postgres_server_does_not_answer_fails_in_time_and_the_next_one_works(
+    pg_shared: str,
+) -> None:
+    """A table locked by hand (as a frozen database server would) makes the action's write fail
+    with a storage error once the statement timeout has passed, rather than hang its room."""
+    db = await Database.open(pg_shared, statement_timeout=1.0)
+    blocker = await asyncpg.connect(pg_shared)
+    try:
+        store = Store(db)
+        game_id = await new_game(store)
+        await store.start_game(game_id)
+        transaction = blocker.transaction()
+        await transaction.start()
+        await blocker.execute("LOCK TABLE actions IN ACCESS EXCLUSIVE MODE")
+        with pytest.raises(StorageError, match="could not store action 0"):
+            await asyncio.wait_for(store.append_action(game_id, 0, 0, "stuck"), 10)
+        await transaction.rollback()
+        await store.append_action(game_id, 0, 0, "through")
+        stored = await store.load_game(game_id)
+        assert stored is not None and stored.actions == [(0, "through")]
+    finally:
+        await blocker.close()
+        await db.close()
 
 
 async def test_name_lookups_outlive_their_connection_being_ended(pg_cluster: Postgres) -> None:

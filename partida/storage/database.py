@@ -29,6 +29,12 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 # How long to wait for a PostgreSQL server to accept a connection before saying it is unreachable.
 CONNECT_TIMEOUT_S = 10.0
+# Longest a PostgreSQL statement may take before it is cancelled and fails (asyncpg's
+# `command_timeout`): a database server that stops answering (a frozen host, a lock held by hand)
+# makes moves fail with a storage error, which players can retry, instead of hanging every room
+# that writes behind it for ever. No statement of the server's comes near it; a migration's wait
+# for another node's migration is the longest.
+STATEMENT_TIMEOUT_S = 60.0
 # Two server nodes starting at once must not both run the same migration; PostgreSQL serialises
 # them on this advisory lock key (any constant; this one spells "partida" in ASCII, truncated).
 MIGRATION_LOCK_KEY = 0x7061727469
@@ -173,13 +179,16 @@ class Database:
         return mask_url(self.url)
 
     @classmethod
-    async def open(cls, url: str | None = None, *, migrate: bool = True) -> Database:
+    async def open(
+        cls, url: str | None = None, *, migrate: bool = True, statement_timeout: float = STATEMENT_TIMEOUT_S
+    ) -> Database:
         """Connect to `url` (default: `default_url()`), apply the migrations unless `migrate` is
-        false, and return the database. Raises `StorageError` naming the URL if that fails."""
+        false, and return the database. Raises `StorageError` naming the URL if that fails.
+        `statement_timeout`: seconds a PostgreSQL statement may take (see `STATEMENT_TIMEOUT_S`)."""
         url = normalize_url(url or default_url())
         _check_sqlite_folder(url)
         try:
-            engine = create_async_engine(url, **_engine_options(url))
+            engine = create_async_engine(url, **_engine_options(url, statement_timeout))
         except (ArgumentError, ImportError, TypeError, ValueError) as exc:
             raise StorageError(f"cannot use the database URL {mask_url(url)}: {describe_error(exc)}.") from None
         if engine.dialect.name == "sqlite":
@@ -315,14 +324,14 @@ def _check_sqlite_folder(url: str) -> None:
         raise StorageError(f"cannot open the database at {mask_url(url)}: the folder {folder} does not exist.")
 
 
-def _engine_options(url: str) -> dict[str, Any]:
+def _engine_options(url: str, statement_timeout: float) -> dict[str, Any]:
     if url.startswith("sqlite"):
         return {"connect_args": {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}}
     return {
         "pool_pre_ping": True,
         "pool_size": 10,
         "max_overflow": 20,
-        "connect_args": {"timeout": CONNECT_TIMEOUT_S},
+        "connect_args": {"timeout": CONNECT_TIMEOUT_S, "command_timeout": statement_timeout},
     }
 
 
