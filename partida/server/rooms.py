@@ -68,9 +68,7 @@ def new_room_code(length: int = PUBLIC_CODE_LENGTH) -> str:
     """`length` letters of the alphabet, uniformly: each random byte gives one letter without
     bias (the bytes of many codes from one call to the system's generator, mapped in C)."""
     pool = _CODES.get(length)
-    if pool is None:
-        return entropy.token_bytes(length).translate(_CODE_LETTERS).decode("ascii")
-    return pool.take()
+    return _room_codes(length)(1)[0] if pool is None else pool.take()
 
 
 def seed_hash(seed: int) -> str:

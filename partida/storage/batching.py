@@ -165,9 +165,7 @@ class GroupWriter:
         """A handed-over batch's outcome, as `_commit` gives it."""
         if exc is None:
             assert results is not None
-            for write, result in zip(live, results, strict=True):
-                if not write.future.done():
-                    write.future.set_result(result)
+            _succeed(live, results)
         elif isinstance(exc, (IntegrityError, MissingRow, Unplannable)) and len(live) > 1:
             for write in live:  # rolled back whole: again one by one, so only its writer fails
                 self._hand_over_batch([write])
@@ -219,9 +217,7 @@ class GroupWriter:
             # would only multiply the wait, so every caller of the batch gets the error.
             _fail(live, exc)
             return
-        for write, result in zip(live, results, strict=True):
-            if not write.future.done():
-                write.future.set_result(result)
+        _succeed(live, results)
 
     async def _transaction(self, writes: list[Sequence[Step]]) -> list[Any]:
         """One transaction for `writes`: on the driver itself where there is a backend for it
@@ -261,6 +257,12 @@ def _backend(db: Database) -> _Backend | None:
         assert db.write_lock is not None
         return SqliteWriter(db.url, db.write_lock)
     return None
+
+
+def _succeed(writes: list[_Write], results: list[Any]) -> None:
+    for write, result in zip(writes, results, strict=True):
+        if not write.future.done():
+            write.future.set_result(result)
 
 
 def _fail(writes: list[_Write], exc: BaseException) -> None:
