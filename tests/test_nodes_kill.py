@@ -171,11 +171,13 @@ class Deployment:
 
 
 async def resilient_player(
-    deployment: Deployment, name: str, code: str, seat: int, token: str, acked: dict[int, Any]
+    deployment: Deployment, name: str, code: str, game_id: int, seat: int, token: str, acked: dict[int, Any]
 ) -> dict[str, Any]:
     """Plays random legal moves; whenever its node goes away it connects to any live node and
     takes its seat back with its token (the SDK finds the room's new node). `acked`: move number
-    -> action, for every action the server acknowledged."""
+    -> action, for every action the server acknowledged. A game whose last move was stored just
+    before its node died ended there: no node resumes a finished game, so taking the seat back
+    finds no room, and the stored game says it finished."""
     rng = random.Random(f"{code}-{seat}")
     client: Client | None = None
     while True:
@@ -197,6 +199,12 @@ async def resilient_player(
             code_ = exc.code if isinstance(exc, ServerError) else "timeout"
             if code_ in ("stale_decision", "not_your_turn", "game_over"):
                 continue
+            if code_ == "no_such_room":
+                status, _ = await stored_moves(deployment.alive[0].db, game_id)
+                if status == "finished":
+                    if client is not None:
+                        await client.close()
+                    return {"status": status}
             if code_ not in ("connection_lost", "storage_unavailable", "timeout"):
                 raise
             if client is not None:
@@ -220,8 +228,8 @@ async def test_games_keep_every_acknowledged_move_while_nodes_die(cluster: list[
         await guest.close()
     acked: dict[str, dict[int, Any]] = {code: {} for code, *_ in games}
     players = [
-        asyncio.create_task(resilient_player(deployment, f"p{seat}-{code}", code, seat, token, acked[code]))
-        for code, _, host_token, guest_token in games
+        asyncio.create_task(resilient_player(deployment, f"p{seat}-{code}", code, game_id, seat, token, acked[code]))
+        for code, game_id, host_token, guest_token in games
         for seat, token in ((0, host_token), (1, guest_token))
     ]
     for generation in range(1, 4):  # kill a node at a random moment, three times
