@@ -437,3 +437,120 @@ async def test_name_lookups_outlive_their_connection_being_ended(pg_cluster: Pos
         assert await store.reserved_name("emile") is None
     finally:
         await db.close()
+
+
+async def _batch_under_way(store: Store) -> None:
+    """Wait until the group writer has taken the write just asked for (by a task that has not
+    run yet) into a transaction."""
+    for _ in range(1000):
+        await asyncio.sleep(0)
+        if store._writer._pending:
+            break
+    for _ in range(1000):
+        await asyncio.sleep(0)
+        if not store._writer._pending:
+            return
+    raise AssertionError("the writer took no batch")
+
+
+def _writer_driver(store: Store) -> asyncpg.Connection:
+    driver = store._writer._backend.kept._driver  # type: ignore[union-attr]
+    assert driver is not None  # opened by a write before
+    return driver
+
+
+async def _started_games(store: Store, count: int) -> list[int]:
+    games = [await new_game(store, room_code=f"G{i}") for i in range(count)]
+    for game in games:
+        await store.start_game(game)
+    return games
+
+
+async def test_the_next_batch_begins_with_the_commit_before_it(pg_shared: str) -> None:
+    """A batch that needs a transaction (finishing a game: an UPDATE to count, the ladder's
+    guard) queued while another commits has its BEGIN sent with that COMMIT: both commit."""
+    db = await Database.open(pg_shared)
+    try:
+        store = Store(db)
+        first, second = await _started_games(store, 2)
+        sent: list[str] = []
+        _writer_driver(store).add_query_logger(lambda record: sent.append(record.query))
+        finishing = asyncio.ensure_future(store.finish_game(first, {"ranks": [1, 2]}))
+        await _batch_under_way(store)
+        await store.finish_game(second, {"ranks": [2, 1]})  # queued while the first commits
+        assert await finishing == []
+        await asyncio.sleep(0)  # the query logger's calls
+        assert [q for q in sent if "BEGIN" in q or "COMMIT" in q] == ["BEGIN", "COMMIT; BEGIN", "COMMIT"]
+        assert not _writer_driver(store).is_in_transaction()
+        for game in (first, second):
+            stored = await store.load_game(game)  # read on another connection: committed
+            assert stored is not None and stored.status == "finished"
+    finally:
+        await db.close()
+
+
+async def test_a_transaction_begun_for_writes_that_were_cancelled_serves_the_next_batch_or_is_rolled_back(
+    pg_shared: str,
+) -> None:
+    db = await Database.open(pg_shared)
+    try:
+        store = Store(db)
+        games = await _started_games(store, 5)
+        finishing = asyncio.ensure_future(store.finish_game(games[0], None, "aborted"))
+        await _batch_under_way(store)
+        cancelled = asyncio.ensure_future(store.finish_game(games[1], None, "aborted"))
+        await asyncio.sleep(0)  # queued: the COMMIT before it brings its BEGIN
+        cancelled.cancel()
+        await finishing
+        await asyncio.sleep(0.05)
+        assert _writer_driver(store).is_in_transaction()  # begun for a batch that never came
+        await store.append_action(games[2], 0, 0, "alone")  # one plain INSERT, in that transaction
+        assert not _writer_driver(store).is_in_transaction()
+        stored = await store.load_game(games[2])
+        assert stored is not None and stored.actions == [(0, "alone")]
+        finishing = asyncio.ensure_future(store.finish_game(games[3], None, "aborted"))
+        await _batch_under_way(store)
+        cancelled = asyncio.ensure_future(store.finish_game(games[4], None, "aborted"))
+        await asyncio.sleep(0)
+        cancelled.cancel()
+        await finishing
+        await asyncio.sleep(0.05)
+        assert _writer_driver(store).is_in_transaction()
+    finally:
+        await db.close()  # rolls the begun transaction back, without an error
+    again = await Database.open(pg_shared)
+    try:
+        statuses = [(await Store(again).load_game(g)).status for g in games]  # type: ignore[union-attr]
+        assert statuses == ["aborted", "playing", "playing", "aborted", "playing"]
+    finally:
+        await again.close()
+
+
+async def test_a_bad_write_in_a_batch_begun_with_the_commit_before_it_fails_alone(pg_shared: str) -> None:
+    db = await Database.open(pg_shared)
+    try:
+        store = Store(db)
+        games = await _started_games(store, 4)
+        await store.append_action(games[1], 0, 0, "already there")
+        sent: list[str] = []
+        _writer_driver(store).add_query_logger(lambda record: sent.append(record.query))
+        finishing = asyncio.ensure_future(store.finish_game(games[0], None, "aborted"))
+        await _batch_under_way(store)
+        outcomes = await asyncio.gather(
+            store.append_action(games[1], 0, 1, "again"),  # a repeated index
+            store.append_action(games[2], 0, 0, "fine"),
+            store.finish_game(games[3], {"ranks": [1, 2]}),
+            return_exceptions=True,
+        )
+        await finishing
+        assert isinstance(outcomes[0], DuplicateAction) and outcomes[1:] == [None, []]
+        await asyncio.sleep(0)  # the query logger's calls
+        control = [q for q in sent if q.split()[0] in ("BEGIN", "COMMIT", "COMMIT;", "ROLLBACK")]
+        assert control[:3] == ["BEGIN", "COMMIT; BEGIN", "ROLLBACK"]  # then each write on its own
+        assert not _writer_driver(store).is_in_transaction()
+        second, third, fourth = [await store.load_game(g) for g in games[1:]]
+        assert second is not None and second.actions == [(0, "already there")]
+        assert third is not None and third.actions == [(0, "fine")]
+        assert fourth is not None and fourth.status == "finished"
+    finally:
+        await db.close()

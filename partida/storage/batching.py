@@ -80,7 +80,7 @@ class GroupWriter:
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
-        self._backend = _backend(db)
+        self._backend = _backend(db, self._next_needs_transaction)
         # A backend that takes batches as they come, at the end of each turn of the event loop.
         self._hand_over_to = self._backend if isinstance(self._backend, SqliteWriter) else None
         self._handover_due = False
@@ -219,6 +219,22 @@ class GroupWriter:
             return
         _succeed(live, results)
 
+    def _next_needs_transaction(self) -> bool:
+        """Whether the next batch, as far as it has arrived, needs a transaction of its own
+        (PostgreSQL: a BEGIN, sent with the COMMIT before it): more than one statement, or
+        one that returns, must change a row, or is a hook. A guess: writes may still arrive."""
+        first = None
+        for write in self._pending[: self.max_batch]:
+            for step in write.steps:
+                statement = step.statement
+                if statement.must_change or statement.returning or statement.hook is not None:
+                    return True
+                if first is None:
+                    first = statement
+                elif statement is not first:
+                    return True
+        return False
+
     async def _transaction(self, writes: list[Sequence[Step]]) -> list[Any]:
         """One transaction for `writes`: on the driver itself where there is a backend for it
         (a SQLite file, PostgreSQL), else (an in-memory SQLite database) through SQLAlchemy."""
@@ -250,9 +266,9 @@ class GroupWriter:
             self._hand_over_to = None
 
 
-def _backend(db: Database) -> _Backend | None:
+def _backend(db: Database, next_needs_transaction: Callable[[], bool]) -> _Backend | None:
     if db.dialect == "postgresql":
-        return PostgresWriter(db.engine)
+        return PostgresWriter(db.engine, next_needs_transaction)
     if db.dialect == "sqlite" and (make_url(db.url).database or ":memory:") != ":memory:":
         assert db.write_lock is not None
         return SqliteWriter(db.url, db.write_lock)

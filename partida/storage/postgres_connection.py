@@ -112,9 +112,11 @@ class KeptConnection:
     async def close(self) -> None:
         """Give the connection back to the pool (the engine closes it), or drop it if it is
         broken: closing the database must not fail on it."""
-        conn, self._conn, self._driver = self._conn, None, None
+        conn, driver, self._conn, self._driver = self._conn, self._driver, None, None
         if conn is not None:
             try:
+                if driver is not None and not driver.is_closed() and driver.is_in_transaction():
+                    await driver.execute("ROLLBACK")  # begun for a batch that never came
                 await conn.close()
             except Exception:
                 with contextlib.suppress(Exception):

@@ -25,7 +25,7 @@ it, and the writer begins and commits on the driver.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import asyncpg
@@ -40,9 +40,12 @@ class PostgresWriter:
     """Runs the group writer's transactions on one connection of `engine`'s pool, kept open
     between batches and opened again after it failed."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, next_needs_transaction: Callable[[], bool] = lambda: False) -> None:
         self.planner = Planner(engine.dialect, count_by_returning=True)
         self.kept = KeptConnection(engine)
+        # Asked as a transaction commits: whether the writes waiting for the next one need a
+        # BEGIN (more than one plain statement), which then goes with this COMMIT.
+        self.next_needs_transaction = next_needs_transaction
 
     async def transaction(self, writes: Sequence[Sequence[Step]]) -> list[Any]:
         """One transaction for `writes`, committed when this returns; the value each write's
@@ -60,11 +63,12 @@ class PostgresWriter:
 
     async def _run(self, conn: AsyncConnection, driver: asyncpg.Connection, ops: list[Op], count: int) -> list[Any]:
         results: list[Any] = [None] * count
-        if len(ops) == 1 and ops[0].rows is not None and not ops[0].statement.must_change:
+        begun = driver.is_in_transaction()  # BEGIN went with the last batch's COMMIT
+        if not begun and len(ops) == 1 and ops[0].rows is not None and not ops[0].statement.must_change:
             await self._send(driver, ops[0], results)  # one pipeline: its own transaction
             return results
-        transaction = driver.transaction()
-        await self.kept.guard("BEGIN", transaction.start())
+        if not begun:
+            await self.kept.guard("BEGIN", driver.execute("BEGIN"))
         try:
             for op in ops:
                 if op.when is not None and op.when_rows is not None:
@@ -78,7 +82,7 @@ class PostgresWriter:
         except BaseException:
             if not driver.is_closed():
                 with contextlib.suppress(Exception):
-                    await transaction.rollback()
+                    await driver.execute("ROLLBACK")
             raise
         finally:
             if conn.in_transaction():
@@ -86,7 +90,10 @@ class PostgresWriter:
                 # must not hide the error being raised.
                 with contextlib.suppress(Exception):
                     await conn.rollback()
-        await self.kept.guard("COMMIT", transaction.commit())
+        # The next batch's BEGIN in the same round trip, when the writes waiting for it need
+        # one: a round trip fewer for it (a simple query may hold several statements).
+        commit = "COMMIT; BEGIN" if self.next_needs_transaction() else "COMMIT"
+        await self.kept.guard("COMMIT", driver.execute(commit))
         return results
 
     async def _send(self, driver: asyncpg.Connection, op: Op, results: list[Any]) -> None:
