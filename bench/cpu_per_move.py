@@ -16,9 +16,10 @@ With `--db postgresql://USER:PASSWORD@HOST/DB` the servers store into that Postg
 instead, emptied before every run (every table its user owns there is dropped, and the server
 migrates it afresh), so give it a throwaway database, such as one started as the tests start it.
 
-With `--write-timing` (SQLite) each server runs under `write_timing.py`, which records how long
-its writer takes per batch (from the hand-over to the callback, the transaction, its CPU, the
-COMMIT), and each line gains those figures under `sqlite_writes`.
+With `--write-timing` (SQLite) each server runs under `write_timing.py`, with the thread writer
+(`PARTIDA_SQLITE_WRITER=thread`), which records how long its writer takes per batch (from the
+hand-over to the callback, the transaction, its CPU, the COMMIT), and each line gains those
+figures under `sqlite_writes`.
 """
 
 from __future__ import annotations

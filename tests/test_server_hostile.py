@@ -295,7 +295,10 @@ async def test_account_names_have_no_case_twins_and_passwords_a_minimum_length(s
         await server.store.create_user("bob", "x")
 
 
-async def test_a_full_database_answers_storage_unavailable(db_url: str, caplog) -> None:
+async def test_a_full_database_answers_storage_unavailable(db_url: str, caplog, monkeypatch) -> None:
+    # The database is made full for the connections of this process (a per-connection setting),
+    # so the SQLite writer is the thread one here: the writer process keeps its own connection.
+    monkeypatch.setenv("PARTIDA_SQLITE_WRITER", "thread")
 
     from partida.server.limits import Limits
 

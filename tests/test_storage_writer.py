@@ -6,6 +6,8 @@ their connections."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import threading
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -17,9 +19,11 @@ import pytest
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 
+from partida.storage import sqlite_process_writer
 from partida.storage.batching import GroupWriter, MissingRow, Step
 from partida.storage.database import Database, StorageError
 from partida.storage.models import ActionRecord, GameRecord, utcnow
+from partida.storage.sqlite_process_writer import SqliteProcessWriter
 from partida.storage.sqlite_writer import SqliteWriter, _take_now
 from partida.storage.store import DuplicateAction, NoSuchGame, Store
 
@@ -209,7 +213,10 @@ class Started:
 
 
 @pytest.fixture
-async def started(tmp_path: Path) -> AsyncIterator[Started]:
+async def started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Started]:
+    """A SQLite file whose writer is the thread writer (the process writer's own tests are
+    below)."""
+    monkeypatch.setenv(sqlite_process_writer.ENV_VAR, "thread")
     db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
     try:
         store = Store(db)
@@ -238,7 +245,7 @@ async def batches_while_the_thread_is_busy(started: Started, actions: list[tuple
     return await asyncio.gather(*writes, return_exceptions=True)
 
 
-async def stored_actions(started: Started) -> list[tuple[int, Any]]:
+async def stored_actions(started: Started | InProcess) -> list[tuple[int, Any]]:
     stored = await started.store.load_game(started.game_id)
     assert stored is not None
     return stored.actions
@@ -346,6 +353,130 @@ async def test_taking_the_write_lock_without_waiting_leaves_a_waiting_writer_fir
 
 
 # PostgreSQL only.
+
+
+# The SQLite writer's process.
+
+
+@dataclass
+class InProcess:
+    """A started game on a SQLite file whose writer is a process."""
+
+    db: Database
+    store: Store
+    game_id: int
+    backend: SqliteProcessWriter
+
+    @property
+    def pid(self) -> int:
+        assert self.backend._child is not None
+        return self.backend._child.process.pid
+
+
+@pytest.fixture
+async def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[InProcess]:
+    monkeypatch.delenv(sqlite_process_writer.ENV_VAR, raising=False)  # the default
+    db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
+    try:
+        store = Store(db)
+        game_id = await new_game(store)
+        await store.start_game(game_id)
+        backend = store._writer._backend
+        assert isinstance(backend, SqliteProcessWriter) and backend._child is not None
+        yield InProcess(db, store, game_id, backend)
+    finally:
+        await db.close()
+
+
+async def appended_while_stopped(started: InProcess, actions: list[tuple[int, Any]]) -> list[asyncio.Future[Any]]:
+    """Append `actions` (index, action), each in a turn of its own, while the writer's process is
+    stopped (SIGSTOP), so that they wait in its pipe; it is left stopped."""
+    os.kill(started.pid, signal.SIGSTOP)
+    writes = []
+    for index, action in actions:
+        append = started.store.append_action(started.game_id, index, index % 2, action)
+        writes.append(asyncio.ensure_future(append))
+        for _ in range(3):
+            await asyncio.sleep(0)
+    return writes
+
+
+async def test_batches_reaching_the_writer_process_together_fail_alone(in_process: InProcess) -> None:
+    await in_process.store.append_action(in_process.game_id, 0, 0, "first")
+    writes = await appended_while_stopped(in_process, [(1, "second"), (0, "again"), (2, {"third": [3]})])
+    assert len(in_process.backend._sent) == 3  # three batches in the pipe, read together
+    os.kill(in_process.pid, signal.SIGCONT)
+    outcomes = await asyncio.gather(*writes, return_exceptions=True)
+    assert outcomes[0] is None and outcomes[2] is None
+    assert isinstance(outcomes[1], DuplicateAction)
+    assert await stored_actions(in_process) == [(0, "first"), (1, "second"), (0, {"third": [3]})]
+
+
+async def test_a_writer_process_that_dies_fails_what_it_held_and_the_next_write_starts_another(
+    in_process: InProcess,
+) -> None:
+    first = in_process.pid
+    [write] = await appended_while_stopped(in_process, [(0, "lost")])
+    os.kill(first, signal.SIGKILL)
+    with pytest.raises(StorageError, match="writer's process exited"):
+        await write
+    assert in_process.backend._users == 0 and in_process.db.write_lock is not None
+    assert not in_process.db.write_lock.locked()
+    await in_process.store.append_action(in_process.game_id, 0, 0, "stored")
+    assert in_process.pid != first
+    assert await stored_actions(in_process) == [(0, "stored")]
+
+
+async def test_the_writer_process_outlives_a_ctrl_c_and_a_sigterm(in_process: InProcess) -> None:
+    """A Ctrl-C reaches the whole process group; the server, not the signal, ends the writer."""
+    pid = in_process.pid
+    os.kill(pid, signal.SIGINT)
+    os.kill(pid, signal.SIGTERM)
+    await in_process.store.append_action(in_process.game_id, 0, 0, "after the signals")
+    assert in_process.pid == pid
+    assert await stored_actions(in_process) == [(0, "after the signals")]
+
+
+async def test_closing_commits_what_the_writer_process_holds(in_process: InProcess, tmp_path: Path) -> None:
+    writes = await appended_while_stopped(in_process, [(0, "a"), (1, "b")])
+    process = in_process.backend._child
+    assert process is not None
+    closing = asyncio.ensure_future(in_process.db.close())
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not closing.done()
+    os.kill(process.process.pid, signal.SIGCONT)
+    await closing
+    assert await asyncio.gather(*writes) == [None, None]
+    assert process.process.returncode == 0
+    reopened = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
+    try:
+        stored = await Store(reopened).load_game(in_process.game_id)
+        assert stored is not None and stored.actions == [(0, "a"), (1, "b")]
+    finally:
+        await reopened.close()
+
+
+async def test_a_hook_that_is_no_modules_function_runs_in_the_thread(in_process: InProcess) -> None:
+    calls: list[list[dict[str, Any]]] = []
+
+    def local_hook(conn: Connection, params: list[dict[str, Any]]) -> list[Any]:
+        calls.append(params)
+        return [conn.execute(select(GameRecord.id).where(GameRecord.id == p["id"])).scalar_one() for p in params]
+
+    writer = GroupWriter(in_process.db)
+    hook = writer.hook("local", local_hook)
+    try:
+        assert await writer.write(Step(hook, {"id": in_process.game_id})) == in_process.game_id
+    finally:
+        await writer.close()
+    assert calls == [[{"id": in_process.game_id}]]
+
+
+def test_a_writer_choice_that_is_neither_says_what_it_takes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(sqlite_process_writer.ENV_VAR, "fork")
+    with pytest.raises(StorageError, match="PARTIDA_SQLITE_WRITER is 'process' or 'thread', not 'fork'"):
+        sqlite_process_writer.wanted()
 
 
 async def _end_other_connections(url: str) -> int:

@@ -156,9 +156,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _pin(cpu: str | None) -> set[int] | None:
     """Run this process (and the threads it starts) on CPU `cpu` only; returns the CPUs it could
-    use before, for the bots, or None when not asked to. The event loop hands every batch of
-    writes to the SQLite writer's thread and the thread hands the outcome back, thousands of
-    times a second: on one CPU neither waits for the other CPU to wake up for it. It is a choice
+    use before, for the bots (and the SQLite writer's process), or None when not asked to. The
+    event loop hands work to its threads and takes it back thousands of times a second: on one
+    CPU neither waits for the other CPU to wake up for it. It is a choice
     for whoever runs the machine (several servers on one machine should each have their own),
     not a default."""
     if cpu is None:
@@ -173,6 +173,9 @@ def _pin(cpu: str | None) -> set[int] | None:
     if wanted not in allowed:
         raise CliError(f"--cpu {wanted}: this server may run on CPUs {', '.join(map(str, sorted(allowed)))}")
     os.sched_setaffinity(0, {wanted})
+    from partida.storage import sqlite_process_writer
+
+    sqlite_process_writer.CPUS = allowed  # the SQLite writer's process, like the bots, gets them back
     return allowed
 
 

@@ -17,13 +17,13 @@ its write before it makes the next one, so one batch never holds two writes that
 other; the fixed order only has to keep each write's own steps in order.
 
 A batch goes to the database's own driver where there is a writer for it: on a SQLite file a
-thread with its own connection (`sqlite_writer`; it takes new batches while it commits, and
-commits all that arrived meanwhile together, so the writes of each turn of the event loop are
-handed over at the end of that turn, synchronously, and each batch comes back through one
-callback), on PostgreSQL one asyncpg connection kept for the writer (`postgres_writer`); both
-send the SQL that SQLAlchemy compiled once per statement (`writes.Planner`), and raise the
-errors SQLAlchemy would. An in-memory SQLite database goes
-through SQLAlchemy (`writes.execute`).
+process with its own connection (`sqlite_process_writer`, or with `PARTIDA_SQLITE_WRITER=thread`
+a thread, `sqlite_writer`; either takes new batches while it commits, and commits all that
+arrived meanwhile together, so the writes of each turn of the event loop are handed over at the
+end of that turn, synchronously, and each batch comes back through one callback), on
+PostgreSQL one asyncpg connection kept for the writer (`postgres_writer`); all send the SQL
+that SQLAlchemy compiled once per statement (`writes.Planner`), and raise the errors SQLAlchemy
+would. An in-memory SQLite database goes through SQLAlchemy (`writes.execute`).
 
 If a batch fails on a constraint (a repeated action index, a game that does not exist), it was
 rolled back whole, and its writes are retried one per transaction so that only the offending
@@ -42,6 +42,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import Executable
 
+from partida.storage import sqlite_process_writer
 from partida.storage.database import Database
 from partida.storage.postgres_writer import PostgresWriter
 from partida.storage.sqlite_writer import SqliteWriter
@@ -271,6 +272,8 @@ def _backend(db: Database, next_needs_transaction: Callable[[], bool]) -> _Backe
         return PostgresWriter(db.engine, next_needs_transaction)
     if db.dialect == "sqlite" and (make_url(db.url).database or ":memory:") != ":memory:":
         assert db.write_lock is not None
+        if sqlite_process_writer.wanted():
+            return sqlite_process_writer.SqliteProcessWriter(db.url, db.write_lock)
         return SqliteWriter(db.url, db.write_lock)
     return None
 

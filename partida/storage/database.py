@@ -20,13 +20,13 @@ from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
+from partida.storage.sqlite_settings import SQLITE_BUSY_TIMEOUT_MS as SQLITE_BUSY_TIMEOUT_MS
+from partida.storage.sqlite_settings import apply_pragmas
+
 ENV_VAR = "PARTIDA_DB"
 DEFAULT_FILE = "partida.db"
 MIGRATIONS = Path(__file__).with_name("migrations")
 
-# How long a SQLite writer waits for another process (say `partida db create-bot` next to a
-# running server) to release the file before giving up.
-SQLITE_BUSY_TIMEOUT_MS = 10_000
 # How long to wait for a PostgreSQL server to accept a connection before saying it is unreachable.
 CONNECT_TIMEOUT_S = 10.0
 # Longest a PostgreSQL statement may take before it is cancelled and fails (asyncpg's
@@ -113,17 +113,11 @@ def mask_url(url: str | URL) -> str:
 
 
 def on_sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
-    """Per-connection SQLite settings. WAL lets readers run beside the one writer and makes each
-    commit one append to the log; foreign keys are off in SQLite unless asked for; the busy timeout
-    makes a writer wait for a lock instead of failing at once. synchronous=FULL syncs the log on
-    every commit, so an acknowledged action survives a power cut, not only a crash."""
+    """Per-connection SQLite settings (`sqlite_settings.apply_pragmas`)."""
     try:
         cursor = dbapi_connection.cursor()
         try:
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-            cursor.execute("PRAGMA synchronous=FULL")
+            apply_pragmas(cursor)
         finally:
             cursor.close()
     except BaseException:
