@@ -34,7 +34,7 @@ import signal
 import sqlite3
 import struct
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from partida.storage.sqlite_settings import SQLITE_BUSY_TIMEOUT_MS, apply_pragmas
@@ -93,9 +93,12 @@ class Frames:
     def __init__(self) -> None:
         self._buffer = bytearray()
 
-    def feed(self, data: bytes) -> Iterator[Any]:
+    def feed(self, data: bytes) -> list[Any]:
+        """The messages `data` completes (a list, so that a caller failing on one of them
+        leaves the buffer as it should be)."""
         buffer = self._buffer
         buffer += data
+        messages = []
         start = 0
         while len(buffer) - start >= _HEADER.size:
             (size,) = _HEADER.unpack_from(buffer, start)
@@ -103,9 +106,10 @@ class Frames:
             if len(buffer) < end:
                 break
             body = bytes(buffer[start + _HEADER.size + 1 : end])
-            yield marshal.loads(body) if buffer[start + _HEADER.size] == ord("m") else pickle.loads(body)
+            messages.append(marshal.loads(body) if buffer[start + _HEADER.size] == ord("m") else pickle.loads(body))
             start = end
         del buffer[:start]
+        return messages
 
 
 class _Failed(Exception):
@@ -290,19 +294,7 @@ class Batches:
             conn.isolation_level = saved
 
     def _many(self, sql: str, rows: list[tuple[Any, ...]]) -> list[tuple[str, tuple[Any, ...]]]:
-        """A plain INSERT's `rows` as multi-row INSERTs of `INSERT_ROWS` rows: one step of the
-        driver rather than one a row."""
-        split = self._inserts.get(sql)
-        if split is None:
-            split = self._inserts[sql] = split_insert(sql)
-        head, one = split
-        if head is None or one is None:
-            return [(sql, row) for row in rows]
-        statements = []
-        for start in range(0, len(rows), INSERT_ROWS):
-            chunk = rows[start : start + INSERT_ROWS]
-            statements.append((f"{head} VALUES {', '.join([one] * len(chunk))}", tuple(v for r in chunk for v in r)))
-        return statements
+        return multi_row(self._inserts, sql, rows)
 
 
 def _call(sql: str, function: Callable[..., Any], *args: Any) -> Any:
@@ -311,6 +303,25 @@ def _call(sql: str, function: Callable[..., Any], *args: Any) -> Any:
         return function(*args)
     except sqlite3.Error as exc:
         raise _Failed(("db", sql, exc)) from exc
+
+
+def multi_row(
+    splits: dict[str, tuple[str | None, str | None]], sql: str, rows: list[tuple[Any, ...]]
+) -> list[tuple[str, tuple[Any, ...]]]:
+    """A plain INSERT's `rows` as multi-row INSERTs of `INSERT_ROWS` rows: one step of the
+    driver (which, in a thread, lets go of the GIL and takes it back once per step) rather than
+    one a row. `splits` caches each statement's head and row (`split_insert`)."""
+    split = splits.get(sql)
+    if split is None:
+        split = splits[sql] = split_insert(sql)
+    head, one = split
+    if head is None or one is None:
+        return [(sql, row) for row in rows]
+    statements = []
+    for start in range(0, len(rows), INSERT_ROWS):
+        chunk = rows[start : start + INSERT_ROWS]
+        statements.append((f"{head} VALUES {', '.join([one] * len(chunk))}", tuple(v for r in chunk for v in r)))
+    return statements
 
 
 def split_insert(sql: str) -> tuple[str | None, str | None]:

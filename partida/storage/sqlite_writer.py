@@ -15,13 +15,8 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from partida.storage.database import SQLITE_BUSY_TIMEOUT_MS, on_sqlite_connect
+from partida.storage.sqlite_process import INSERT_ROWS, MERGED_WRITES, multi_row
 from partida.storage.writes import MissingRow, Op, Planner, Prepared, Step, plan_alone, run_group
-
-INSERT_ROWS = 128  # rows per multi-row INSERT on SQLite (6 columns: far below its 32,766 parameters)
-
-
-MERGED_WRITES = 512  # at most this many writes in one transaction of merged batches
-
 
 Outcome = Callable[[Any, "BaseException | None"], None]  # a batch's results, or its error
 
@@ -329,20 +324,7 @@ class SqliteWriter:
             cursor.close()
 
     def _many(self, prepared: Prepared, rows: list[tuple[Any, ...]]) -> list[tuple[str, tuple[Any, ...]]]:
-        """A plain INSERT's `rows` as multi-row INSERTs of `INSERT_ROWS` rows: one step of the
-        driver (which lets go of the GIL and takes it back once per step) rather than one a row."""
-        split = self._inserts.get(prepared.sql)
-        if split is None:
-            split = self._inserts[prepared.sql] = _split_insert(prepared.sql)
-        head, one = split
-        if head is None or one is None:
-            return [(prepared.sql, row) for row in rows]
-        statements = []
-        for start in range(0, len(rows), INSERT_ROWS):
-            chunk = rows[start : start + INSERT_ROWS]
-            sql = f"{head} VALUES {', '.join([one] * len(chunk))}"
-            statements.append((sql, tuple(value for row in chunk for value in row)))
-        return statements
+        return multi_row(self._inserts, prepared.sql, rows)
 
     def reset(self) -> None:
         """Drop the connection (in the writer's thread): the next batch opens a new one."""
@@ -417,11 +399,3 @@ def _as_sqlalchemy(conn: Connection, sql: str, exc: Exception) -> Exception:
     callers see the same errors on every path."""
     dbapi = conn.dialect.loaded_dbapi
     return DBAPIError.instance(sql, None, exc, dbapi.Error, dialect=conn.dialect)
-
-
-def _split_insert(sql: str) -> tuple[str | None, str | None]:
-    """ "INSERT INTO t (a, b) VALUES (?, ?)" as its head and its one row, or (None, None)."""
-    head, sep, row = sql.rpartition(" VALUES ")
-    if not sep or not (row.startswith("(") and row.endswith(")")) or ")" in row[:-1]:
-        return None, None
-    return head, row
