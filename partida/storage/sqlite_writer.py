@@ -1,4 +1,6 @@
-"""The group writer's batches on a SQLite file, in a thread of its own (see `batching`)."""
+"""The group writer's batches on a SQLite file, in a thread of its own (see `batching`): the
+writer with `PARTIDA_SQLITE_WRITER=thread`, and for the batches the writer's process cannot take
+(`sqlite_process_writer`, which builds on this class's hand-over and write lock)."""
 
 from __future__ import annotations
 
