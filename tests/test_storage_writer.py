@@ -597,6 +597,18 @@ async def _started_games(store: Store, count: int) -> list[int]:
     return games
 
 
+async def _finish_with_one_cancelled_behind(store: Store, first: int, cancelled_game: int) -> None:
+    """Abort `first` while aborting `cancelled_game` is queued behind it and then cancelled:
+    the COMMIT before it has brought a BEGIN for a batch that never comes."""
+    finishing = asyncio.ensure_future(store.finish_game(first, None, "aborted"))
+    await _batch_under_way(store)
+    cancelled = asyncio.ensure_future(store.finish_game(cancelled_game, None, "aborted"))
+    await asyncio.sleep(0)  # queued: the COMMIT before it brings its BEGIN
+    cancelled.cancel()
+    await finishing
+    await asyncio.sleep(0.05)
+
+
 async def test_the_next_batch_begins_with_the_commit_before_it(pg_shared: str) -> None:
     """A batch that needs a transaction (finishing a game: an UPDATE to count, the ladder's
     guard) queued while another commits has its BEGIN sent with that COMMIT: both commit."""
@@ -627,25 +639,13 @@ async def test_a_transaction_begun_for_writes_that_were_cancelled_serves_the_nex
     try:
         store = Store(db)
         games = await _started_games(store, 5)
-        finishing = asyncio.ensure_future(store.finish_game(games[0], None, "aborted"))
-        await _batch_under_way(store)
-        cancelled = asyncio.ensure_future(store.finish_game(games[1], None, "aborted"))
-        await asyncio.sleep(0)  # queued: the COMMIT before it brings its BEGIN
-        cancelled.cancel()
-        await finishing
-        await asyncio.sleep(0.05)
+        await _finish_with_one_cancelled_behind(store, games[0], games[1])
         assert _writer_driver(store).is_in_transaction()  # begun for a batch that never came
         await store.append_action(games[2], 0, 0, "alone")  # one plain INSERT, in that transaction
         assert not _writer_driver(store).is_in_transaction()
         stored = await store.load_game(games[2])
         assert stored is not None and stored.actions == [(0, "alone")]
-        finishing = asyncio.ensure_future(store.finish_game(games[3], None, "aborted"))
-        await _batch_under_way(store)
-        cancelled = asyncio.ensure_future(store.finish_game(games[4], None, "aborted"))
-        await asyncio.sleep(0)
-        cancelled.cancel()
-        await finishing
-        await asyncio.sleep(0.05)
+        await _finish_with_one_cancelled_behind(store, games[3], games[4])
         assert _writer_driver(store).is_in_transaction()
     finally:
         await db.close()  # rolls the begun transaction back, without an error

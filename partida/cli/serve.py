@@ -83,8 +83,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--cpu",
         default=None,
         metavar="N",
-        help="run the server (its event loop and its database thread) on CPU N only; the bot pool keeps "
-        f"every CPU. Their hand-overs then stay on one CPU (docs/server.md, Speed; ${CPU_ENV} sets it too)",
+        help="run the server (its event loop and its threads) on CPU N only; the bot pool and the SQLite "
+        f"writer's process keep every CPU (docs/server.md, Speed; ${CPU_ENV} sets it too)",
     )
     add_log_flag(p, "info")
     p.set_defaults(func=run)
