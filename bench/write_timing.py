@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from partida.storage import sqlite_writer
+from partida.storage import sqlite_process, sqlite_writer
 
 
 def percentiles(values: list[float]) -> dict[str, float] | None:
@@ -69,18 +69,25 @@ def record(out: str) -> None:
 
     writer.run = timed_run  # type: ignore[method-assign]
 
-    call = writer._call
+    # The driver's calls: the writer's own (an older writer), else those of the runner it shares
+    # with the writer's process, `sqlite_process.Batches`.
+    owner: Any = writer if hasattr(writer, "_call") else sqlite_process
+    call = owner._call
+    sql_at = 0 if owner is sqlite_process else 1  # (sql, function, ...) or (conn, sql, function, ...)
 
-    def timed_call(conn: Any, sql: str, function: Any, *args: Any) -> Any:
-        if sql != "COMMIT":
-            return call(conn, sql, function, *args)
+    def timed_call(*args: Any) -> Any:
+        if args[sql_at] != "COMMIT":
+            return call(*args)
         start = time.perf_counter()
         try:
-            return call(conn, sql, function, *args)
+            return call(*args)
         finally:
             commits.append(time.perf_counter() - start)
 
-    writer._call = staticmethod(timed_call)  # type: ignore[method-assign]
+    if owner is sqlite_process:
+        sqlite_process._call = timed_call  # type: ignore[attr-defined]
+    else:
+        writer._call = staticmethod(timed_call)  # type: ignore[method-assign]
 
     if hasattr(writer, "_autocommit"):
         autocommit = writer._autocommit

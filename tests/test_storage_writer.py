@@ -9,7 +9,7 @@ import asyncio
 import os
 import signal
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ import asyncpg
 import pytest
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
 from partida.storage import sqlite_process_writer
 from partida.storage.batching import GroupWriter, MissingRow, Step
@@ -199,6 +200,39 @@ async def test_a_guarded_hook_is_called_only_for_a_batch_where_its_query_finds_a
     assert calls == [[games[0], games[2]]]
 
 
+def _through_sqlalchemy(writer: GroupWriter) -> tuple[Any, Any]:
+    """Two statements the writers cannot send to the driver themselves: an action without its
+    `created_at` (a default of Python's) and an UPDATE whose value a Python function gives."""
+    action = writer.statement("action without its time", insert(ActionRecord))
+    when = bindparam("b_when", callable_=utcnow)
+    started = update(GameRecord).where(GameRecord.id == bindparam("b_game")).values(started_at=when)
+    return action, writer.statement("stamp", started, must_change=True)
+
+
+def _action_row(game_id: int, index: int) -> dict[str, Any]:
+    return {"game_id": game_id, "index": index, "seat": 0, "action": index}
+
+
+async def test_statements_only_sqlalchemy_completes_run_in_the_batch_and_fail_alone(db: Database) -> None:
+    store = Store(db)
+    games = [await new_game(store, room_code=f"R{i}") for i in range(2)]
+    writer = GroupWriter(db)
+    action, stamp = _through_sqlalchemy(writer)
+    rename = _rename(writer)
+    outcomes = await asyncio.gather(
+        writer.write(Step(action, _action_row(games[0], 0)), Step(stamp, {"b_game": games[0]})),
+        writer.write(Step(action, _action_row(games[0], 0))),  # a repeated index
+        writer.write(Step(stamp, {"b_game": 404})),  # no such game
+        writer.write(Step(action, _action_row(games[1], 0)), Step(rename, {"b_game": games[1], "b_code": "NEW"})),
+        return_exceptions=True,
+    )
+    assert outcomes[0] is None and outcomes[3] is None
+    assert isinstance(outcomes[1], IntegrityError) and isinstance(outcomes[2], MissingRow)
+    first, second = [await store.load_game(g) for g in games]
+    assert first is not None and first.actions == [(0, 0)] and first.started_at is not None
+    assert second is not None and second.actions == [(0, 0)] and second.room_code == "NEW"
+
+
 # SQLite only.
 
 
@@ -232,17 +266,23 @@ async def started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncItera
 async def batches_while_the_thread_is_busy(started: Started, actions: list[tuple[int, Any]]) -> list[Any]:
     """Append `actions` (index, action), each in a turn of its own, while the writer's thread is
     held, so that they reach it together; their outcomes."""
+    appends = [started.store.append_action(started.game_id, index, index % 2, action) for index, action in actions]
+    return await writes_while_the_thread_is_busy(started, appends)
+
+
+async def writes_while_the_thread_is_busy(started: Started, writes: list[Awaitable[Any]]) -> list[Any]:
+    """Start `writes`, each in a turn of its own, while the writer's thread is held, so that
+    they reach it together; their outcomes."""
     gate = threading.Event()
     held = asyncio.ensure_future(started.backend._in_thread(gate.wait))
-    writes = []
-    for index, action in actions:
-        append = started.store.append_action(started.game_id, index, index % 2, action)
-        writes.append(asyncio.ensure_future(append))
+    futures = []
+    for write in writes:
+        futures.append(asyncio.ensure_future(write))
         for _ in range(3):
             await asyncio.sleep(0)
     gate.set()
     await held
-    return await asyncio.gather(*writes, return_exceptions=True)
+    return await asyncio.gather(*futures, return_exceptions=True)
 
 
 async def stored_actions(started: Started | InProcess) -> list[tuple[int, Any]]:
@@ -269,6 +309,32 @@ async def test_batches_reaching_the_sqlite_writer_together_share_a_transaction_a
     # one transaction for the three, then each on its own, and the offending one write by write
     assert transactions[:4] == [3, 1, 1, 1]
     assert await stored_actions(started) == [(0, "first"), (1, "second"), (0, "third")]
+
+
+async def test_batches_the_sqlite_writer_runs_partly_through_sqlalchemy_share_a_transaction_and_fail_alone(
+    started: Started,
+) -> None:
+    """The thread runs a statement only SQLAlchemy completes in the transaction of the batches
+    merged with it, and after a constraint's failure runs each batch again alone."""
+    writer = started.store._writer  # the group writer whose batches the thread runs
+    action, stamp = _through_sqlalchemy(writer)
+    before = await started.store.load_game(started.game_id)
+    assert before is not None and before.started_at is not None
+    transactions: list[int] = []
+    run = started.backend.run
+    started.backend.run = lambda jobs: transactions.append(len(jobs)) or run(jobs)  # type: ignore[method-assign]
+    steps = [
+        Step(action, _action_row(started.game_id, 0)),
+        Step(stamp, {"b_game": 404}),  # no such game
+        Step(action, _action_row(started.game_id, 0)),  # a repeated index
+        Step(stamp, {"b_game": started.game_id}),
+    ]
+    outcomes = await writes_while_the_thread_is_busy(started, [writer.write(step) for step in steps])
+    assert outcomes[0] is None and outcomes[3] is None
+    assert isinstance(outcomes[1], MissingRow) and isinstance(outcomes[2], IntegrityError)
+    assert transactions == [4, 1, 1, 1, 1]
+    stored = await started.store.load_game(started.game_id)
+    assert stored is not None and stored.actions == [(0, 0)] and stored.started_at != before.started_at
 
 
 async def test_actions_alone_go_as_one_statement_without_begin_and_commit(started: Started) -> None:

@@ -16,9 +16,12 @@ The protocol on the pipes is frames of a 4-byte length and a body (`frame`). Dow
 changed none) or `("other", exception)`. Everything in a frame comes from the server that
 started this process, never from a client.
 
-Like the thread writer, each transaction takes every batch that arrived while the one before it
-was committing (up to `MERGED_WRITES` writes), so one sync serves them all; after a constraint's
-failure each of its batches runs again on its own, so that only the offending one gets the error.
+Each transaction takes every batch that arrived while the one before it was committing (up to
+`MERGED_WRITES` writes), so one sync serves them all; after a constraint's failure each of its
+batches runs again on its own, so that only the offending one gets the error. `Batches` does that
+(with a lone INSERT committed without BEGIN and COMMIT, and multi-row INSERTs), here and in the
+thread writer (`sqlite_writer`), which hands it batches in the same form, on a connection
+SQLAlchemy opened.
 It ignores SIGINT and SIGTERM (a Ctrl-C reaches the whole process group): the server decides when
 it stops, by closing the pipe, after which it commits what it was given and exits. If the server
 dies, the closed pipe stops it the same way.
@@ -112,67 +115,73 @@ class Frames:
         return messages
 
 
-class _Failed(Exception):
-    """A statement's failure, with what the server needs to raise it as SQLAlchemy would."""
+class Failed(Exception):
+    """A statement's failure, with what the server needs to raise it as SQLAlchemy would: `error`
+    as the protocol carries it (`("db", sql, the driver's exception)` or `("missing", op index)`)."""
 
     def __init__(self, error: tuple[Any, ...]) -> None:
         super().__init__(error)
         self.error = error
 
-    @property
-    def constraint(self) -> bool:
-        """A failure that rolled back the batch and leaves the connection fine."""
-        return self.error[0] == "missing" or isinstance(self.error[-1], sqlite3.IntegrityError)
+
+def _constraint(exc: BaseException) -> bool:
+    """A failure that rolled back the batch and leaves the connection fine: a constraint's (the
+    driver's, or SQLAlchemy's in a hook, which keeps the driver's as `orig`), or an UPDATE that
+    changed no row."""
+    if isinstance(exc, Failed):
+        return exc.error[0] == "missing" or isinstance(exc.error[-1], sqlite3.IntegrityError)
+    return isinstance(getattr(exc, "orig", None), sqlite3.IntegrityError)
+
+
+def _error(exc: Exception) -> tuple[Any, ...]:
+    return exc.error if isinstance(exc, Failed) else ("other", exc)
 
 
 class Batches:
-    """Runs batches on one connection to `path`, kept open between them."""
+    """Runs batches on one connection to `path`, kept open between them: this process's runner,
+    and the thread writer's (`sqlite_writer.SqliteWriter`, which opens the connection through
+    SQLAlchemy and sends the statements only SQLAlchemy completes as hooks)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._conn: sqlite3.Connection | None = None
-        self._sqlalchemy: Any = None  # a SQLAlchemy connection on `_conn`, for hooks
+        self._driver: sqlite3.Connection | None = None
+        self._conn: Any = None  # a SQLAlchemy connection on `_driver`, for hooks
         self._inserts: dict[str, tuple[str | None, str | None]] = {}
 
     def reset(self) -> None:
-        conn, self._conn = self._conn, None
-        if self._sqlalchemy is not None:
-            self._sqlalchemy.close()
-            self._sqlalchemy.engine.dispose()
-            self._sqlalchemy = None
-        if conn is not None:
-            conn.close()
+        driver, self._driver = self._driver, None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn.engine.dispose()
+            self._conn = None
+        if driver is not None:
+            driver.close()
 
     def run_jobs(self, jobs: list[Job]) -> list[Outcome]:
         """Run `jobs` in one transaction; after a constraint's failure, each again on its own."""
         try:
             return [(job.id, results, None) for job, results in zip(jobs, self.run(jobs), strict=True)]
-        except _Failed as exc:
-            if len(jobs) == 1 or not exc.constraint:
-                return [(job.id, None, exc.error) for job in jobs]
         except Exception as exc:
-            if len(jobs) == 1 or type(exc).__name__ != "IntegrityError":  # a hook's, from SQLAlchemy
-                return [(job.id, None, ("other", exc)) for job in jobs]
+            if len(jobs) == 1 or not _constraint(exc):
+                return [(job.id, None, _error(exc)) for job in jobs]
         outcomes: list[Outcome] = []
         for job in jobs:
             try:
                 outcomes.append((job.id, self.run([job])[0], None))
-            except _Failed as alone:
-                outcomes.append((job.id, None, alone.error))
             except Exception as alone:
-                outcomes.append((job.id, None, ("other", alone)))
+                outcomes.append((job.id, None, _error(alone)))
         return outcomes
 
     def run(self, jobs: list[Job]) -> list[list[Any]]:
         """One transaction for `jobs`; for each, the value each write's returning step gave
         (None for the others). The transaction is the driver's own (begun by its first
         statement), committed here; a hook's SQLAlchemy connection shares it."""
-        if self._conn is None:
-            self._conn = self._connect()
-        conn = self._conn
+        if self._driver is None:
+            self._driver = self._connect()
+        conn = self._driver
         every: list[list[Any]] = []
         try:
-            if self._sqlalchemy is None and any(op.kind == "hook" for job in jobs for op in job.ops):
+            if self._conn is None and any(op.kind == "hook" for job in jobs for op in job.ops):
                 # Before any statement: SQLAlchemy's first use of a connection ends with a rollback.
                 self._hook_connection()
             alone = self._one_statement(jobs)
@@ -188,20 +197,17 @@ class Batches:
                     every.append(results)
             finally:
                 cursor.close()
-            if self._sqlalchemy is not None and self._sqlalchemy.in_transaction():
-                self._sqlalchemy.commit()
+            if self._conn is not None and self._conn.in_transaction():
+                self._conn.commit()
             else:
                 _call("COMMIT", conn.commit)
             return every
-        except _Failed as exc:
-            if not exc.constraint:
+        except BaseException as exc:
+            if _constraint(exc):
+                self._rollback()
+            else:
+                # A failure of the file or the driver (or a hook's): the next batch gets a new connection.
                 self._drop()
-                raise
-            self._rollback()
-            raise
-        except BaseException:
-            # A failure of the file or the driver (or a hook's): the next batch gets a new connection.
-            self._drop()
             raise
 
     def _run_op(self, cursor: sqlite3.Cursor, index: int, op: WireOp, results: list[Any]) -> None:
@@ -223,37 +229,38 @@ class Batches:
         else:
             _call(sql, cursor.executemany, sql, rows)
             if kind == "must_change" and cursor.rowcount != len(rows):
-                raise _Failed(("missing", index))
+                raise Failed(("missing", index))
 
     def _found(self, cursor: sqlite3.Cursor, sql: str, rows: list[tuple[Any, ...]]) -> bool:
         return any(_call(sql, cursor.execute, sql, row).fetchone() is not None for row in rows)
 
     def _hook_connection(self) -> Any:
-        """A SQLAlchemy connection on this process's connection, in its transaction (SQLAlchemy
+        """A SQLAlchemy connection on this runner's connection, in its transaction (SQLAlchemy
         leaves beginning to the driver on SQLite). Imported only when a hook runs: most batches
         never need it."""
-        if self._sqlalchemy is None:
+        if self._conn is None:
             from sqlalchemy import create_engine
             from sqlalchemy.pool import StaticPool
 
-            conn = self._conn
-            engine = create_engine("sqlite://", creator=lambda: conn, poolclass=StaticPool)
-            self._sqlalchemy = engine.connect()
-        return self._sqlalchemy
+            driver = self._driver
+            engine = create_engine("sqlite://", creator=lambda: driver, poolclass=StaticPool)
+            self._conn = engine.connect()
+        return self._conn
 
     def _rollback(self) -> None:
-        if self._sqlalchemy is not None and self._sqlalchemy.in_transaction():
-            self._sqlalchemy.rollback()
-        elif self._conn is not None:
-            _call("ROLLBACK", self._conn.rollback)
+        if self._conn is not None and self._conn.in_transaction():
+            self._conn.rollback()
+        elif self._driver is not None:
+            _call("ROLLBACK", self._driver.rollback)
 
     def _drop(self) -> None:
         try:
             self.reset()
         except Exception:
-            self._conn, self._sqlalchemy = None, None
+            self._driver, self._conn = None, None
 
     def _connect(self) -> sqlite3.Connection:
+        """The connection to run batches on, with every SQLite connection's settings."""
         conn = sqlite3.connect(self.path, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000)
         cursor = conn.cursor()
         try:
@@ -302,7 +309,7 @@ def _call(sql: str, function: Callable[..., Any], *args: Any) -> Any:
     try:
         return function(*args)
     except sqlite3.Error as exc:
-        raise _Failed(("db", sql, exc)) from exc
+        raise Failed(("db", sql, exc)) from exc
 
 
 def multi_row(

@@ -4,12 +4,14 @@
 It keeps the thread writer's contract (`SqliteWriter`: `hand_over` without waiting, one callback
 per batch on the event loop, SQLite's in-process write lock shared by the batches in flight) and
 changes where a batch runs: the server plans it here, on the event loop (a move's one row costs a
-few microseconds to plan), and writes it down a pipe; the process commits it on a GIL of its own
-and writes back the outcome, which `_readable` hands to the batch's callback when the event loop
-next turns. A batch the process cannot run (a statement only SQLAlchemy can complete, a hook that
-cannot be pickled) goes to the thread writer as before; SQLite's busy timeout lets the two take
-turns on the file. The process starts with the first batch and again after it died: the batches
-it held then fail with an OperationalError (players get `storage_unavailable` and may retry).
+few microseconds to plan), and writes it down a pipe (in the form `sqlite_writer.wire_ops` gives
+both writers); the process commits it on a GIL of its own, with the runner the thread writer uses
+too (`sqlite_process.Batches`), and writes back the outcome, which `_readable` hands to the
+batch's callback when the event loop next turns. A batch the process cannot run (a statement only
+SQLAlchemy can complete, a hook that cannot be pickled) goes to the thread writer as before;
+SQLite's busy timeout lets the two take turns on the file. The process starts with the first
+batch and again after it died: the batches it held then fail with an OperationalError (players
+get `storage_unavailable` and may retry).
 
 `PARTIDA_SQLITE_WRITER=thread` keeps every batch in the thread (to compare the two, or on a
 system that cannot start a process).
@@ -28,13 +30,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from partida.storage.database import StorageError
 from partida.storage.sqlite_process import RESET, Frames, frame
-from partida.storage.sqlite_writer import Outcome, SqliteWriter
-from partida.storage.writes import MissingRow, Op, Step, plan_alone
+from partida.storage.sqlite_writer import Outcome, SqliteWriter, wire_ops
+from partida.storage.writes import Op, Step, plan_alone
 
 ENV_VAR = "PARTIDA_SQLITE_WRITER"
 # The CPUs the writer's process runs on, when the server pinned itself to one (`partida serve
@@ -55,7 +56,6 @@ class SqliteProcessWriter(SqliteWriter):
 
     def __init__(self, url: str, write_lock: asyncio.Lock) -> None:
         super().__init__(url, write_lock)
-        self.path = make_url(url).database or ""
         self._child: _Child | None = None
         self._sent: dict[int, tuple[list[Op], Outcome]] = {}  # batches the process holds
         self._ids = itertools.count()
@@ -110,14 +110,6 @@ class SqliteProcessWriter(SqliteWriter):
         if self._drained is not None:
             self._drained.set()
 
-    def _error(self, error: tuple[Any, ...], ops: list[Op]) -> BaseException:
-        """The process's error as the thread writer raises it (SQLAlchemy's, or `MissingRow`)."""
-        if error[0] == "db":
-            return DBAPIError.instance(error[1], None, error[2], sqlite3.Error, dialect=self.engine.dialect)
-        if error[0] == "missing":
-            return MissingRow(ops[error[1]].statement)
-        return error[1]  # type: ignore[no-any-return]
-
     async def reconnect(self) -> None:
         child = self._child
         if child is not None:
@@ -150,24 +142,9 @@ def _settle(future: asyncio.Future[None], exc: BaseException | None) -> None:
 
 def _message(job_id: int, ops: list[Op], count: int) -> bytes | None:
     """A planned batch as a frame for the process, or None if it cannot go there."""
-    wire: list[tuple[Any, ...]] = []
-    for op in ops:
-        statement = op.statement
-        positions = [position for position, _ in op.group]
-        if statement.hook is not None:
-            when = op.when.sql if op.when is not None else None
-            params = [params for _, params in op.group]
-            wire.append(("hook", "", [], positions, statement.hook, params, when, op.when_rows))
-            continue
-        if op.prepared is None or op.rows is None:
-            return None  # only SQLAlchemy can complete it
-        if statement.returning:
-            kind = "returning"
-        elif statement.must_change:
-            kind = "must_change"
-        else:
-            kind = "insert" if op.prepared.plain_insert else "many"
-        wire.append((kind, op.prepared.sql, op.rows, positions))
+    wire = wire_ops(ops, through_sqlalchemy=False)
+    if wire is None:
+        return None  # only SQLAlchemy can complete it
     try:
         return frame((job_id, wire, count))
     except (pickle.PicklingError, AttributeError, TypeError):

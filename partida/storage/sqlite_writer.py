@@ -1,24 +1,32 @@
 """The group writer's batches on a SQLite file, in a thread of its own (see `batching`): the
 writer with `PARTIDA_SQLITE_WRITER=thread`, and for the batches the writer's process cannot take
-(`sqlite_process_writer`, which builds on this class's hand-over and write lock)."""
+(`sqlite_process_writer`, which builds on this class's hand-over and write lock).
+
+The thread runs its transactions with the writer process's own runner (`sqlite_process.Batches`:
+batches merged into one transaction and run again alone after a constraint's failure, a lone
+INSERT committed without BEGIN and COMMIT, multi-row INSERTs), so both writers run batches the
+same way; a batch reaches it in the form it takes down the process's pipe (`wire_ops`), except
+that a statement only SQLAlchemy can complete goes as a hook that runs it through SQLAlchemy."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import queue
+import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError
 
 from partida.storage.database import SQLITE_BUSY_TIMEOUT_MS, on_sqlite_connect
-from partida.storage.sqlite_process import INSERT_ROWS, MERGED_WRITES, multi_row
-from partida.storage.writes import MissingRow, Op, Planner, Prepared, Step, plan_alone, run_group
+from partida.storage.sqlite_process import MERGED_WRITES, Batches, Failed, Job
+from partida.storage.writes import MissingRow, Op, Planner, Statement, Step, plan_alone, run_group
 
 Outcome = Callable[[Any, "BaseException | None"], None]  # a batch's results, or its error
 
@@ -37,16 +45,17 @@ class _Job:
         return len(self.writes)
 
 
-class SqliteWriter:
-    """A synchronous connection to the same SQLite file, used from one dedicated thread.
+class SqliteWriter(Batches):
+    """A synchronous connection to the same SQLite file, used from one dedicated thread, which
+    runs its batches as the writer's process does (`Batches`).
 
     A batch's statements go straight to the driver, with the SQL SQLAlchemy compiled once per
     statement: SQLAlchemy's per-execution work held the GIL longer than the rows themselves, and
     the event loop waits for the GIL. The thread plans each batch (`Planner.plan`: the rows
     converted by the columns' types) and runs it: rows of a plain INSERT as one multi-row
     statement, others with executemany. A statement that needs what only SQLAlchemy can supply
-    (a Python-side column default) keeps going through SQLAlchemy; hooks get the SQLAlchemy
-    connection of the same transaction.
+    (a Python-side column default) goes through SQLAlchemy as a hook does (`wire_ops`): both get
+    the SQLAlchemy connection under which the driver's runs, in the same transaction.
 
     The group writer hands a batch over synchronously (`hand_over`), as soon as it has it: no
     task, future or lock is taken for it on the event loop unless SQLite's write lock is held
@@ -61,14 +70,15 @@ class SqliteWriter:
     thread holds the GIL for it, but the event loop, the bottleneck, no longer spends its time
     on it, and the thread holds the GIL for a few percent of the time at most."""
 
+    _conn: Connection | None  # SQLAlchemy's connection, kept open between batches, only in the thread
+
     def __init__(self, url: str, write_lock: asyncio.Lock) -> None:
         sync_url = make_url(url).set(drivername="sqlite+pysqlite")
+        super().__init__(sync_url.database or "")
         self.engine = create_engine(sync_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
         event.listen(self.engine, "connect", on_sqlite_connect)
         self.write_lock = write_lock
         self.planner = Planner(self.engine.dialect)
-        self._conn: Connection | None = None  # kept open between batches, only in the thread
-        self._inserts: dict[str, tuple[str | None, str | None]] = {}
         self._queue: queue.SimpleQueue[_Job | Callable[[], None] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._users = 0  # batches in flight, which hold the write lock together
@@ -154,39 +164,30 @@ class SqliteWriter:
                 else:
                     follow, stop = more, more is None
                     break
-            self._run_jobs(jobs)
+            self._run_handed(jobs)
             if stop:
                 return
             if follow is not None:
                 follow()
 
-    def _run_jobs(self, jobs: list[_Job]) -> None:
-        """Run `jobs` in one transaction and hand each its outcome; after a constraint's
-        failure, each again on its own."""
+    def _run_handed(self, handed: list[_Job]) -> None:
+        """Plan `handed`, run them in one transaction (`Batches.run_jobs`: after a constraint's
+        failure, each again on its own) and hand each its outcome on its event loop."""
         outcomes: list[tuple[_Job, Any, BaseException | None]] = []
-        planned = []
-        for job in jobs:
+        jobs: list[Job] = []
+        for index, job in enumerate(handed):
             try:
                 job.ops = plan_alone(self.planner, job.writes)
             except Exception as exc:  # a value its column cannot take: this batch alone fails
                 outcomes.append((job, None, exc))
-            else:
-                planned.append(job)
-        jobs = planned
-        try:
-            results = self.run(jobs) if jobs else []
-            outcomes += [(job, result, None) for job, result in zip(jobs, results, strict=True)]
-        except (IntegrityError, MissingRow) as exc:
-            if len(jobs) == 1:
-                outcomes.append((jobs[0], None, exc))
-            else:
-                for job in jobs:
-                    try:
-                        outcomes.append((job, self.run([job])[0], None))
-                    except Exception as alone:
-                        outcomes.append((job, None, alone))
-        except Exception as exc:
-            outcomes += [(job, None, exc) for job in jobs]
+                continue
+            wire = wire_ops(job.ops, through_sqlalchemy=True)
+            assert wire is not None
+            jobs.append(Job.received((index, wire, job.count)))
+        for index, results, error in self.run_jobs(jobs) if jobs else []:
+            job = handed[index]
+            assert job.ops is not None
+            outcomes.append((job, results, None if error is None else self._error(error, job.ops)))
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[_Job, Any, BaseException | None]]] = {}
         for outcome in outcomes:
             by_loop.setdefault(outcome[0].loop, []).append(outcome)
@@ -194,146 +195,23 @@ class SqliteWriter:
             with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is waiting
                 loop.call_soon_threadsafe(_deliver, theirs)
 
-    def run(self, jobs: list[_Job]) -> list[list[Any]]:
-        """One transaction for the planned batches of `jobs`, in the writer's thread; for each,
-        the value each write's returning step gave (None for the others). The transaction is
-        the driver's own (begun by its first statement, committed here), unless a hook or a
-        statement that SQLAlchemy must complete took part: SQLAlchemy's bookkeeping of a
-        transaction cost more of the GIL than a batch's rows."""
-        if self._conn is None:
-            self._conn = self.engine.connect()
-        conn = self._conn
-        driver = conn.connection.dbapi_connection
+    def _connect(self) -> sqlite3.Connection:
+        """The driver's connection under one of SQLAlchemy's, which gets the settings
+        (`on_sqlite_connect`) and serves the hooks and the statements only SQLAlchemy completes,
+        in the same transaction."""
+        self._conn = self.engine.connect()
+        driver = self._conn.connection.dbapi_connection
         assert driver is not None
-        every: list[list[Any]] = []
-        try:
-            alone = self._one_statement(jobs)
-            if alone is not None and not conn.in_transaction() and not driver.in_transaction:
-                self._autocommit(conn, *alone)
-                return [[None] * job.count for job in jobs]
-            for job in jobs:
-                results: list[Any] = [None] * job.count
-                assert job.ops is not None
-                for op in job.ops:
-                    if op.statement.hook is not None and op.when is not None and not self._found(conn, op):
-                        continue  # nothing for the hook to do in this batch
-                    if op.prepared is None or op.rows is None:
-                        run_group(conn, op.statement, op.group, results)  # SQLAlchemy begins with it
-                    else:
-                        self._run_prepared(conn, op, results)
-                every.append(results)
-            if conn.in_transaction():
-                conn.commit()
-            else:
-                self._call(conn, "COMMIT", driver.commit)
-            return every
-        except (IntegrityError, MissingRow):
-            # Rolled back; the connection is fine.
-            if conn.in_transaction():
-                conn.rollback()
-            else:
-                self._call(conn, "ROLLBACK", driver.rollback)
-            raise
-        except BaseException:
-            # A failure of the file or the driver: start the next batch on a new connection.
-            self._conn = None
-            with contextlib.suppress(Exception):
-                conn.close()
-            raise
+        return driver  # type: ignore[return-value]
 
-    def _one_statement(self, jobs: list[_Job]) -> tuple[str, tuple[Any, ...]] | None:
-        """The batches of `jobs` as one statement, when they are nothing but rows of one plain
-        INSERT (say, actions from several rooms), few enough for one statement; else None."""
-        rows: list[tuple[Any, ...]] = []
-        prepared = None
-        for job in jobs:
-            if job.ops is None or len(job.ops) != 1:
-                return None
-            op = job.ops[0]
-            if op.prepared is None or op.rows is None or not op.prepared.plain_insert:
-                return None
-            if op.statement.returning or op.statement.must_change or op.statement.hook is not None:
-                return None
-            if prepared is None:
-                prepared = op.prepared
-            elif op.prepared is not prepared:
-                return None
-            rows += op.rows
-        if prepared is None or len(rows) > INSERT_ROWS:
-            return None
-        if len(rows) == 1:
-            return prepared.sql, rows[0]
-        statements = self._many(prepared, rows)
-        return statements[0] if len(statements) == 1 else None  # an INSERT it could not widen
-
-    def _autocommit(self, conn: Connection, sql: str, values: tuple[Any, ...]) -> None:
-        """One statement committed by itself (SQLite makes a lone statement its own transaction):
-        one step of the driver where BEGIN, the statement and COMMIT were three, each of which
-        lets go of the GIL and must take it back from the event loop (`bench/sqlite_commit.py`
-        times both; on this machine the difference stayed within its noise, docs/server.md)."""
-        driver = conn.connection.dbapi_connection
-        assert driver is not None
-        saved = driver.isolation_level
-        driver.isolation_level = None  # the driver's autocommit: no implicit BEGIN
-        cursor = driver.cursor()
-        try:
-            self._call(conn, sql, cursor.execute, sql, values)
-        finally:
-            cursor.close()
-            driver.isolation_level = saved
-
-    def _found(self, conn: Connection, op: Op) -> bool:
-        """Whether a hook's guard finds a row for any of its steps."""
-        assert op.when is not None and op.when_rows is not None
-        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        try:
-            for row in op.when_rows:
-                if self._call(conn, op.when.sql, cursor.execute, op.when.sql, row).fetchone() is not None:
-                    return True
-            return False
-        finally:
-            cursor.close()
-
-    @staticmethod
-    def _call(conn: Connection, sql: str, function: Any, *args: Any) -> Any:
-        """`function(*args)` on the driver, its error raised as SQLAlchemy raises it."""
-        try:
-            return function(*args)
-        except conn.dialect.loaded_dbapi.Error as exc:
-            raise _as_sqlalchemy(conn, sql, exc) from exc
-
-    def _run_prepared(self, conn: Connection, op: Op, results: list[Any]) -> None:
-        prepared, rows, statement = op.prepared, op.rows, op.statement
-        assert prepared is not None and rows is not None
-        dbapi = conn.dialect.loaded_dbapi
-        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        try:
-            if statement.returning:
-                for (position, _), row in zip(op.group, rows, strict=True):
-                    cursor.execute(prepared.sql, row)
-                    results[position] = cursor.fetchone()[0]
-                return
-            if prepared.plain_insert and len(rows) > 1:
-                for sql, values in self._many(prepared, rows):
-                    cursor.execute(sql, values)
-            else:
-                cursor.executemany(prepared.sql, rows)
-            if statement.must_change and cursor.rowcount != len(rows):
-                raise MissingRow(statement)
-        except dbapi.Error as exc:
-            raise _as_sqlalchemy(conn, prepared.sql, exc) from exc
-        finally:
-            cursor.close()
-
-    def _many(self, prepared: Prepared, rows: list[tuple[Any, ...]]) -> list[tuple[str, tuple[Any, ...]]]:
-        return multi_row(self._inserts, prepared.sql, rows)
-
-    def reset(self) -> None:
-        """Drop the connection (in the writer's thread): the next batch opens a new one."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        self.engine.dispose()
+    def _error(self, error: tuple[Any, ...], ops: list[Op]) -> BaseException:
+        """A runner's error (`sqlite_process.Failed`, in this thread or the writer's process) as
+        SQLAlchemy raises it, or `MissingRow`: callers see the same errors from either writer."""
+        if error[0] == "db":
+            return DBAPIError.instance(error[1], None, error[2], sqlite3.Error, dialect=self.engine.dialect)
+        if error[0] == "missing":
+            return MissingRow(ops[error[1]].statement)
+        return error[1]  # type: ignore[no-any-return]
 
     async def reconnect(self) -> None:
         """Open a new connection for the next batch (say, after the file's settings changed)."""
@@ -367,6 +245,47 @@ class SqliteWriter:
         await done
 
 
+def wire_ops(ops: list[Op], *, through_sqlalchemy: bool) -> list[tuple[Any, ...]] | None:
+    """A planned batch's ops as `sqlite_process.WireOp`s, in plain tuples (what `marshal` takes
+    down the process's pipe). A statement only SQLAlchemy can complete becomes a hook that runs
+    it through SQLAlchemy in the batch's transaction (`through_sqlalchemy`: the thread, which has
+    the engine), or else makes the answer None: the batch cannot go to the process."""
+    wire: list[tuple[Any, ...]] = []
+    for index, op in enumerate(ops):
+        statement = op.statement
+        positions = [position for position, _ in op.group]
+        if statement.hook is not None:
+            when = op.when.sql if op.when is not None else None
+            params = [params for _, params in op.group]
+            wire.append(("hook", "", [], positions, statement.hook, params, when, op.when_rows))
+            continue
+        if op.prepared is None or op.rows is None:
+            if not through_sqlalchemy:
+                return None
+            params = [params for _, params in op.group]
+            wire.append(("hook", "", [], positions, partial(_through_sqlalchemy, statement, index), params))
+            continue
+        if statement.returning:
+            kind = "returning"
+        elif statement.must_change:
+            kind = "must_change"
+        else:
+            kind = "insert" if op.prepared.plain_insert else "many"
+        wire.append((kind, op.prepared.sql, op.rows, positions))
+    return wire
+
+
+def _through_sqlalchemy(statement: Statement, index: int, conn: Connection, params: list[dict[str, Any]]) -> list[Any]:
+    """A statement that only SQLAlchemy can complete, called as a hook is (`wire_ops`): each
+    row's value (a new id), and an UPDATE that changed no row failing as the driver's do."""
+    values: list[Any] = [None] * len(params)
+    try:
+        run_group(conn, statement, list(enumerate(params)), values)
+    except MissingRow as exc:
+        raise Failed(("missing", index)) from exc
+    return values
+
+
 def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
     if future.done():
         return  # its caller went (cancelled)
@@ -394,10 +313,3 @@ def _take_now(lock: asyncio.Lock) -> bool:
         return True
     attempt.close()  # it would have waited: out of the queue again
     return False
-
-
-def _as_sqlalchemy(conn: Connection, sql: str, exc: Exception) -> Exception:
-    """A driver's error as SQLAlchemy raises it (IntegrityError, OperationalError ...), so that
-    callers see the same errors on every path."""
-    dbapi = conn.dialect.loaded_dbapi
-    return DBAPIError.instance(sql, None, exc, dbapi.Error, dialect=conn.dialect)
