@@ -6,7 +6,8 @@ their caller never cuts one off halfway.
 
 After every accepted action the room writes it to the action log and only then pushes the new
 views, so an acknowledged action survives a crash; on restart the room is rebuilt by replaying
-its log (`Room.resume`).
+its log (`Room.resume`). A write that fails may have landed all the same: the room then asks the
+stored log, the truth, what happened (`mending`).
 
 Clocks (`clocks`) and the ways a game ends besides its rules (`endings`) are pure modules; the
 room wires them in: one timer per room fires at the nearest deadline (a seat's time running out,
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from partida.games.base import Action, Decision, Game, IllegalAction, State
 from partida.protocol import ErrorCode, ProtocolError, server_message
-from partida.server import endings, entropy
+from partida.server import endings, entropy, mending
 from partida.server.clocks import Clock, ClockSpec
 from partida.server.endings import Endings
 from partida.server.session import send_all
@@ -481,11 +482,16 @@ class Room:
         try:
             await self.server.store.append_action(self.game_id, self.seq, seat, action, result, clock=snapshot)
         except Exception:
-            log.exception("room %s: could not store an action; it is undone", self.code)
-            self._rebuild()
-            if self.clock is not None and saved is not None:
-                self.clock.restore(saved)
-            raise ProtocolError(ErrorCode.STORAGE, "the action could not be stored; try again") from None
+            log.exception("room %s: could not store action %d; asking the stored log", self.code, self.seq)
+            # The write may have landed anyway, or the log may be ahead of the room: it decides.
+            outcome = await mending.after_failed_write(self, seat, action, result)
+            if outcome is mending.Outcome.RELOADED:
+                return
+            if outcome is mending.Outcome.ABSENT:
+                self._rebuild()
+                if self.clock is not None and saved is not None:
+                    self.clock.restore(saved)
+                raise ProtocolError(ErrorCode.STORAGE, "the action could not be stored; try again") from None
         self.actions.append((seat, action))
         self.last = public_last(self.game, self.state, seat, action)
         self.endings.on_action(seat)

@@ -1,0 +1,147 @@
+"""What a room does when the write of an action fails: it asks the stored log, which is the truth.
+
+Some failures are ambiguous: the write may have been committed before the failure was seen (the
+SQLite writer's process dying between its COMMIT and its answer, a PostgreSQL connection dropping
+after the COMMIT went out). Undoing the action then would leave the room a move behind its own
+log: its next write of that index would fail as a duplicate forever, and a restart would resume
+the game with the move its players were told was refused. So before a room undoes a failed
+action it reads the game's log back (`Store.load_game`, on a reading connection, not the writer's):
+
+- the log is the room's plus this action: the write did land; the room carries on as if it had
+  been told so (`Outcome.STORED`);
+- the log is the room's: nothing landed; the room undoes the action (`Outcome.ABSENT`), as it
+  does when the log cannot be read either;
+- the log holds anything else (more actions, whatever put them there): the room adopts it the way
+  a restarted server resumes a game (`Room.resume`), clocks from the snapshot stored with the last
+  action, pushes the fresh views to everyone (`Outcome.RELOADED`), and the player whose action
+  was not the stored one is told `stale_decision`.
+
+`judge` is the pure comparison; `after_failed_write` wires it to a room.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from partida.games.base import Action
+from partida.protocol import ErrorCode, ProtocolError
+from partida.server import endings
+from partida.server.clocks import Clock
+from partida.storage.store import END_STATUSES
+
+if TYPE_CHECKING:
+    from partida.server.rooms import Room
+    from partida.storage.store import StoredGame
+
+log = logging.getLogger(__name__)
+
+
+class Outcome(enum.Enum):
+    STORED = "stored"  # the action is in the log as the room holds it: carry on as on success
+    ABSENT = "absent"  # not in the log (or the log could not be read): undo it
+    RELOADED = "reloaded"  # the log differed; the room now holds it, and the action is in it
+
+
+@dataclass(frozen=True)
+class Verdict:
+    stored: bool  # the log holds the room's actions and then this one
+    differs: bool  # the log holds something other than the room's actions, with or without this one
+
+
+def _as_stored(value: Any) -> Any:
+    """`value` as it comes back from the log's JSON column (tuples as lists, keys as strings), so
+    an action read back compares equal to the one the room holds."""
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError):
+        return value
+
+
+def _same(a: Sequence[tuple[int, Action]], b: Sequence[tuple[int, Action]]) -> bool:
+    return len(a) == len(b) and all(
+        sa == sb and (xa == xb or _as_stored(xa) == _as_stored(xb)) for (sa, xa), (sb, xb) in zip(a, b, strict=True)
+    )
+
+
+def judge(
+    held: Sequence[tuple[int, Action]], stored: Sequence[tuple[int, Action]], seat: int, action: Action
+) -> Verdict:
+    """Compare the room's log (`held`, without the action whose write failed) with the stored one."""
+    mine = [*held, (seat, action)]
+    if len(stored) >= len(mine) and _same(stored[: len(mine)], mine):
+        return Verdict(stored=True, differs=len(stored) > len(mine))
+    return Verdict(stored=False, differs=not _same(stored, held))
+
+
+async def after_failed_write(room: Room, seat: int, action: Action, result: dict[str, Any] | None) -> Outcome:
+    """Called by the room (under its lock, the action applied to its state but not to its log)
+    when the write of `action` by `seat` failed; `result` is the result the write carried, if the
+    action ended the game. Raises `stale_decision` when the room reloaded a log without it."""
+    try:
+        stored = await room.server.store.load_game(room.game_id)
+    except Exception:
+        log.exception("room %s: the stored log cannot be read either; the action is undone", room.code)
+        return Outcome.ABSENT
+    if stored is None:
+        return Outcome.ABSENT
+    verdict = judge(room.actions, stored.actions, seat, action)
+    if verdict.stored and not verdict.differs:
+        log.warning("room %s: the failed write of action %d was stored after all; it stands", room.code, room.seq)
+        if result is not None and stored.status not in END_STATUSES:
+            # Only when the action was stored by someone else (the server stores an ending action
+            # with its result, in one transaction); if this fails too, a restart records it.
+            with contextlib.suppress(Exception):
+                await room.server.store.finish_game(room.game_id, result)
+        return Outcome.STORED
+    if not verdict.differs:
+        return Outcome.ABSENT
+    log.warning(
+        "room %s: the stored log (%d actions) is not the room's (%d); the room takes it",
+        room.code,
+        len(stored.actions),
+        room.seq,
+    )
+    await reload(room, stored)
+    if verdict.stored:
+        return Outcome.RELOADED
+    raise ProtocolError(
+        ErrorCode.STALE_DECISION,
+        f"that decision has passed: the stored game is at move {room.seq} (the new views have been sent)",
+    )
+
+
+async def reload(room: Room, stored: StoredGame) -> None:
+    """Replace the room's game with the stored one, as `Room.resume` builds it after a restart
+    (seats, their connections and the ending bookkeeping stay: only actions can be ahead, since
+    every other write of a game is the room's own and waited for), and tell everyone."""
+    from partida.server.rooms import public_last  # rooms imports this module
+
+    for acted, _ in stored.actions[room.seq :]:
+        room.endings.on_action(acted)  # a draw offer lapses as it would have
+    room.actions = list(stored.actions)
+    room._rebuild()
+    state = room.state
+    assert state is not None
+    room.last = public_last(room.game, state, *room.actions[-1]) if room.actions else None
+    if room.clock_spec is not None:
+        room.clock = Clock.new(room.clock_spec, room.num_seats, stored.clock_state)
+    if stored.status in END_STATUSES:
+        room._mark_finished(stored.result if stored.result is not None else endings.aborted())
+        room.push_all()
+        await room._announce_finish()
+        return
+    if await room._record_finish_if_over():
+        room.push_all()
+        await room._announce_finish()
+        return
+    room._sync_clock(None)
+    room.push_all()
+    with contextlib.suppress(ProtocolError):  # a failed write of the server's bot is logged by its room
+        await room._autoplay()
+    room._arm()

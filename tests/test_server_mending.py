@@ -1,0 +1,241 @@
+"""A room whose write of an action failed converges on the stored log, the truth a restart resumes
+from: a write that landed after all stands, and a log ahead of the room (whatever put the rows
+there) is adopted, with fresh views for everyone and `stale_decision` for the player whose action
+is not in it. The rows "behind the server's back" are written by another connection to the same
+SQLite file, as the server writes them (the format is read from one of the server's own rows)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sqlite3
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any
+
+import pytest
+
+from partida.client import Client, ServerError
+from partida.server.app import Server, ServerConfig
+from partida.server.mending import judge
+from partida.storage.sqlite_process_writer import SqliteProcessWriter
+
+EMPTY = -1
+
+
+def sqlite_path(db_url: str) -> str:
+    return db_url.split(":///", 1)[1]
+
+
+def store_behind_the_back(
+    db_url: str, game_id: int, index: int, seat: int, action: Any, clock: list[float] | None = None
+) -> None:
+    """Insert action `index` of the game as the server would have: the JSON and timestamp formats
+    are those of the server's own last row of that game (there must be one)."""
+    with contextlib.closing(sqlite3.connect(sqlite_path(db_url), timeout=10)) as conn:
+        last = 'SELECT created_at, typeof(action) FROM actions WHERE game_id = ? ORDER BY "index" DESC LIMIT 1'
+        row = conn.execute(last, (game_id,)).fetchone()
+        assert row is not None, "the server has stored no action of this game yet"
+        clock_text = None if clock is None else json.dumps(clock)
+        conn.execute(
+            'INSERT INTO actions (game_id, "index", seat, action, clock, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+            (game_id, index, seat, json.dumps(action), clock_text, row[0]),
+        )
+        conn.commit()
+        # JSON text, which the column's numeric affinity turns into a number as it did the server's
+        assert conn.execute(last, (game_id,)).fetchone() == row
+
+
+@pytest.fixture
+async def started(db_url: str) -> AsyncIterator[Server]:
+    server = Server(ServerConfig(port=0, db_url=db_url))
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def update_at(client: Client, code: str, seq: int) -> dict[str, Any]:
+    """The client's first update of the room at `seq` (earlier ones are read past)."""
+    while True:
+        update = await client.next_update(code, timeout=5)
+        if update["seq"] == seq:
+            return update
+        assert update["seq"] < seq, update
+
+
+async def two_players(server: Server, clock: dict[str, Any] | None = None) -> tuple[Client, Client, str]:
+    """Alice (seat 0) and Bob in a started game of tic-tac-toe where Alice took the centre-left
+    cell (3): Bob's turn, at move 1. Returns both and the room code."""
+    alice = await Client.connect(server.url, name="alice")
+    bob = await Client.connect(server.url, name="bob")
+    code = (await alice.create_room("tictactoe", seat=0, public=False, clock=clock))["room"]
+    await bob.join(code)
+    await alice.act(code, 3, seq=0)
+    await update_at(alice, code, 1)
+    await update_at(bob, code, 1)
+    return alice, bob, code
+
+
+async def sent_to_a_stopped_writer(
+    server: Server, request: Coroutine[Any, Any, dict[str, Any]]
+) -> tuple[SqliteProcessWriter, int, asyncio.Future[dict[str, Any]]]:
+    """Stop the SQLite writer's process (SIGSTOP), send `request` (a move), and wait until its
+    write is in the process's pipe. Returns the writer, the stopped process's pid (to kill) and
+    the request under way."""
+    backend = server.store._writer._backend
+    assert isinstance(backend, SqliteProcessWriter) and backend._child is not None
+    pid = backend._child.process.pid
+    os.kill(pid, signal.SIGSTOP)
+    acting = asyncio.ensure_future(request)
+    for _ in range(500):
+        if backend._sent:
+            break
+        await asyncio.sleep(0.01)
+    if not backend._sent:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the move never reached the writer's pipe")
+    return backend, pid, acting
+
+
+async def test_a_stored_log_ahead_of_the_room_is_adopted_and_the_late_answer_told_so(
+    started: Server, db_url: str
+) -> None:
+    clock = {"initial": 100, "increment": 0}
+    alice, bob, code = await two_players(started, clock)
+    room = started.rooms[code]
+    store_behind_the_back(db_url, room.game_id, 1, 1, 4, clock=[77.0, 55.0])
+
+    with pytest.raises(ServerError) as refused:
+        await bob.act(code, 2, seq=1)  # not the stored move: Bob's answer came too late
+    assert refused.value.code == "stale_decision"
+    board = [EMPTY, EMPTY, EMPTY, 0, 1, EMPTY, EMPTY, EMPTY, EMPTY]
+    for client, decision in ((alice, True), (bob, False)):
+        update = await update_at(client, code, 2)
+        assert update["view"]["board"] == board
+        assert (update["decision"] is not None) is decision
+        assert update["last"]["seat"] == 1 and update["last"]["action"] == 4
+        remaining = update["clock"]["remaining"]
+        assert remaining[1] == 55.0  # the stored snapshot; Bob's clock is not running
+        assert 50.0 < remaining[0] <= 77.0  # Alice's runs again from what the snapshot left her
+
+    await alice.act(code, 5, seq=2)  # the game goes on from the stored log
+    assert room.seq == 3
+    stored = await started.store.load_game(room.game_id)
+    assert stored is not None and stored.actions == [(0, 3), (1, 4), (0, 5)]
+    await alice.close()
+    await bob.close()
+
+
+async def test_a_restart_after_adopting_the_stored_log_resumes_the_same_game(db_url: str) -> None:
+    first = Server(ServerConfig(port=0, db_url=db_url))
+    await first.start()
+    alice, bob, code = await two_players(first)
+    game_id = first.rooms[code].game_id
+    store_behind_the_back(db_url, game_id, 1, 1, 0)
+    with pytest.raises(ServerError) as refused:
+        await bob.act(code, 8)
+    assert refused.value.code == "stale_decision"
+    await alice.close()
+    await bob.close()
+    board = first.rooms[code].state.view(None)["board"]
+    await first.stop()
+
+    second = Server(ServerConfig(port=0, db_url=db_url))
+    await second.start()
+    try:
+        assert second.rooms[code].seq == 2
+        assert second.rooms[code].state.view(None)["board"] == board == [1, EMPTY, EMPTY, 0] + [EMPTY] * 5
+    finally:
+        await second.stop()
+
+
+async def test_a_stored_action_that_ends_the_game_ends_it_for_everyone(started: Server, db_url: str) -> None:
+    alice, bob, code = await two_players(started)  # X on 3
+    room = started.rooms[code]
+    await bob.act(code, 0)
+    await alice.act(code, 4)
+    await bob.act(code, 1)
+    store_behind_the_back(db_url, room.game_id, 4, 0, 5)  # X completes the middle row 3-4-5
+    with pytest.raises(ServerError) as refused:
+        await alice.act(code, 8)
+    assert refused.value.code == "stale_decision"
+    for client in (alice, bob):
+        update = await update_at(client, code, 5)
+        assert update["status"] == "finished" and update["result"]["winners"] == [0]
+    stored = await started.store.load_game(room.game_id)
+    assert stored is not None and stored.status == "finished" and stored.result["winners"] == [0]
+    await alice.close()
+    await bob.close()
+
+
+async def test_a_write_that_fails_as_a_duplicate_of_the_same_action_stands(started: Server, db_url: str) -> None:
+    alice, bob, code = await two_players(started)
+    room = started.rooms[code]
+    store_behind_the_back(db_url, room.game_id, 1, 1, 4)
+    reply = await bob.act(code, 4, seq=1)  # the stored action: accepted
+    assert reply["seq"] == 2
+    assert (await update_at(alice, code, 2))["decision"] is not None
+    await alice.act(code, 5, seq=2)
+    stored = await started.store.load_game(room.game_id)
+    assert stored is not None and stored.actions == [(0, 3), (1, 4), (0, 5)]
+    await alice.close()
+    await bob.close()
+
+
+async def test_a_move_committed_by_a_writer_process_that_died_before_answering_stands(
+    started: Server, db_url: str
+) -> None:
+    """The ambiguous failure itself: the writer's process dies holding the move, whose row is in
+    the file (written here by another connection while the process is stopped, where the process
+    would have committed it). The write fails as any dead writer's does; the move still stands."""
+    alice, bob, code = await two_players(started)
+    room = started.rooms[code]
+    backend, pid, acting = await sent_to_a_stopped_writer(started, bob.act(code, 4, seq=1))
+    try:
+        store_behind_the_back(db_url, room.game_id, 1, 1, 4)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    reply = await acting
+    assert reply["seq"] == 2
+    update = await update_at(alice, code, 2)
+    assert update["view"]["board"][4] == 1 and update["decision"] is not None
+    await alice.act(code, 5, seq=2)  # a new writer process stores the next move
+    assert backend._child is not None and backend._child.process.pid != pid
+    stored = await started.store.load_game(room.game_id)
+    assert stored is not None and stored.actions == [(0, 3), (1, 4), (0, 5)]
+    await alice.close()
+    await bob.close()
+
+
+async def test_a_move_a_dead_writer_process_did_not_store_is_undone(started: Server) -> None:
+    """The other side of the read: nothing landed, so the move is refused and can be made again."""
+    alice, bob, code = await two_players(started)
+    room = started.rooms[code]
+    _, pid, acting = await sent_to_a_stopped_writer(started, bob.act(code, 4, seq=1))
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(ServerError) as refused:
+        await acting
+    assert refused.value.code == "storage_unavailable"
+    assert room.seq == 1
+    await bob.act(code, 4, seq=1)
+    stored = await started.store.load_game(room.game_id)
+    assert stored is not None and stored.actions == [(0, 3), (1, 4)]
+    await alice.close()
+    await bob.close()
+
+
+def test_judge_compares_actions_as_the_log_stores_them() -> None:
+    held = [(0, {"cell": 1}), (1, (2, 3))]
+    verdict = judge(held, [(0, {"cell": 1}), (1, [2, 3]), (0, [4])], 0, (4,))
+    assert verdict.stored and not verdict.differs
+    assert not judge(held, [(0, {"cell": 1}), (1, [2, 3])], 0, 4).differs  # nothing landed
+    ahead = judge(held, [(0, {"cell": 1}), (1, [2, 3]), (0, 5)], 0, 4)
+    assert not ahead.stored and ahead.differs
+    further = judge(held, [(0, {"cell": 1}), (1, [2, 3]), (0, 4), (1, 6)], 0, 4)
+    assert further.stored and further.differs
+    other_past = judge(held, [(0, {"cell": 2}), (1, [2, 3]), (0, 4)], 0, 4)
+    assert not other_past.stored and other_past.differs
