@@ -129,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--public-url must start with ws:// or wss://, not {public_url!r}")
     elif public_url is not None:
         raise CliError("--public-url is for a node of several: give --node NAME too")
+    every_cpu = _pin(args.cpu if args.cpu is not None else os.environ.get(CPU_ENV) or None)
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -141,12 +142,12 @@ def run(args: argparse.Namespace) -> int:
         node=args.node,
         public_url=public_url,
         lease=args.lease,
+        writer_cpus=None if every_cpu is None else frozenset(every_cpu),  # the SQLite writer's process, like the bots
     )
     try:
         server = Server(config)
     except GameLoadError as exc:
         raise CliError(str(exc)) from None
-    every_cpu = _pin(args.cpu if args.cpu is not None else os.environ.get(CPU_ENV) or None)
     try:
         asyncio.run(_serve(server, pool, ladder_bots, every_cpu))
     except OSError as exc:
@@ -173,9 +174,6 @@ def _pin(cpu: str | None) -> set[int] | None:
     if wanted not in allowed:
         raise CliError(f"--cpu {wanted}: this server may run on CPUs {', '.join(map(str, sorted(allowed)))}")
     os.sched_setaffinity(0, {wanted})
-    from partida.storage import sqlite_process_writer
-
-    sqlite_process_writer.CPUS = allowed  # the SQLite writer's process, like the bots, gets them back
     return allowed
 
 

@@ -91,6 +91,9 @@ class ServerConfig:
     node: str | None = None
     public_url: str | None = None
     lease: float = DEFAULT_LEASE
+    # The CPUs the SQLite writer's process runs on, when the server pinned itself to one
+    # (`partida serve --cpu`); None: the server's own.
+    writer_cpus: frozenset[int] | None = None
 
 
 class Server:
@@ -145,7 +148,7 @@ class Server:
     # Life cycle.
 
     async def start(self) -> None:
-        self.db = await Database.open(self.config.db_url or default_url())
+        self.db = await Database.open(self.config.db_url or default_url(), writer_cpus=self.config.writer_cpus)
         try:
             await self.db.check_writable()
         except BaseException:

@@ -273,7 +273,7 @@ def _backend(db: Database, next_needs_transaction: Callable[[], bool]) -> _Backe
     if db.dialect == "sqlite" and (make_url(db.url).database or ":memory:") != ":memory:":
         assert db.write_lock is not None
         if sqlite_process_writer.wanted():
-            return sqlite_process_writer.SqliteProcessWriter(db.url, db.write_lock)
+            return sqlite_process_writer.SqliteProcessWriter(db.url, db.write_lock, db.writer_cpus)
         return SqliteWriter(db.url, db.write_lock)
     return None
 

@@ -157,9 +157,10 @@ def head_revision() -> str:
 class Database:
     """An async engine for one URL, with its schema migrated. Open with `await Database.open(url)`."""
 
-    def __init__(self, engine: AsyncEngine, url: str) -> None:
+    def __init__(self, engine: AsyncEngine, url: str, writer_cpus: frozenset[int] | None = None) -> None:
         self.engine = engine
         self.url = url
+        self.writer_cpus = writer_cpus
         self.dialect = engine.dialect.name
         self.sessionmaker = async_sessionmaker(engine, expire_on_commit=False)
         # SQLite allows one writer at a time; queueing writers in-process is cheaper than letting
@@ -174,11 +175,19 @@ class Database:
 
     @classmethod
     async def open(
-        cls, url: str | None = None, *, migrate: bool = True, statement_timeout: float = STATEMENT_TIMEOUT_S
+        cls,
+        url: str | None = None,
+        *,
+        migrate: bool = True,
+        statement_timeout: float = STATEMENT_TIMEOUT_S,
+        writer_cpus: frozenset[int] | None = None,
     ) -> Database:
         """Connect to `url` (default: `default_url()`), apply the migrations unless `migrate` is
         false, and return the database. Raises `StorageError` naming the URL if that fails.
-        `statement_timeout`: seconds a PostgreSQL statement may take (see `STATEMENT_TIMEOUT_S`)."""
+        `statement_timeout`: seconds a PostgreSQL statement may take (see `STATEMENT_TIMEOUT_S`).
+        `writer_cpus`: the CPUs the SQLite writer's process runs on, when the server pinned
+        itself to one (`partida serve --cpu`): that process has a GIL of its own, so it may as
+        well run beside the event loop. None: the server's own (it inherits them)."""
         url = normalize_url(url or default_url())
         _check_sqlite_folder(url)
         try:
@@ -187,7 +196,7 @@ class Database:
             raise StorageError(f"cannot use the database URL {mask_url(url)}: {describe_error(exc)}.") from None
         if engine.dialect.name == "sqlite":
             event.listen(engine.sync_engine, "connect", on_sqlite_connect)
-        db = cls(engine, url)
+        db = cls(engine, url, writer_cpus)
         try:
             if migrate:
                 await db.migrate()

@@ -38,9 +38,6 @@ from partida.storage.sqlite_writer import Outcome, SqliteWriter, wire_ops
 from partida.storage.writes import Op, Step, plan_alone
 
 ENV_VAR = "PARTIDA_SQLITE_WRITER"
-# The CPUs the writer's process runs on, when the server pinned itself to one (`partida serve
-# --cpu`): the process has a GIL of its own, so it may as well run beside the event loop.
-CPUS: set[int] | None = None
 
 
 def wanted() -> bool:
@@ -54,8 +51,9 @@ def wanted() -> bool:
 class SqliteProcessWriter(SqliteWriter):
     """See the module's docstring."""
 
-    def __init__(self, url: str, write_lock: asyncio.Lock) -> None:
+    def __init__(self, url: str, write_lock: asyncio.Lock, cpus: frozenset[int] | None = None) -> None:
         super().__init__(url, write_lock)
+        self.cpus = cpus  # where the process runs (`Database.open`'s `writer_cpus`)
         self._child: _Child | None = None
         self._sent: dict[int, tuple[list[Op], Outcome]] = {}  # batches the process holds
         self._ids = itertools.count()
@@ -87,7 +85,7 @@ class SqliteProcessWriter(SqliteWriter):
         child.send(message)
 
     def _start_child(self, loop: asyncio.AbstractEventLoop) -> _Child:
-        self._child = _Child(self.path, loop, self._outcomes, self._exited)
+        self._child = _Child(self.path, self.cpus, loop, self._outcomes, self._exited)
         return self._child
 
     def _outcomes(self, outcomes: list[tuple[int, Any, tuple[Any, ...] | None]]) -> None:
@@ -157,6 +155,7 @@ class _Child:
     def __init__(
         self,
         path: str,
+        cpus: frozenset[int] | None,
         loop: asyncio.AbstractEventLoop,
         on_outcomes: Callable[[Any], None],
         on_exit: Callable[[_Child], None],
@@ -175,9 +174,9 @@ class _Child:
             raise
         os.close(down_read)
         os.close(up_write)
-        if CPUS:
+        if cpus:
             with contextlib.suppress(OSError):  # it may have died already
-                os.sched_setaffinity(self.process.pid, CPUS)
+                os.sched_setaffinity(self.process.pid, cpus)
         os.set_blocking(down_write, False)
         os.set_blocking(up_read, False)
         self.down: int | None = down_write
