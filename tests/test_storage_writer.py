@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import threading
 from collections.abc import AsyncIterator, Awaitable
@@ -476,6 +477,30 @@ async def test_batches_reaching_the_writer_process_together_fail_alone(in_proces
     assert outcomes[0] is None and outcomes[2] is None
     assert isinstance(outcomes[1], DuplicateAction)
     assert await stored_actions(in_process) == [(0, "first"), (1, "second"), (0, {"third": [3]})]
+
+
+async def test_a_moves_batch_reaches_the_writer_process_as_plain_values(in_process: InProcess) -> None:
+    """Timestamps are converted as SQLAlchemy converts them (SQLite's text) where the batch is
+    planned, so that a move's batch, its timestamps included, goes down the pipe by `marshal`:
+    a `datetime` left for the sqlite3 module's adapter made every batch pickled and unpickled,
+    a quarter of the writer process's time. (A game's last batch holds the ladders' rating hook,
+    and is pickled for it.)"""
+    child = in_process.backend._child
+    assert child is not None
+    sent: list[bytes] = []
+    send = child.send
+
+    def recorded(data: bytes) -> None:
+        sent.append(data)
+        send(data)
+
+    child.send = recorded  # type: ignore[method-assign]
+    await in_process.store.append_action(in_process.game_id, 0, 0, {"to": [1, 2]}, clock=[59.5, 60.0])
+    await in_process.store.append_action(in_process.game_id, 1, 1, 7, {"winner": 1}, clock=[59.5, 58.25])
+    assert len(sent) == 2 and sent[0][4:5] == b"m"  # the last holds the rating hook, pickled
+    async with in_process.db.engine.connect() as conn:
+        stamps = (await conn.exec_driver_sql("SELECT created_at FROM actions ORDER BY \"index\"")).scalars().all()
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}", stamp) for stamp in stamps), stamps
 
 
 async def test_a_writer_process_that_dies_fails_what_it_held_and_the_next_write_starts_another(

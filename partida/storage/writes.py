@@ -288,7 +288,11 @@ class Planner:
 
 
 def _converter(type_: TypeEngine[Any], dialect: Dialect) -> Callable[[Any], Any] | None:
-    convert = type_.bind_processor(dialect)
+    """The conversion SQLAlchemy itself applies for `dialect`: the dialect's own form of the
+    type, so that a decorated type ends in its backend's conversion too (a timestamp becomes
+    SQLite's text, not a `datetime` left for the sqlite3 module's deprecated adapter, which
+    the writer process would also have to unpickle)."""
+    convert = type_.dialect_impl(dialect).bind_processor(dialect)
     if convert is not None and isinstance(type_, JSON):
         return _with_integers_fast(convert)
     return convert
