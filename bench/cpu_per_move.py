@@ -6,8 +6,9 @@ executable (two checkouts, each with its own venv); for every round, each one in
 (`partida serve --no-bots`, a fresh SQLite file, the abuse limits lifted as docs/server.md says)
 and loaded with the peers' `partida-load/load.js`; one JSON line per run: moves per second,
 latency percentiles, and the server's CPU milliseconds per move (its /proc CPU time over moves),
-with the same split between the event loop's thread and the others (the SQLite writer's thread,
-asyncio's default executor), counted over the whole load run, warm-up included.
+with the same split between the event loop's thread, the others (the SQLite writer's thread if
+chosen, asyncio's default executor) and the server's child processes (the SQLite writer's
+process), counted over the whole load run, warm-up included.
 
     python bench/cpu_per_move.py --peers ../shared/peers --m 100 --moves 20000 --rounds 2 \\
         OLD/.venv/bin/partida .venv/bin/partida
@@ -88,11 +89,11 @@ def one_run(
                     time.sleep(0.1)
             load_env = {**os.environ, "PORT": str(port), "M": str(m), "MOVES": str(moves)}
             load_env |= {"SERVER_PID": str(server.pid), "CLK_TCK": str(os.sysconf("SC_CLK_TCK"))}
-            before = thread_cpu(server.pid)
+            before, children_before = thread_cpu(server.pid), children_cpu(server.pid)
             done = subprocess.run(
                 ["node", "load.js"], cwd=peers / "partida-load", env=load_env, capture_output=True, text=True
             )
-            after = thread_cpu(server.pid)
+            after, children_after = thread_cpu(server.pid), children_cpu(server.pid)
         finally:
             server.terminate()
             server.wait(30)
@@ -101,6 +102,7 @@ def one_run(
     cpu_seconds = figures["server_cpu_pct_avg"] / 100 * figures["wall_s"]
     loop = after.get(server.pid, 0.0) - before.get(server.pid, 0.0)
     others = sum(spent - before.get(tid, 0.0) for tid, spent in after.items() if tid != server.pid)
+    children = sum(spent - children_before.get(pid, 0.0) for pid, spent in children_after.items())
     all_moves = max(1, figures["moves"] + figures["warmup"]["moves"])
     return {
         "partida": partida,
@@ -113,6 +115,7 @@ def one_run(
         "cpu_ms_per_move_by_thread": {
             "event_loop": round(1000 * loop / all_moves, 3),
             "other_threads": round(1000 * others / all_moves, 3),
+            "child_processes": round(1000 * children / all_moves, 3),
         },
         "errors": figures["errors"],
         **({"sqlite_writes": writes} if write_timing else {}),
@@ -121,15 +124,36 @@ def one_run(
 
 def thread_cpu(pid: int) -> dict[int, float]:
     """CPU seconds (user and system) spent so far by each thread of process `pid`, from /proc."""
-    tick = os.sysconf("SC_CLK_TCK")
     spent = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            fields = (task / "stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            continue  # the thread ended meanwhile
-        spent[int(task.name)] = (int(fields[11]) + int(fields[12])) / tick
+        seconds = _cpu_seconds(task / "stat")
+        if seconds is not None:  # else the thread ended meanwhile
+            spent[int(task.name)] = seconds
     return spent
+
+
+def children_cpu(pid: int) -> dict[int, float]:
+    """CPU seconds spent so far by each live child process of `pid` (the SQLite writer's
+    process, whose CPU a move costs as much as the server's own)."""
+    spent = {}
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            pids = children.read_text().split()
+        except OSError:
+            continue
+        for child in pids:
+            seconds = _cpu_seconds(Path(f"/proc/{child}/stat"))
+            if seconds is not None:
+                spent[int(child)] = seconds
+    return spent
+
+
+def _cpu_seconds(stat: Path) -> float | None:
+    try:
+        fields = stat.read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:

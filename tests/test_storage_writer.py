@@ -499,7 +499,7 @@ async def test_a_moves_batch_reaches_the_writer_process_as_plain_values(in_proce
     await in_process.store.append_action(in_process.game_id, 1, 1, 7, {"winner": 1}, clock=[59.5, 58.25])
     assert len(sent) == 2 and sent[0][4:5] == b"m"  # the last holds the rating hook, pickled
     async with in_process.db.engine.connect() as conn:
-        stamps = (await conn.exec_driver_sql("SELECT created_at FROM actions ORDER BY \"index\"")).scalars().all()
+        stamps = (await conn.exec_driver_sql('SELECT created_at FROM actions ORDER BY "index"')).scalars().all()
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}", stamp) for stamp in stamps), stamps
 
 
