@@ -46,6 +46,10 @@ INSERT_ROWS = 128  # rows per multi-row INSERT on SQLite (6 columns: far below i
 MERGED_WRITES = 512  # at most this many writes in one transaction of merged batches
 RESET = "reset"  # a control job: drop the connection, open a new one for the next batch
 _HEADER = struct.Struct("<I")
+# Bytes asked of a pipe per read: its capacity (64 KiB on Linux), more is never there at once.
+# Asking 1 MiB cost three system calls a read: `os.read` allocates the whole size first, which
+# above malloc's 128 KiB threshold is an mmap, shrunk by a mremap, freed by a munmap.
+PIPE_READ = 1 << 16
 
 
 class WireOp(NamedTuple):
@@ -347,14 +351,14 @@ def serve(path: str, down: int, up: int) -> None:
     open_ = True
     while open_ or waiting:
         if not waiting:
-            data = os.read(down, 1 << 20)  # blocks until the server sends something
+            data = os.read(down, PIPE_READ)  # blocks until the server sends something
             if not data:
                 break
             waiting += frames.feed(data)
             continue
         # Whatever else has arrived joins this transaction.
         while open_ and select.select([down], [], [], 0)[0]:
-            data = os.read(down, 1 << 20)
+            data = os.read(down, PIPE_READ)
             if not data:
                 open_ = False
                 break

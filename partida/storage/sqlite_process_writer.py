@@ -33,7 +33,7 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError
 
 from partida.storage.database import StorageError
-from partida.storage.sqlite_process import RESET, Frames, frame
+from partida.storage.sqlite_process import PIPE_READ, RESET, Frames, frame
 from partida.storage.sqlite_writer import Outcome, SqliteWriter, wire_ops
 from partida.storage.writes import Op, Step, plan_alone
 
@@ -223,7 +223,7 @@ class _Child:
     def _readable(self) -> None:
         assert self.up is not None
         try:
-            data = os.read(self.up, 1 << 20)
+            data = os.read(self.up, PIPE_READ)
         except BlockingIOError:
             return
         except OSError:
