@@ -15,12 +15,15 @@ import sqlite3
 from collections.abc import AsyncIterator, Coroutine
 from typing import Any
 
+import asyncpg
 import pytest
 
 from partida.client import Client, ServerError
 from partida.server.app import Server, ServerConfig
 from partida.server.mending import judge
 from partida.storage.sqlite_process_writer import SqliteProcessWriter
+from tests.services import Postgres
+from tests.test_storage import create_pg_database
 
 EMPTY = -1
 
@@ -46,6 +49,27 @@ def store_behind_the_back(
         conn.commit()
         # JSON text, which the column's numeric affinity turns into a number as it did the server's
         assert conn.execute(last, (game_id,)).fetchone() == row
+
+
+async def store_behind_the_back_on_postgres(
+    url: str, game_id: int, index: int, seat: int, action: Any, clock: list[float] | None = None
+) -> None:
+    """`store_behind_the_back` on PostgreSQL: the row's timestamp copied from the server's last row."""
+    conn = await asyncpg.connect(url)
+    try:
+        inserted = await conn.execute(
+            'INSERT INTO actions (game_id, "index", seat, action, clock, created_at) '
+            "SELECT $1, $2, $3, $4::json, $5::json, created_at FROM actions "
+            'WHERE game_id = $1 ORDER BY "index" DESC LIMIT 1',
+            game_id,
+            index,
+            seat,
+            json.dumps(action),
+            None if clock is None else json.dumps(clock),
+        )
+        assert inserted == "INSERT 0 1", "the server has stored no action of this game yet"
+    finally:
+        await conn.close()
 
 
 @pytest.fixture
@@ -106,6 +130,8 @@ async def test_a_stored_log_ahead_of_the_room_is_adopted_and_the_late_answer_tol
 ) -> None:
     clock = {"initial": 100, "increment": 0}
     alice, bob, code = await two_players(started, clock)
+    carol = await Client.connect(started.url, name="carol")
+    await carol.watch(code)
     room = started.rooms[code]
     store_behind_the_back(db_url, room.game_id, 1, 1, 4, clock=[77.0, 55.0])
 
@@ -113,7 +139,7 @@ async def test_a_stored_log_ahead_of_the_room_is_adopted_and_the_late_answer_tol
         await bob.act(code, 2, seq=1)  # not the stored move: Bob's answer came too late
     assert refused.value.code == "stale_decision"
     board = [EMPTY, EMPTY, EMPTY, 0, 1, EMPTY, EMPTY, EMPTY, EMPTY]
-    for client, decision in ((alice, True), (bob, False)):
+    for client, decision in ((alice, True), (bob, False), (carol, False)):
         update = await update_at(client, code, 2)
         assert update["view"]["board"] == board
         assert (update["decision"] is not None) is decision
@@ -126,8 +152,8 @@ async def test_a_stored_log_ahead_of_the_room_is_adopted_and_the_late_answer_tol
     assert room.seq == 3
     stored = await started.store.load_game(room.game_id)
     assert stored is not None and stored.actions == [(0, 3), (1, 4), (0, 5)]
-    await alice.close()
-    await bob.close()
+    for client in (alice, bob, carol):
+        await client.close()
 
 
 async def test_a_restart_after_adopting_the_stored_log_resumes_the_same_game(db_url: str) -> None:
@@ -166,6 +192,24 @@ async def test_a_stored_action_that_ends_the_game_ends_it_for_everyone(started: 
     for client in (alice, bob):
         update = await update_at(client, code, 5)
         assert update["status"] == "finished" and update["result"]["winners"] == [0]
+    stored = await started.store.load_game(room.game_id)
+    assert stored is not None and stored.status == "finished" and stored.result["winners"] == [0]
+    await alice.close()
+    await bob.close()
+
+
+async def test_a_stored_ending_action_that_stands_is_recorded_with_its_result(started: Server, db_url: str) -> None:
+    """A row that landed without its result (written behind the server's back: the server itself
+    stores both in one transaction) still ends the stored game once the room accepts the action."""
+    alice, bob, code = await two_players(started)
+    room = started.rooms[code]
+    await bob.act(code, 0)
+    await alice.act(code, 4)
+    await bob.act(code, 1)
+    store_behind_the_back(db_url, room.game_id, 4, 0, 5)
+    assert (await alice.act(code, 5, seq=4))["seq"] == 5
+    update = await update_at(bob, code, 5)
+    assert update["status"] == "finished" and update["result"]["winners"] == [0]
     stored = await started.store.load_game(room.game_id)
     assert stored is not None and stored.status == "finished" and stored.result["winners"] == [0]
     await alice.close()
@@ -226,6 +270,33 @@ async def test_a_move_a_dead_writer_process_did_not_store_is_undone(started: Ser
     assert stored is not None and stored.actions == [(0, 3), (1, 4)]
     await alice.close()
     await bob.close()
+
+
+async def test_on_postgresql_the_room_adopts_a_log_ahead_and_accepts_a_stored_action(postgres: Postgres) -> None:
+    """The deployment database: the same reads, and actions compared as PostgreSQL's JSON gives
+    them back."""
+    url = create_pg_database(postgres)
+    server = Server(ServerConfig(port=0, db_url=url))
+    await server.start()
+    try:
+        alice, bob, code = await two_players(server, {"initial": 100, "increment": 0})
+        room = server.rooms[code]
+        await store_behind_the_back_on_postgres(url, room.game_id, 1, 1, 4, clock=[77.0, 55.0])
+        with pytest.raises(ServerError) as refused:
+            await bob.act(code, 2, seq=1)
+        assert refused.value.code == "stale_decision"
+        update = await update_at(alice, code, 2)
+        assert update["view"]["board"][4] == 1 and update["decision"] is not None
+        assert update["clock"]["remaining"][1] == 55.0
+        await store_behind_the_back_on_postgres(url, room.game_id, 2, 0, 5)
+        assert (await alice.act(code, 5, seq=2))["seq"] == 3  # the stored action: it stands
+        await bob.act(code, 8, seq=3)
+        stored = await server.store.load_game(room.game_id)
+        assert stored is not None and stored.actions == [(0, 3), (1, 4), (0, 5), (1, 8)]
+        await alice.close()
+        await bob.close()
+    finally:
+        await server.stop()
 
 
 def test_judge_compares_actions_as_the_log_stores_them() -> None:

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 from partida.games.base import Action
 from partida.protocol import ErrorCode, ProtocolError
 from partida.server import endings
-from partida.server.clocks import Clock
 from partida.storage.store import END_STATUSES
 
 if TYPE_CHECKING:
@@ -96,8 +95,10 @@ async def after_failed_write(room: Room, seat: int, action: Action, result: dict
         if result is not None and stored.status not in END_STATUSES:
             # Only when the action was stored by someone else (the server stores an ending action
             # with its result, in one transaction); if this fails too, a restart records it.
-            with contextlib.suppress(Exception):
+            try:
                 await room.server.store.finish_game(room.game_id, result)
+            except Exception:
+                log.exception("room %s: the result could not be stored; a restart will store it", room.code)
         return Outcome.STORED
     if not verdict.differs:
         return Outcome.ABSENT
@@ -120,17 +121,9 @@ async def reload(room: Room, stored: StoredGame) -> None:
     """Replace the room's game with the stored one, as `Room.resume` builds it after a restart
     (seats, their connections and the ending bookkeeping stay: only actions can be ahead, since
     every other write of a game is the room's own and waited for), and tell everyone."""
-    from partida.server.rooms import public_last  # rooms imports this module
-
     for acted, _ in stored.actions[room.seq :]:
         room.endings.on_action(acted)  # a draw offer lapses as it would have
-    room.actions = list(stored.actions)
-    room._rebuild()
-    state = room.state
-    assert state is not None
-    room.last = public_last(room.game, state, *room.actions[-1]) if room.actions else None
-    if room.clock_spec is not None:
-        room.clock = Clock.new(room.clock_spec, room.num_seats, stored.clock_state)
+    room.adopt_log(stored)
     if stored.status in END_STATUSES:
         room._mark_finished(stored.result if stored.result is not None else endings.aborted())
         room.push_all()

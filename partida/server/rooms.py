@@ -800,15 +800,20 @@ class Room:
         room.seed = stored.seed
         room.seed_hash = stored.seed_hash
         room.game_id = stored.id
-        room.actions = [(seat, action) for seat, action in stored.actions]
         for seat, account_id, name in stored.seat_list:
             kind = "guest" if account_id is None else "account"
             room.seats[seat] = Seat(name, kind, account_id, token=stored.seat_tokens.get(seat) or "")
-        room.state = game.replay(room.options, room.seed, room.num_seats, room.actions)
         room.status = "playing"
-        if spec is not None:
-            room.clock = Clock.new(spec, room.num_seats, stored.clock_state)
-        if room.actions:
-            seat, action = room.actions[-1]
-            room.last = {"seat": seat, "action": action if game.perfect_information else None}
+        room.adopt_log(stored)
         return room
+
+    def adopt_log(self, stored: StoredGame) -> None:
+        """Take the stored log as the game: the state replayed from it, the clocks from the
+        snapshot stored with its last action. A restart does (`resume`), and so does a room
+        whose log turned out ahead of it (`mending`)."""
+        self.actions = [(seat, action) for seat, action in stored.actions]
+        self._rebuild()
+        assert self.state is not None
+        self.last = public_last(self.game, self.state, *self.actions[-1]) if self.actions else None
+        if self.clock_spec is not None:
+            self.clock = Clock.new(self.clock_spec, self.num_seats, stored.clock_state)
