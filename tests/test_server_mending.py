@@ -299,6 +299,76 @@ async def test_on_postgresql_the_room_adopts_a_log_ahead_and_accepts_a_stored_ac
         await server.stop()
 
 
+def start_behind_the_back(db_url: str, room: Any) -> None:
+    """Store the room's start as the server would (its seats with their tokens, the status), from
+    another connection to the SQLite file; the start time is the game's creation time, in the
+    format the server wrote that."""
+    with contextlib.closing(sqlite3.connect(sqlite_path(db_url), timeout=10)) as conn:
+        for index, seat in enumerate(room.seats):
+            conn.execute(
+                "INSERT INTO seats (game_id, seat, account_id, name, token) VALUES (?, ?, ?, ?, ?)",
+                (room.game_id, index, seat.account_id, seat.name, seat.token),
+            )
+        changed = conn.execute(
+            "UPDATE games SET status = 'playing', started_at = created_at WHERE id = ? AND status = 'waiting'",
+            (room.game_id,),
+        ).rowcount
+        assert changed == 1
+        conn.commit()
+
+
+async def waiting_room(server: Server) -> tuple[Client, Client, str]:
+    """Alice's room of tic-tac-toe that starts when she says, Bob seated: every seat taken, and
+    the room's row stored (the writer's process idle)."""
+    alice = await Client.connect(server.url, name="alice")
+    bob = await Client.connect(server.url, name="bob")
+    code = (await alice.create_room("tictactoe", seat=0, public=False, auto_start=False))["room"]
+    await bob.join(code)
+    backend = server.store._writer._backend
+    assert isinstance(backend, SqliteProcessWriter)
+    for _ in range(500):
+        if backend._child is not None and not backend._sent:
+            break
+        await asyncio.sleep(0.01)
+    return alice, bob, code
+
+
+async def test_a_start_committed_by_a_writer_process_that_died_before_answering_stands(
+    started: Server, db_url: str
+) -> None:
+    alice, bob, code = await waiting_room(started)
+    room = started.rooms[code]
+    _, pid, starting = await sent_to_a_stopped_writer(started, alice.start(code))
+    try:
+        start_behind_the_back(db_url, room)
+    finally:
+        os.kill(pid, signal.SIGKILL)
+    await starting
+    assert room.status == "playing"
+    assert (await update_at(alice, code, 0))["decision"] is not None
+    await alice.act(code, 4, seq=0)  # a new writer process stores the first move
+    stored = await started.store.load_game(room.game_id)
+    assert stored is not None and stored.status == "playing" and stored.actions == [(0, 4)]
+    await alice.close()
+    await bob.close()
+
+
+async def test_a_start_stored_already_stands_where_every_retry_failed_on_its_seats(
+    started: Server, db_url: str
+) -> None:
+    """Without asking the stored game, a start that had landed could never be stored again: its
+    seats are new rows, so every retry failed as a duplicate seat."""
+    alice, bob, code = await waiting_room(started)
+    room = started.rooms[code]
+    start_behind_the_back(db_url, room)
+    await alice.start(code)
+    assert room.status == "playing"
+    await alice.act(code, 4, seq=0)
+    assert (await update_at(bob, code, 1))["decision"] is not None
+    await alice.close()
+    await bob.close()
+
+
 def test_judge_compares_actions_as_the_log_stores_them() -> None:
     held = [(0, {"cell": 1}), (1, (2, 3))]
     verdict = judge(held, [(0, {"cell": 1}), (1, [2, 3]), (0, [4])], 0, (4,))

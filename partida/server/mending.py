@@ -17,6 +17,11 @@ action it reads the game's log back (`Store.load_game`, on a reading connection,
   was not the stored one is told `stale_decision`.
 
 `judge` is the pure comparison; `after_failed_write` wires it to a room.
+
+A game's start has the same trap: its seats are new rows, so a start that landed but was reported
+failed could never be stored again (every retry a duplicate seat) while a restart would resume
+the game. So a room whose start failed asks the stored game too (`start_stored`): stored as
+playing with the room's seats and tokens, the start stands.
 """
 
 from __future__ import annotations
@@ -138,3 +143,20 @@ async def reload(room: Room, stored: StoredGame) -> None:
     with contextlib.suppress(ProtocolError):  # a failed write of the server's bot is logged by its room
         await room._autoplay()
     room._arm()
+
+
+async def start_stored(room: Room, seats: list[tuple[int, int | None, str]], tokens: dict[int, str]) -> bool:
+    """After a failed write of the start (`Store.start_game` with these seats and tokens):
+    whether it landed all the same, so the room starts as if it had been told so."""
+    try:
+        stored = await room.server.store.load_game(room.game_id)
+    except Exception:
+        log.exception("room %s: the stored game cannot be read either; the room stays waiting", room.code)
+        return False
+    if stored is None or stored.status != "playing":
+        return False
+    if stored.seat_list != seats or any(stored.seat_tokens.get(seat) != token for seat, token in tokens.items()):
+        log.error("room %s: the game is stored as playing with other seats; the room stays waiting", room.code)
+        return False
+    log.warning("room %s: the failed write of the start was stored after all; the game starts", room.code)
+    return True

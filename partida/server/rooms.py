@@ -398,9 +398,11 @@ class Room:
             await self.server.store.start_game(self.game_id, seats, tokens=tokens)
         except Exception:
             # The room plays only once the database says so; otherwise its moves would be lost
-            # on a restart (the game would still be stored as waiting).
-            log.exception("room %s: could not store the start; the room stays waiting", self.code)
-            raise ProtocolError(ErrorCode.STORAGE, "the start could not be stored; try again") from None
+            # on a restart (the game would still be stored as waiting). The write may have
+            # landed all the same: the stored game decides.
+            log.exception("room %s: could not store the start; asking the stored game", self.code)
+            if not await mending.start_stored(self, seats, tokens):
+                raise ProtocolError(ErrorCode.STORAGE, "the start could not be stored; try again") from None
         self.state = state
         self._decisions = None
         self.status = "playing"
