@@ -20,6 +20,7 @@ import pytest
 from sqlalchemy import bindparam, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.util import has_compiled_ext
 
 from partida.storage import sqlite_process_writer
 from partida.storage.batching import GroupWriter, MissingRow, Step
@@ -483,8 +484,8 @@ async def test_a_moves_batch_reaches_the_writer_process_as_plain_values(in_proce
     """Timestamps are converted as SQLAlchemy converts them (SQLite's text) where the batch is
     planned, so that a move's batch, its timestamps included, goes down the pipe by `marshal`:
     a `datetime` left for the sqlite3 module's adapter made every batch pickled and unpickled,
-    a quarter of the writer process's time. (A game's last batch holds the ladders' rating hook,
-    and is pickled for it.)"""
+    a quarter of the writer process's time. A game's last batch holds the ladders' rating hook,
+    which goes by name."""
     child = in_process.backend._child
     assert child is not None
     sent: list[bytes] = []
@@ -497,7 +498,7 @@ async def test_a_moves_batch_reaches_the_writer_process_as_plain_values(in_proce
     child.send = recorded  # type: ignore[method-assign]
     await in_process.store.append_action(in_process.game_id, 0, 0, {"to": [1, 2]}, clock=[59.5, 60.0])
     await in_process.store.append_action(in_process.game_id, 1, 1, 7, {"winner": 1}, clock=[59.5, 58.25])
-    assert len(sent) == 2 and sent[0][4:5] == b"m"  # the last holds the rating hook, pickled
+    assert len(sent) == 2 and all(frame[4:5] == b"m" for frame in sent)  # the last with the rating hook
     async with in_process.db.engine.connect() as conn:
         stamps = (await conn.exec_driver_sql('SELECT created_at FROM actions ORDER BY "index"')).scalars().all()
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}", stamp) for stamp in stamps), stamps
@@ -546,6 +547,32 @@ async def test_closing_commits_what_the_writer_process_holds(in_process: InProce
         assert stored is not None and stored.actions == [(0, "a"), (1, "b")]
     finally:
         await reopened.close()
+
+
+def _game_ids(conn: Connection, params: list[dict[str, Any]]) -> list[Any]:
+    return [conn.execute(select(GameRecord.id).where(GameRecord.id == p["id"])).scalar_one() for p in params]
+
+
+def _sqlalchemy_loaded(pid: int) -> bool:
+    """Whether process `pid` has imported SQLAlchemy (its compiled modules are mapped)."""
+    return any("sqlalchemy" in line for line in Path(f"/proc/{pid}/maps").read_text().splitlines())
+
+
+async def test_the_writer_process_takes_up_sqlalchemy_only_when_a_hook_runs(in_process: InProcess) -> None:
+    """A game's last batch carries the ladders' rating hook, whose guard finds a row only for a
+    ladder's game: the process imports SQLAlchemy and the hook's module (most of its memory)
+    only once a hook runs, and then runs that batch again, once, with SQLAlchemy set up."""
+    if not has_compiled_ext():
+        pytest.skip("SQLAlchemy without its compiled modules leaves no trace in /proc/PID/maps")
+    store, game_id = in_process.store, in_process.game_id
+    await store.append_action(game_id, 0, 0, 4, {"winner": 0})  # the game ends: its rating hook's guard finds nothing
+    assert not _sqlalchemy_loaded(in_process.pid)
+    writer = store._writer
+    action, hook = writer.statement("action", insert(ActionRecord)), writer.hook("ids", _game_ids)
+    row = {"game_id": game_id, "index": 1, "seat": 1, "action": 5, "clock": None, "created_at": utcnow()}
+    assert await writer.write(Step(action, row), Step(hook, {"id": game_id})) == game_id
+    assert _sqlalchemy_loaded(in_process.pid)
+    assert await stored_actions(in_process) == [(0, 4), (1, 5)]  # the batch that ran twice, stored once
 
 
 async def test_a_hook_that_is_no_modules_function_runs_in_the_thread(in_process: InProcess) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import os
 import pickle
@@ -33,7 +34,7 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError
 
 from partida.storage.database import StorageError
-from partida.storage.sqlite_process import PIPE_READ, RESET, Frames, frame
+from partida.storage.sqlite_process import PIPE_READ, RESET, Frames, frame, hook_name
 from partida.storage.sqlite_writer import Outcome, SqliteWriter, wire_ops
 from partida.storage.writes import Op, Step, plan_alone
 
@@ -143,10 +144,19 @@ def _message(job_id: int, ops: list[Op], count: int) -> bytes | None:
     wire = wire_ops(ops, through_sqlalchemy=False)
     if wire is None:
         return None  # only SQLAlchemy can complete it
+    for i, op in enumerate(wire):
+        if op[0] == "hook":
+            name = _hook_name(op[4])
+            if name is None:
+                return None  # a hook that is no module's function: the thread writer runs it
+            wire[i] = (*op[:4], name, *op[5:])
     try:
         return frame((job_id, wire, count))
     except (pickle.PicklingError, AttributeError, TypeError):
-        return None  # a hook that is no module's function: the thread writer runs it
+        return None  # parameters only the thread can take
+
+
+_hook_name = functools.lru_cache(maxsize=64)(hook_name)  # the server's few hooks, each named once
 
 
 class _Child:
