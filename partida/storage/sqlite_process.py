@@ -86,8 +86,9 @@ Outcome = tuple[int, "list[Any] | None", "tuple[Any, ...] | None"]
 
 
 def frame(message: Any) -> bytes:
-    """`message` as a frame: marshalled when it is only built-in values (a batch's rows, its
-    results), a few times faster than pickling; pickled when it holds more (a hook, an error)."""
+    """`message` as a frame: marshalled when it is only built-in values (a batch's rows and
+    hooks' names, its results), a few times faster than pickling; pickled when it holds more (an
+    error)."""
     try:
         body = b"m" + marshal.dumps(message)
     except ValueError:
