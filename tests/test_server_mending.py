@@ -22,7 +22,7 @@ from partida.client import Client, ServerError
 from partida.server.app import Server, ServerConfig
 from partida.server.mending import judge
 from partida.storage.sqlite_process_writer import SqliteProcessWriter
-from tests.services import Postgres
+from tests.services import Postgres, free_port
 from tests.test_storage import create_pg_database
 
 EMPTY = -1
@@ -293,6 +293,35 @@ async def test_on_postgresql_the_room_adopts_a_log_ahead_and_accepts_a_stored_ac
         await bob.act(code, 8, seq=3)
         stored = await server.store.load_game(room.game_id)
         assert stored is not None and stored.actions == [(0, 3), (1, 4), (0, 5), (1, 8)]
+        await alice.close()
+        await bob.close()
+    finally:
+        await server.stop()
+
+
+async def test_a_fenced_node_undoes_a_refused_move_without_adopting_the_log(postgres: Postgres) -> None:
+    """A node cut off from its lease writes nothing, and another node may be playing its games:
+    a move refused at the fence was never sent, so the room undoes it and takes nothing from the
+    log (here a row as the node taking over would have written it)."""
+    url = create_pg_database(postgres)
+    port = free_port()
+    config = ServerConfig(port=port, db_url=url, node="a", public_url=f"ws://127.0.0.1:{port}", lease=1.5)
+    server = Server(config)
+    await server.start()
+    try:
+        alice, bob, code = await two_players(server)
+        room = server.rooms[code]
+        cluster = server.cluster
+        assert cluster is not None and cluster._task is not None
+        cluster._task.cancel()  # its renewals stop, as when the database is out of its reach
+        await asyncio.gather(cluster._task, return_exceptions=True)
+        cluster._task = None
+        cluster.fence.valid_until = 0.0
+        await store_behind_the_back_on_postgres(url, room.game_id, 1, 1, 4)
+        with pytest.raises(ServerError) as refused:
+            await bob.act(code, 2, seq=1)
+        assert refused.value.code == "storage_unavailable"
+        assert room.seq == 1 and room.state.view(None)["board"][4] == EMPTY
         await alice.close()
         await bob.close()
     finally:

@@ -31,7 +31,7 @@ from partida.server.events import MqttEventBus
 from partida.server.presence import Presence
 from partida.server.relay import Relay
 from partida.server.rooms import PRIVATE_CODE_LENGTH, PUBLIC_CODE_LENGTH, new_room_code
-from partida.storage.database import StorageError, describe_error
+from partida.storage.database import NotWritten, StorageError, describe_error
 from partida.storage.nodes import CodeTaken, NodeDirectory
 from partida.storage.store import Store
 
@@ -62,7 +62,7 @@ class Fence:
 
     def check(self) -> None:
         if asyncio.get_running_loop().time() > self.valid_until:
-            raise StorageError("this node could not renew its lease on its rooms; it writes nothing until it can.")
+            raise NotWritten("this node could not renew its lease on its rooms; it writes nothing until it can.")
 
 
 class FencedStore(Store):

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from partida.games.base import Action
 from partida.protocol import ErrorCode, ProtocolError
 from partida.server import endings
+from partida.storage.database import NotWritten
 from partida.storage.store import END_STATUSES
 
 if TYPE_CHECKING:
@@ -83,10 +84,16 @@ def judge(
     return Verdict(stored=False, differs=not _same(stored, held))
 
 
-async def after_failed_write(room: Room, seat: int, action: Action, result: dict[str, Any] | None) -> Outcome:
+async def after_failed_write(
+    room: Room, seat: int, action: Action, result: dict[str, Any] | None, failure: Exception
+) -> Outcome:
     """Called by the room (under its lock, the action applied to its state but not to its log)
-    when the write of `action` by `seat` failed; `result` is the result the write carried, if the
-    action ended the game. Raises `stale_decision` when the room reloaded a log without it."""
+    when the write of `action` by `seat` failed with `failure`; `result` is the result the write
+    carried, if the action ended the game. Raises `stale_decision` when the room reloaded a log
+    without it. A write refused before it was sent (a fenced node, whose games another node may
+    be playing) is undone without a look: the log is not this room's to adopt then."""
+    if isinstance(failure, NotWritten):
+        return Outcome.ABSENT
     try:
         stored = await room.server.store.load_game(room.game_id)
     except Exception:
@@ -145,9 +152,13 @@ async def reload(room: Room, stored: StoredGame) -> None:
     room._arm()
 
 
-async def start_stored(room: Room, seats: list[tuple[int, int | None, str]], tokens: dict[int, str]) -> bool:
-    """After a failed write of the start (`Store.start_game` with these seats and tokens):
-    whether it landed all the same, so the room starts as if it had been told so."""
+async def start_stored(
+    room: Room, seats: list[tuple[int, int | None, str]], tokens: dict[int, str], failure: Exception
+) -> bool:
+    """After a failed write of the start (`Store.start_game` with these seats and tokens, which
+    raised `failure`): whether it landed all the same, so the room starts as if it had been told so."""
+    if isinstance(failure, NotWritten):
+        return False
     try:
         stored = await room.server.store.load_game(room.game_id)
     except Exception:

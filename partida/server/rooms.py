@@ -396,12 +396,12 @@ class Room:
         tokens = {i: s.token for i, s in enumerate(self.seats) if s is not None}
         try:
             await self.server.store.start_game(self.game_id, seats, tokens=tokens)
-        except Exception:
+        except Exception as exc:
             # The room plays only once the database says so; otherwise its moves would be lost
             # on a restart (the game would still be stored as waiting). The write may have
             # landed all the same: the stored game decides.
             log.exception("room %s: could not store the start; asking the stored game", self.code)
-            if not await mending.start_stored(self, seats, tokens):
+            if not await mending.start_stored(self, seats, tokens, exc):
                 raise ProtocolError(ErrorCode.STORAGE, "the start could not be stored; try again") from None
         self.state = state
         self._decisions = None
@@ -483,10 +483,10 @@ class Room:
         result = self.endings.final(self.state.result()) if over else None
         try:
             await self.server.store.append_action(self.game_id, self.seq, seat, action, result, clock=snapshot)
-        except Exception:
+        except Exception as exc:
             log.exception("room %s: could not store action %d; asking the stored log", self.code, self.seq)
             # The write may have landed anyway, or the log may be ahead of the room: it decides.
-            outcome = await mending.after_failed_write(self, seat, action, result)
+            outcome = await mending.after_failed_write(self, seat, action, result, exc)
             if outcome is mending.Outcome.RELOADED:
                 return
             if outcome is mending.Outcome.ABSENT:

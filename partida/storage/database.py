@@ -45,6 +45,11 @@ class StorageError(ValueError):
     The message is one sentence, with any password masked."""
 
 
+class NotWritten(StorageError):
+    """A write refused before anything reached the database (a node fenced off its games), so
+    it cannot have landed: nobody need read the database back to find out (`server.mending`)."""
+
+
 def default_url() -> str:
     """$PARTIDA_DB if set, else the SQLite file partida.db in the current directory."""
     return os.environ.get(ENV_VAR) or f"sqlite+aiosqlite:///{DEFAULT_FILE}"
