@@ -1,7 +1,8 @@
 """A room whose write of an action failed converges on the stored log, the truth a restart resumes
 from: a write that landed after all stands, and a log ahead of the room (whatever put the rows
 there) is adopted, with fresh views for everyone and `stale_decision` for the player whose action
-is not in it. The rows "behind the server's back" are written by another connection to the same
+is not in it; a start that landed stands; a resignation or a draw whose write failed can be asked
+again. The rows "behind the server's back" are written by another connection to the same
 SQLite file, as the server writes them (the format is read from one of the server's own rows)."""
 
 from __future__ import annotations
@@ -394,6 +395,28 @@ async def test_a_start_stored_already_stands_where_every_retry_failed_on_its_sea
     assert room.status == "playing"
     await alice.act(code, 4, seq=0)
     assert (await update_at(bob, code, 1))["decision"] is not None
+    await alice.close()
+    await bob.close()
+
+
+@pytest.mark.parametrize("ending", ["resign", "accept_draw"])
+async def test_an_ending_request_whose_write_failed_can_be_asked_again(started: Server, ending: str) -> None:
+    """The writer's process dies holding the end of the game: the request fails, and the room
+    forgets it (the database never had it), so asking again ends the game."""
+    alice, bob, code = await two_players(started)
+    if ending == "accept_draw":
+        await alice.offer_draw(code)
+    request = getattr(bob, ending)
+    _, pid, asking = await sent_to_a_stopped_writer(started, request(code))
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(ServerError) as refused:
+        await asking
+    assert refused.value.code == "storage_unavailable"
+    assert started.rooms[code].result is None
+    await request(code)  # not `already_resigned`, not `no_draw_offer`
+    stored = await started.store.load_game(started.rooms[code].game_id)
+    assert stored is not None and stored.status == "finished"
+    assert stored.result["reason"] == ("resign" if ending == "resign" else "draw_agreed")
     await alice.close()
     await bob.close()
 

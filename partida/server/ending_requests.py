@@ -4,6 +4,9 @@ refuses a request that does not apply with a stable error code and changes nothi
 
 from __future__ import annotations
 
+import contextlib
+import copy
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from partida.server import endings
@@ -13,15 +16,30 @@ if TYPE_CHECKING:
     from partida.server.session import Session
 
 
+@contextlib.contextmanager
+def _forgotten_unless_stored(room: Room) -> Iterator[None]:
+    """A request whose write fails leaves the room's ending bookkeeping as it was: otherwise the
+    room would hold a resignation (or a lapsed offer) the database does not, and refuse the
+    request when it is asked again (`already_resigned`, `no_draw_offer`)."""
+    before = copy.deepcopy(room.endings)
+    try:
+        yield
+    except Exception:
+        if room.result is None:  # not ended in memory: nothing of the request stands
+            room.endings = before
+        raise
+
+
 async def resign(room: Room, session: Session, seat: int | None) -> None:
     """Two seats: the other wins. More: the seat drops out (the server's random bot answers for
     it, it ranks last) and the game goes on until a single seat is left."""
     seat = room.seat_in_play(session, seat)
-    result = room.endings.resign(seat)
-    if result is not None:
-        await room.end(result)
-        return
-    await room.server.store.save_endings(room.game_id, room.endings.to_data())
+    with _forgotten_unless_stored(room):
+        result = room.endings.resign(seat)
+        if result is not None:
+            await room.end(result)
+            return
+        await room.server.store.save_endings(room.game_id, room.endings.to_data())
     room.push_all()
     await room.settle()
 
@@ -36,8 +54,9 @@ async def offer_draw(room: Room, session: Session, seat: int | None) -> None:
 
 async def accept_draw(room: Room, session: Session, seat: int | None) -> None:
     seat = room.seat_in_play(session, seat)
-    room.endings.accept_draw(seat)
-    await room.end(endings.draw(room.num_seats, "draw_agreed"))
+    with _forgotten_unless_stored(room):
+        room.endings.accept_draw(seat)
+        await room.end(endings.draw(room.num_seats, "draw_agreed"))
 
 
 async def decline_draw(room: Room, session: Session, seat: int | None) -> None:
