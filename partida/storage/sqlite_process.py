@@ -234,7 +234,8 @@ class Batches:
             return every
         except _Unprepared:
             # A hook must run, and SQLAlchemy, whose first use of a connection ends with a
-            # rollback, is not set up yet: once in the process's life, the batch runs again.
+            # rollback, is not set up on this connection yet: once per connection (in practice, once
+            # in the process's life), the batch runs again.
             self._rollback()
             self._hook_connection()
             return self.run(jobs)
