@@ -421,6 +421,30 @@ async def test_an_ending_request_whose_write_failed_can_be_asked_again(started: 
     await bob.close()
 
 
+async def test_a_loss_on_time_whose_write_failed_is_stored_on_a_retry(started: Server) -> None:
+    """Bob's time runs out while the writer's process holds the loss's write and dies: the room
+    tries again a moment later (a new process), and the game ends for everyone, where it used
+    to wait for someone to act, which Bob, gone silent, may never do."""
+    alice, bob, code = await two_players(started, clock={"initial": 1.5})
+    backend = started.store._writer._backend
+    assert isinstance(backend, SqliteProcessWriter) and backend._child is not None
+    pid = backend._child.process.pid
+    os.kill(pid, signal.SIGSTOP)
+    for _ in range(500):  # Bob's deadline passes: the room's write of his loss waits in the pipe
+        if backend._sent:
+            break
+        await asyncio.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    assert backend._sent, "the loss on time never reached the writer's pipe"
+    while (final := await alice.next_update(code, timeout=10))["status"] != "finished":
+        pass
+    assert final["result"]["reason"] == "time" and final["result"]["winners"] == [0]
+    stored = await started.store.load_game(started.rooms[code].game_id)
+    assert stored is not None and stored.status == "finished" and stored.result["reason"] == "time"
+    await alice.close()
+    await bob.close()
+
+
 def test_judge_compares_actions_as_the_log_stores_them() -> None:
     held = [(0, {"cell": 1}), (1, (2, 3))]
     verdict = judge(held, [(0, {"cell": 1}), (1, [2, 3]), (0, [4])], 0, (4,))

@@ -87,6 +87,8 @@ def _seeds(n: int) -> list[tuple[int, str]]:
 
 
 _SEEDS = entropy.Pool(_seeds)
+# Seconds before a room tries again a timer's write that failed (`Room._on_timer`).
+TIMER_RETRY_S = 1.0
 SEAT_TOKEN_BYTES = 18  # a multiple of 3: each token is 24 base64 letters, with no padding
 
 
@@ -641,18 +643,28 @@ class Room:
     async def _on_timer(self) -> None:
         if self.result is not None or self.state is None:
             return
-        now = self._now()
-        if self.clock is not None:
-            for seat in self.clock.expired(now + 1e-3):
-                if self.result is not None:
-                    break
-                if seat in self.clock.expired(self._now() + 1e-3):  # not restarted meanwhile
-                    await self._time_out(seat)
-        else:
-            result = self.endings.abandoned(now, self.seq)
-            if result is not None:
-                await self.end(result)
-        await self._autoplay()
+        try:
+            now = self._now()
+            if self.clock is not None:
+                for seat in self.clock.expired(now + 1e-3):
+                    if self.result is not None:
+                        break
+                    if seat in self.clock.expired(self._now() + 1e-3):  # not restarted meanwhile
+                        await self._time_out(seat)
+            else:
+                result = self.endings.abandoned(now, self.seq)
+                if result is not None:
+                    await self.end(result)
+            await self._autoplay()
+        except Exception:
+            # A write failed (a loss on time, a timeout's random answer, an abandoned game's
+            # end): try again in a while. Armed at its passed deadline the timer would fire at
+            # once, again and again; left unarmed, the game would wait for someone to act, and
+            # the one whose time ran out may never come back.
+            self._disarm()
+            if self.result is None:
+                self._timer = asyncio.get_running_loop().call_later(TIMER_RETRY_S, self._fire)
+            raise
         self._arm()
 
     async def _time_out(self, seat: int) -> None:
