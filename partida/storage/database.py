@@ -191,8 +191,8 @@ class Database:
         false, and return the database. Raises `StorageError` naming the URL if that fails.
         `statement_timeout`: seconds a PostgreSQL statement may take (see `STATEMENT_TIMEOUT_S`).
         `writer_cpus`: the CPUs the SQLite writer's process runs on, when the server pinned
-        itself to one (`partida serve --cpu`): that process has a GIL of its own, so it may as
-        well run beside the event loop. None: the server's own (it inherits them)."""
+        itself to one (`partida serve --cpu` gives the others: woken on the event loop's CPU,
+        the process ran first while the loop waited). None: the server's own (it inherits them)."""
         url = normalize_url(url or default_url())
         _check_sqlite_folder(url)
         try:
