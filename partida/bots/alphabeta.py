@@ -15,13 +15,10 @@ import time
 from typing import Any
 
 from partida.bots.base import Agent, AgentSpec, Turn
+from partida.bots.deepening import Timeout, deepen
 from partida.games.base import Action, State
 
 WIN = 1_000_000.0
-
-
-class _Timeout(Exception):
-    """Raised inside the search when the time budget is spent."""
 
 
 class AlphaBetaAgent(Agent):
@@ -48,20 +45,13 @@ class AlphaBetaAgent(Agent):
         self.rng.shuffle(answers)
         self.nodes = 0
         self._deadline = float("inf") if self.depth is not None else time.perf_counter() + self.seconds
-        best = answers[0]
-        max_depth = self.depth if self.depth is not None else 10_000
-        for depth in range(1, max_depth + 1):
+
+        def search(depth: int) -> tuple[Any, bool]:
             self._horizon_hit = False
-            try:
-                value, move = self._root(state, turn.seat, answers, depth)
-            except _Timeout:
-                break
-            best = move
-            self.completed_depth = depth
-            answers.remove(move)
-            answers.insert(0, move)  # search the previous best first next time
-            if not self._horizon_hit or abs(value) >= WIN / 2:
-                break  # exact: deeper search cannot change the answer
+            value, move = self._root(state, turn.seat, answers, depth)
+            return move, not self._horizon_hit or abs(value) >= WIN / 2  # exact: deeper cannot change it
+
+        best, self.completed_depth = deepen(answers, self.depth, search)
         return best
 
     def _root(self, state: State, seat: int, answers: list[Any], depth: int) -> tuple[float, Any]:
@@ -86,7 +76,7 @@ class AlphaBetaAgent(Agent):
     def _negamax(self, state: State, depth: int, alpha: float, beta: float, ply: int) -> float:
         self.nodes += 1
         if self.nodes & 255 == 0 and time.perf_counter() > self._deadline:
-            raise _Timeout
+            raise Timeout
         decision = state.pending()[0]
         seat = decision.seat
         if depth <= 0:

@@ -25,13 +25,10 @@ import time
 from typing import Any
 
 from partida.bots.base import Agent, AgentSpec, Turn
+from partida.bots.deepening import Timeout, deepen
 from partida.games.base import Action, State
 
 LOW, HIGH = 0.0, 1.0
-
-
-class _Timeout(Exception):
-    """Raised inside the search when the time budget is spent."""
 
 
 class ExpectimaxAgent(Agent):
@@ -65,21 +62,15 @@ class ExpectimaxAgent(Agent):
         self.rng.shuffle(answers)
         self.nodes = 0
         self._deadline = float("inf") if self.depth is not None else time.perf_counter() + self.seconds
-        best = answers[0]
-        max_depth = self.depth if self.depth is not None else 10_000
-        for depth in range(1, max_depth + 1):
+
+        def search(depth: int) -> tuple[Any, bool]:
             self._horizon_hit = False
-            try:
-                values = self._root(state, turn.seat, answers, depth)
-            except _Timeout:
-                break
-            best = max(answers, key=lambda a: values[a])  # first of the best, in search order
+            values = self._root(state, turn.seat, answers, depth)
             self.last_values = values
-            self.completed_depth = depth
-            answers.remove(best)
-            answers.insert(0, best)  # search the previous best first next time
-            if not self._horizon_hit:
-                break  # exact: deeper search cannot change the answer
+            best = max(answers, key=lambda a: values[a])  # first of the best, in search order
+            return best, not self._horizon_hit  # exact: deeper search cannot change the answer
+
+        best, self.completed_depth = deepen(answers, self.depth, search)
         return best
 
     def _root(self, state: State, seat: int, answers: list[Any], depth: int) -> dict[Any, float]:
@@ -98,7 +89,7 @@ class ExpectimaxAgent(Agent):
         """Fail-soft value of `state` for the searching seat within the window (alpha, beta)."""
         self.nodes += 1
         if self.nodes & 255 == 0 and time.perf_counter() > self._deadline:
-            raise _Timeout
+            raise Timeout
         if state.is_over():
             winners = state.result().winners
             return 1.0 / len(winners) if self._me in winners else 0.0
