@@ -146,7 +146,10 @@ def _message(job_id: int, ops: list[Op], count: int) -> bytes | None:
         return None  # only SQLAlchemy can complete it
     for i, op in enumerate(wire):
         if op[0] == "hook":
-            name = _hook_name(op[4])
+            try:
+                name = _hook_name(op[4])
+            except TypeError:  # unhashable (a callable object): not a module's function anyway
+                name = None
             if name is None:
                 return None  # a hook that is no module's function: the thread writer runs it
             wire[i] = (*op[:4], name, *op[5:])
