@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import resource
 import signal
 import threading
 from collections.abc import AsyncIterator, Awaitable
@@ -502,6 +503,40 @@ async def test_a_moves_batch_reaches_the_writer_process_as_plain_values(in_proce
     async with in_process.db.engine.connect() as conn:
         stamps = (await conn.exec_driver_sql('SELECT created_at FROM actions ORDER BY "index"')).scalars().all()
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}", stamp) for stamp in stamps), stamps
+
+
+async def test_the_writer_process_takes_pipes_numbered_past_1024(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server with thousands of connections opens the writer's pipes at numbers past 1024,
+    which the process keeps (`pass_fds`): it used to look for more batches with `select`, which
+    takes no such number, and died on its first batch, failing every write after it."""
+    monkeypatch.delenv(sqlite_process_writer.ENV_VAR, raising=False)  # the default: a process
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"the open-file limit ({hard}) is below what a busy server needs")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    taken: list[int] = []  # the low numbers, as a server's connections would hold them
+    try:
+        while not taken or taken[-1] < 1100:
+            taken.append(os.open(os.devnull, os.O_RDONLY))
+        db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
+        try:
+            store = Store(db)
+            game_id = await new_game(store)
+            await store.start_game(game_id)
+            backend = store._writer._backend
+            assert isinstance(backend, SqliteProcessWriter) and backend._child is not None
+            assert backend._child.down is not None and backend._child.down > 1024
+            await asyncio.gather(*(store.append_action(game_id, i, i % 2, i) for i in range(20)))
+            stored = await store.load_game(game_id)
+            assert stored is not None and stored.actions == [(i % 2, i) for i in range(20)]
+        finally:
+            await db.close()
+    finally:
+        for fd in taken:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 async def test_a_writer_process_that_dies_fails_what_it_held_and_the_next_write_starts_another(

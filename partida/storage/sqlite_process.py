@@ -392,6 +392,10 @@ def serve(path: str, down: int, up: int) -> None:
     frames = Frames()
     waiting: list[Any] = []
     open_ = True
+    # poll, not select: a server with thousands of connections hands this process pipes whose
+    # numbers are past select's limit of 1024 (it died on them, and every write with it).
+    incoming = select.poll()
+    incoming.register(down, select.POLLIN)
     while open_ or waiting:
         if not waiting:
             data = os.read(down, PIPE_READ)  # blocks until the server sends something
@@ -400,7 +404,7 @@ def serve(path: str, down: int, up: int) -> None:
             waiting += frames.feed(data)
             continue
         # Whatever else has arrived joins this transaction.
-        while open_ and select.select([down], [], [], 0)[0]:
+        while open_ and incoming.poll(0):
             data = os.read(down, PIPE_READ)
             if not data:
                 open_ = False
