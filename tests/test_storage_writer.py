@@ -554,6 +554,22 @@ async def test_a_writer_process_that_dies_fails_what_it_held_and_the_next_write_
     assert await stored_actions(in_process) == [(0, "stored")]
 
 
+async def test_after_three_deaths_in_a_row_the_writes_go_to_the_thread(in_process: InProcess) -> None:
+    """A writer's process that keeps dying before it answers would fail every write of every game:
+    after three deaths in a row, the server writes in its own thread."""
+    backend = in_process.backend
+    for _ in range(sqlite_process_writer.DEATHS_BEFORE_THREAD):
+        if backend._child is None:
+            backend._start_child(asyncio.get_running_loop())  # as the next write would, with no answer between
+        [write] = await appended_while_stopped(in_process, [(0, "lost")])
+        os.kill(in_process.pid, signal.SIGKILL)
+        with pytest.raises(StorageError, match="writer's process exited"):
+            await write
+    await in_process.store.append_action(in_process.game_id, 0, 0, "stored")
+    assert backend._child is None and backend._thread is not None
+    assert await stored_actions(in_process) == [(0, "stored")]
+
+
 async def test_the_writer_process_outlives_a_ctrl_c_and_a_sigterm(in_process: InProcess) -> None:
     """A Ctrl-C reaches the whole process group; the server, not the signal, ends the writer."""
     pid = in_process.pid

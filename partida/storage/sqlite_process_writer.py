@@ -11,7 +11,8 @@ batch's callback when the event loop next turns. A batch the process cannot run 
 SQLAlchemy can complete, a hook no module names) goes to the thread writer as before;
 SQLite's busy timeout lets the two take turns on the file. The process starts with the first
 batch and again after it died: the batches it held then fail with an OperationalError (players
-get `storage_unavailable` and may retry).
+get `storage_unavailable` and may retry); after `DEATHS_BEFORE_THREAD` deaths in a row, every
+batch goes to the thread.
 
 `PARTIDA_SQLITE_WRITER=thread` keeps every batch in the thread (to compare the two, or on a
 system that cannot start a process).
@@ -23,6 +24,7 @@ import asyncio
 import contextlib
 import functools
 import itertools
+import logging
 import os
 import pickle
 import sqlite3
@@ -39,6 +41,12 @@ from partida.storage.sqlite_writer import Outcome, SqliteWriter, wire_ops
 from partida.storage.writes import Op, Step, plan_alone
 
 ENV_VAR = "PARTIDA_SQLITE_WRITER"
+# Deaths of the writer's process in a row, each holding writes it never answered, after which
+# the server writes in its own thread: a process that cannot live would otherwise fail every
+# write of every game from then on.
+DEATHS_BEFORE_THREAD = 3
+
+log = logging.getLogger(__name__)
 
 
 def wanted() -> bool:
@@ -59,6 +67,7 @@ class SqliteProcessWriter(SqliteWriter):
         self._sent: dict[int, tuple[list[Op], Outcome]] = {}  # batches the process holds
         self._ids = itertools.count()
         self._drained: asyncio.Event | None = None  # set when the process holds nothing
+        self._deaths = 0  # in a row, each with writes unanswered (`DEATHS_BEFORE_THREAD`)
 
     def _queue_job(self, writes: Sequence[Sequence[Step]], done: Outcome) -> None:
         loop = asyncio.get_running_loop()
@@ -73,7 +82,7 @@ class SqliteProcessWriter(SqliteWriter):
             loop.call_soon(finished, None, exc)
             return
         job_id = next(self._ids)
-        message = _message(job_id, ops, len(writes))
+        message = None if self._deaths >= DEATHS_BEFORE_THREAD else _message(job_id, ops, len(writes))
         if message is None:
             super()._queue_job(writes, done)  # the thread writer, which has SQLAlchemy
             return
@@ -90,6 +99,7 @@ class SqliteProcessWriter(SqliteWriter):
         return self._child
 
     def _outcomes(self, outcomes: list[tuple[int, Any, tuple[Any, ...] | None]]) -> None:
+        self._deaths = 0
         for job_id, results, error in outcomes:
             ops, finished = self._sent.pop(job_id)
             finished(results, None if error is None else self._error(error, ops))
@@ -103,6 +113,15 @@ class SqliteProcessWriter(SqliteWriter):
             self._child = None
         code = child.process.poll()
         held, self._sent = self._sent, {}
+        if held:
+            self._deaths += 1
+            if self._deaths == DEATHS_BEFORE_THREAD:
+                log.error(
+                    "the SQLite writer's process died %d times in a row before it answered (exit code %s); "
+                    "the server writes in its own thread from now on",
+                    self._deaths,
+                    code,
+                )
         failure = sqlite3.OperationalError(f"the SQLite writer's process exited (code {code}) before it answered")
         for _ops, finished in held.values():
             finished(None, DBAPIError.instance(None, None, failure, sqlite3.Error, dialect=self.engine.dialect))
