@@ -6,6 +6,7 @@ their connections."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import resource
@@ -442,10 +443,11 @@ class InProcess:
         return self.backend._child.process.pid
 
 
-@pytest.fixture
-async def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[InProcess]:
-    monkeypatch.delenv(sqlite_process_writer.ENV_VAR, raising=False)  # the default
-    db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
+@contextlib.asynccontextmanager
+async def started_in_process(path: Path) -> AsyncIterator[InProcess]:
+    """A started game on the SQLite file `path`, its writer a process (not pinned to the thread:
+    the caller clears the environment's choice)."""
+    db = await Database.open(f"sqlite:///{path}")
     try:
         store = Store(db)
         game_id = await new_game(store)
@@ -455,6 +457,13 @@ async def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIt
         yield InProcess(db, store, game_id, backend)
     finally:
         await db.close()
+
+
+@pytest.fixture
+async def in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[InProcess]:
+    monkeypatch.delenv(sqlite_process_writer.ENV_VAR, raising=False)  # the default
+    async with started_in_process(tmp_path / "p.db") as started:
+        yield started
 
 
 async def appended_while_stopped(started: InProcess, actions: list[tuple[int, Any]]) -> list[asyncio.Future[Any]]:
@@ -520,19 +529,11 @@ async def test_the_writer_process_takes_pipes_numbered_past_1024(
     try:
         while not taken or taken[-1] < 1100:
             taken.append(os.open(os.devnull, os.O_RDONLY))
-        db = await Database.open(f"sqlite:///{tmp_path / 'p.db'}")
-        try:
-            store = Store(db)
-            game_id = await new_game(store)
-            await store.start_game(game_id)
-            backend = store._writer._backend
-            assert isinstance(backend, SqliteProcessWriter) and backend._child is not None
-            assert backend._child.down is not None and backend._child.down > 1024
-            await asyncio.gather(*(store.append_action(game_id, i, i % 2, i) for i in range(20)))
-            stored = await store.load_game(game_id)
-            assert stored is not None and stored.actions == [(i % 2, i) for i in range(20)]
-        finally:
-            await db.close()
+        async with started_in_process(tmp_path / "p.db") as started:
+            assert started.backend._child is not None and started.backend._child.down is not None
+            assert started.backend._child.down > 1024
+            await asyncio.gather(*(started.store.append_action(started.game_id, i, i % 2, i) for i in range(20)))
+            assert await stored_actions(started) == [(i % 2, i) for i in range(20)]
     finally:
         for fd in taken:
             os.close(fd)
