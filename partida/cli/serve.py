@@ -180,7 +180,7 @@ def _pin(cpu: str | None) -> set[int] | None:
 def _writer_cpus(every_cpu: set[int] | None) -> frozenset[int] | None:
     """Where the SQLite writer's process runs when the server is pinned (`_pin`): on the CPUs
     other than the server's, if there are any. It wakes for every batch, and woken on the event
-    loop's CPU it ran at once, the loop waiting (a fifth more moves per second at M = 10 on
+    loop's CPU it ran at once, the loop waiting (4-24% more moves per second at M = 10 on
     two CPUs: docs/server.md, "The eighth round")."""
     if every_cpu is None:
         return None
