@@ -180,21 +180,33 @@ async def test_a_restart_after_adopting_the_stored_log_resumes_the_same_game(db_
         await second.stop()
 
 
-async def test_a_stored_action_that_ends_the_game_ends_it_for_everyone(started: Server, db_url: str) -> None:
+async def winning_move_stored_behind_the_back(started: Server, db_url: str) -> tuple[Client, Client, str]:
+    """Alice's winning move (X completes the middle row 3-4-5 at move 4) stored behind the
+    server's back, without its result, before she sends anything."""
     alice, bob, code = await two_players(started)  # X on 3
-    room = started.rooms[code]
     await bob.act(code, 0)
     await alice.act(code, 4)
     await bob.act(code, 1)
-    store_behind_the_back(db_url, room.game_id, 4, 0, 5)  # X completes the middle row 3-4-5
+    store_behind_the_back(db_url, started.rooms[code].game_id, 4, 0, 5)
+    return alice, bob, code
+
+
+async def assert_alice_won(started: Server, code: str, *clients: Client) -> None:
+    """Each of `clients` saw the game end at move 5 with Alice (seat 0) the winner, and so says
+    the stored game."""
+    for client in clients:
+        update = await update_at(client, code, 5)
+        assert update["status"] == "finished" and update["result"]["winners"] == [0]
+    stored = await started.store.load_game(started.rooms[code].game_id)
+    assert stored is not None and stored.status == "finished" and stored.result["winners"] == [0]
+
+
+async def test_a_stored_action_that_ends_the_game_ends_it_for_everyone(started: Server, db_url: str) -> None:
+    alice, bob, code = await winning_move_stored_behind_the_back(started, db_url)
     with pytest.raises(ServerError) as refused:
         await alice.act(code, 8)
     assert refused.value.code == "stale_decision"
-    for client in (alice, bob):
-        update = await update_at(client, code, 5)
-        assert update["status"] == "finished" and update["result"]["winners"] == [0]
-    stored = await started.store.load_game(room.game_id)
-    assert stored is not None and stored.status == "finished" and stored.result["winners"] == [0]
+    await assert_alice_won(started, code, alice, bob)
     await alice.close()
     await bob.close()
 
@@ -202,17 +214,9 @@ async def test_a_stored_action_that_ends_the_game_ends_it_for_everyone(started: 
 async def test_a_stored_ending_action_that_stands_is_recorded_with_its_result(started: Server, db_url: str) -> None:
     """A row that landed without its result (written behind the server's back: the server itself
     stores both in one transaction) still ends the stored game once the room accepts the action."""
-    alice, bob, code = await two_players(started)
-    room = started.rooms[code]
-    await bob.act(code, 0)
-    await alice.act(code, 4)
-    await bob.act(code, 1)
-    store_behind_the_back(db_url, room.game_id, 4, 0, 5)
+    alice, bob, code = await winning_move_stored_behind_the_back(started, db_url)
     assert (await alice.act(code, 5, seq=4))["seq"] == 5
-    update = await update_at(bob, code, 5)
-    assert update["status"] == "finished" and update["result"]["winners"] == [0]
-    stored = await started.store.load_game(room.game_id)
-    assert stored is not None and stored.status == "finished" and stored.result["winners"] == [0]
+    await assert_alice_won(started, code, bob)
     await alice.close()
     await bob.close()
 
