@@ -29,6 +29,7 @@ dies, the closed pipe stops it the same way.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import marshal
 import os
@@ -156,6 +157,9 @@ def resolve_hook(name: str) -> Callable[..., Any]:
     return found
 
 
+_resolved = functools.lru_cache(maxsize=64)(resolve_hook)  # the server's few hooks, each imported once
+
+
 def _constraint(exc: BaseException) -> bool:
     """A failure that rolled back the batch and leaves the connection fine: a constraint's (the
     driver's, or SQLAlchemy's in a hook, which keeps the driver's as `orig`), or an UPDATE that
@@ -179,7 +183,6 @@ class Batches:
         self._driver: sqlite3.Connection | None = None
         self._conn: Any = None  # a SQLAlchemy connection on `_driver`, for hooks
         self._inserts: dict[str, tuple[str | None, str | None]] = {}
-        self._hooks: dict[str, Callable[..., Any]] = {}  # by name (`hook_name`)
 
     def reset(self) -> None:
         driver, self._driver = self._driver, None
@@ -255,7 +258,7 @@ class Batches:
             assert op.hook is not None and op.params is not None
             if self._conn is None:
                 raise _Unprepared
-            hook = op.hook if callable(op.hook) else self._named(op.hook)
+            hook = op.hook if callable(op.hook) else _resolved(op.hook)
             values = hook(self._conn, op.params)
             for position, value in zip(op.positions, values, strict=True):
                 if value is not None:
@@ -273,12 +276,6 @@ class Batches:
 
     def _found(self, cursor: sqlite3.Cursor, sql: str, rows: list[tuple[Any, ...]]) -> bool:
         return any(_call(sql, cursor.execute, sql, row).fetchone() is not None for row in rows)
-
-    def _named(self, name: str) -> Callable[..., Any]:
-        hook = self._hooks.get(name)
-        if hook is None:
-            hook = self._hooks[name] = resolve_hook(name)
-        return hook
 
     def _hook_connection(self) -> Any:
         """A SQLAlchemy connection on this runner's connection, in its transaction (SQLAlchemy
