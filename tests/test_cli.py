@@ -208,3 +208,10 @@ def test_serve_on_a_cpu_it_may_not_use_is_one_line_of_error(tmp_path: Path) -> N
         out = run("serve", "--no-bots", "--port", "0", "--db", str(tmp_path / "p.db"), "--cpu", cpu, timeout=60)
         assert out.returncode == 2, out.stderr
         assert out.stderr.startswith("partida: error: --cpu") and "Traceback" not in out.stderr
+
+
+def test_serve_on_a_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
+    for port, said in (("99999", "a port is 0 to 65535, not 99999"), ("-5", "not -5"), ("http", "not a port number")):
+        out = run("serve", "--no-bots", "--port", port, "--db", str(tmp_path / "p.db"), timeout=60)
+        assert out.returncode == 2, out.stderr
+        assert said in out.stderr and "Traceback" not in out.stderr

@@ -107,7 +107,7 @@ def test_an_operator_creates_a_ladder_and_reads_it_back(tmp_path: Path, capsys: 
         (["--game", "othello", "--clock", "ten"], "is not a clock"),
         (["--game", "othello", "--clock", "0+1"], "more than 0 seconds"),
         (["--game", "othello", "--clock", "10", "--option", "size=3"], "unknown option 'size'"),
-        (["--game", "othello", "--clock", "10", "--seats", "3"], "2 to 2 players, not 3"),
+        (["--game", "othello", "--clock", "10", "--seats", "3"], "othello is played by 2 players, not 3"),
         (["--game", "othello", "--clock", "10", "--concurrency", "0"], "--concurrency is at least 1"),
         (["--game", "othello", "--clock", "10", "--option", "novalue"], "KEY=VALUE"),
         (["--game", "dicepoints", "--clock", "10", "--option", "rounds=many"], "rounds"),

@@ -25,7 +25,7 @@ CPU_ENV = "PARTIDA_CPU"
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("serve", help="run the game server (with its bot pool)", description=__doc__)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
-    p.add_argument("--port", type=int, default=8765, help="port to listen on (default: %(default)s)")
+    p.add_argument("--port", type=_port, default=8765, help="port to listen on (default: %(default)s)")
     add_db_flag(p)
     p.add_argument("--mqtt", default=None, metavar="URL", help="publish events to this MQTT broker (mqtt://host:port)")
     p.add_argument("--no-bots", action="store_true", help="do not start the built-in bot pool")
@@ -153,6 +153,18 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     return 0
+
+
+def _port(text: str) -> int:
+    """A TCP port for argparse: a number the socket takes (0: any free port), so that a port out
+    of range is a usage error rather than the socket's OverflowError."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {port}")
+    return port
 
 
 def _pin(cpu: str | None) -> set[int] | None:

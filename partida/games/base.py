@@ -245,7 +245,10 @@ class Game(ABC):
     def check_seats(self, seats: int | None) -> int:
         seats = self.min_seats if seats is None else seats
         if not self.min_seats <= seats <= self.max_seats:
-            raise BadOptions(f"{self.name} is played by {self.min_seats} to {self.max_seats} players, not {seats}")
+            players = (
+                str(self.min_seats) if self.min_seats == self.max_seats else f"{self.min_seats} to {self.max_seats}"
+            )
+            raise BadOptions(f"{self.name} is played by {players} players, not {seats}")
         return seats
 
     def create(
