@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,12 @@ def test_create_bot_prints_a_working_token_once(url: str, capsys) -> None:
     database = Path(url.removeprefix("sqlite:///"))
     stored = b"".join(path.read_bytes() for path in database.parent.glob(database.name + "*"))
     assert token.encode() not in stored, "only a hash of the token is stored"
+
+
+def test_create_bot_prints_a_command_a_shell_takes_whatever_the_name(url: str, capsys) -> None:
+    assert main(["db", "create-bot", "deep blue's son", "--db", url]) == 0
+    command = capsys.readouterr().out.splitlines()[-1].removeprefix("Run it with: ")
+    assert shlex.split(command)[-2:] == ["--name", "deep blue's son"]
 
 
 def test_create_bot_again_replaces_the_token(url: str, capsys) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import shlex
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -89,7 +90,7 @@ def run_create_bot(args: argparse.Namespace) -> int:
     verb = "has a new token (the old one no longer works)" if existed else "is created"
     print(f"Bot {args.name!r} {verb}. Its token is shown only this once; keep it secret:")
     print(token)
-    print("Run it with: PARTIDA_BOT_TOKEN=<token> partida bot AGENT --name " + args.name)
+    print("Run it with: PARTIDA_BOT_TOKEN=<token> partida bot AGENT --name " + shlex.quote(args.name))
     return 0
 
 
