@@ -56,6 +56,7 @@ from partida.server.session import OUTBOX_BYTES, Identity, Session
 from partida.server.web import process_request
 from partida.storage.accounts import check_name
 from partida.storage.database import Database, StorageError, default_url, describe_error
+from partida.storage.sqlite_claim import SqliteClaim
 from partida.storage.store import Store, StoredGame
 
 log = logging.getLogger(__name__)
@@ -114,6 +115,7 @@ class Server:
             self.cluster = Cluster(self, config.node, config.public_url or self.url, config.lease)
         self._ws: WsServer | None = None
         self._reaper: asyncio.Task[None] | None = None
+        self._claim: SqliteClaim | None = None
         self.ladders = LadderService(self)
         self.handlers: dict[str, Callable[[Session, Any], Awaitable[None]]] = {
             "hello": self.on_hello,
@@ -148,11 +150,18 @@ class Server:
     # Life cycle.
 
     async def start(self) -> None:
-        self.db = await Database.open(self.config.db_url or default_url(), writer_cpus=self.config.writer_cpus)
+        url = self.config.db_url or default_url()
+        self._claim = SqliteClaim.take(url)  # one server per SQLite file (storage/sqlite_claim.py)
+        try:
+            self.db = await Database.open(url, writer_cpus=self.config.writer_cpus)
+        except BaseException:
+            self._release_claim()
+            raise
         try:
             await self.db.check_writable()
         except BaseException:
             await self.db.close()
+            self._release_claim()
             raise
         self.store = Store(self.db) if self.cluster is None else FencedStore(self.db, self.cluster.fence)
         self.bus = await open_bus(self.config.mqtt_url)
@@ -164,6 +173,7 @@ class Server:
             except BaseException:
                 await self.bus.close()
                 await self.db.close()
+                self._release_claim()
                 raise
         await self.ladders.start()
         self._ws = await serve(
@@ -206,6 +216,12 @@ class Server:
             await self.bus.close()
         if self.db is not None:
             await self.db.close()
+        self._release_claim()
+
+    def _release_claim(self) -> None:
+        if self._claim is not None:
+            self._claim.release()
+            self._claim = None
 
     async def resume_games(self, games: list[StoredGame] | None = None) -> list[Room]:
         """Rebuild every unfinished game from its log (or `games`: a node taking over a dead

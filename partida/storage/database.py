@@ -318,16 +318,28 @@ class Database:
         await self.close()
 
 
-def _check_sqlite_folder(url: str) -> None:
-    """Refuse a SQLite file whose folder is missing before connecting: the message is clearer, and
-    aiosqlite leaves a worker thread behind when the connection itself fails."""
-    parsed = make_url(url)
+def sqlite_file(url: str) -> Path | None:
+    """The file a SQLite URL (or a plain path, as `--db` takes) names, or None: another database,
+    SQLite in memory, or no URL at all (`Database.open` says what is wrong with it)."""
+    try:
+        parsed = make_url(normalize_url(url))
+    except (ArgumentError, StorageError, ValueError):
+        return None
     if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
-        return
+        return None
     database = parsed.database
     if database.startswith("file:"):  # a SQLite URI (say file:games.db?mode=ro with uri=true)
         database = database.removeprefix("file:").partition("?")[0]
-    folder = Path(database).parent
+    return Path(database)
+
+
+def _check_sqlite_folder(url: str) -> None:
+    """Refuse a SQLite file whose folder is missing before connecting: the message is clearer, and
+    aiosqlite leaves a worker thread behind when the connection itself fails."""
+    database = sqlite_file(url)
+    if database is None:
+        return
+    folder = database.parent
     if not folder.is_dir():
         raise StorageError(f"cannot open the database at {mask_url(url)}: the folder {folder} does not exist.")
 

@@ -9,8 +9,9 @@ seats and status never find it missing.
 
 On PostgreSQL the ids come from the table's own sequence, a block at a time (one round trip per
 `BLOCK` games; several servers of one deployment share it safely, and a block left unused when a
-server stops is a gap, as a rolled-back INSERT leaves one). On SQLite, where one server writes a
-file, they count up from the largest id stored when the first is asked for.
+server stops is a gap, as a rolled-back INSERT leaves one). On SQLite they count up from the
+largest id stored when the first is asked for, which is right only while one server writes the
+file: a server claims it for as long as it runs (`sqlite_claim`).
 """
 
 from __future__ import annotations
