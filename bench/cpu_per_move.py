@@ -3,7 +3,7 @@
 Absolute figures on a shared machine move by a factor of two between runs; what survives the
 noise is the same load against two builds of the server, alternating. Give each build's `partida`
 executable (two checkouts, each with its own venv); for every round, each one in turn is started
-(`partida serve --no-bots`, a fresh SQLite file, the abuse limits lifted as docs/server.md says)
+(`partida serve --no-bots`, a fresh SQLite file, the abuse limits lifted as docs/speed.md says)
 and loaded with the peers' `partida-load/load.js`; one JSON line per run: moves per second,
 latency percentiles, and the server's CPU milliseconds per move (its /proc CPU time over moves),
 with the same split between the event loop's thread, the others (the SQLite writer's thread if

@@ -15,7 +15,7 @@ subscriber to `partida/#` counts them).
     python bench/nodes.py failover --games 30 --lease 2 10
 
 `peers`: the same measure under the Node load generator of the boardgame.io comparison
-(docs/server.md; its `load.js`, which needs `node` and its `ws` and `msgpackr` packages): one
+(docs/speed.md; its `load.js`, which needs `node` and its `ws` and `msgpackr` packages): one
 load generator per node, each with slots/N slots (both clients of a slot on that node, so no
 `moved`) and moves/N moves, all at once. Reported: the moves of all of them over the longest
 run, the worst p99, the node processes' CPU per move and the load generators' CPU.

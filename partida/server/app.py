@@ -556,7 +556,7 @@ class Server:
                 ErrorCode.BAD_OPTIONS, f"abandon_after must be more than 0 and at most a day, not {grace}"
             )
         # The creator is told of the room before its waiting game's row is committed (see
-        # docs/server.md, "A new room's row"); a node of several waits, since the directory's
+        # docs/speed.md, "A new room's row"); a node of several waits, since the directory's
         # row for the room names the game.
         durable = self.cluster is not None
         room = await self.open_room(

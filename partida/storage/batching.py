@@ -137,7 +137,7 @@ class GroupWriter:
         """The writes of this turn of the event loop to the backend that takes them as they
         come: one callback, no task, future or lock per batch (with the planning moved to the
         writer's thread, a sixth less of the event loop's CPU per move at M = 10, see
-        docs/server.md)."""
+        docs/speed.md, "The write path: no task per batch, planned in the writer's thread")."""
         self._handover_due = False
         while self._pending:
             batch = self._pending[: self.max_batch]

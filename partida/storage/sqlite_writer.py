@@ -66,7 +66,7 @@ class SqliteWriter(Batches):
     fails a transaction of several batches, each batch is run again on its own, so that only the
     offending batch gets the error (the group writer then retries that batch write by write).
 
-    Planning moved from the event loop to this thread in the sixth round (docs/server.md): the
+    Planning moved from the event loop to this thread in the sixth round (docs/speed.md): the
     thread holds the GIL for it, but the event loop, the bottleneck, no longer spends its time
     on it, and the thread holds the GIL for a few percent of the time at most."""
 
