@@ -627,7 +627,27 @@ async def test_the_writer_process_takes_up_sqlalchemy_only_when_a_hook_runs(in_p
     assert await stored_actions(in_process) == [(0, 4), (1, 5)]  # the batch that ran twice, stored once
 
 
-async def test_a_hook_that_is_no_modules_function_runs_in_the_thread(in_process: InProcess) -> None:
+class _UnhashableHook:
+    """A hook that is a callable object, and unhashable (it defines equality only): no module's
+    function, and no key for the cache of hooks' names either."""
+
+    def __init__(self, calls: list[list[dict[str, Any]]]) -> None:
+        self.calls = calls
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __call__(self, conn: Connection, params: list[dict[str, Any]]) -> list[Any]:
+        self.calls.append(params)
+        return [conn.execute(select(GameRecord.id).where(GameRecord.id == p["id"])).scalar_one() for p in params]
+
+
+@pytest.mark.parametrize("kind", ["local function", "unhashable object"])
+async def test_a_hook_that_is_no_modules_function_runs_in_the_thread(in_process: InProcess, kind: str) -> None:
+    """Its batch cannot go down the pipe by name: the thread writer runs it (its calls are seen
+    here, in the server's process)."""
     calls: list[list[dict[str, Any]]] = []
 
     def local_hook(conn: Connection, params: list[dict[str, Any]]) -> list[Any]:
@@ -635,7 +655,7 @@ async def test_a_hook_that_is_no_modules_function_runs_in_the_thread(in_process:
         return [conn.execute(select(GameRecord.id).where(GameRecord.id == p["id"])).scalar_one() for p in params]
 
     writer = GroupWriter(in_process.db)
-    hook = writer.hook("local", local_hook)
+    hook = writer.hook("local", local_hook if kind == "local function" else _UnhashableHook(calls))
     try:
         assert await writer.write(Step(hook, {"id": in_process.game_id})) == in_process.game_id
     finally:

@@ -26,7 +26,6 @@ playing with the room's seats and tokens, the start stands.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import json
 import logging
@@ -136,20 +135,10 @@ async def reload(room: Room, stored: StoredGame) -> None:
     for acted, _ in stored.actions[room.seq :]:
         room.endings.on_action(acted)  # a draw offer lapses as it would have
     room.adopt_log(stored)
+    ended = None
     if stored.status in END_STATUSES:
-        room._mark_finished(stored.result if stored.result is not None else endings.aborted())
-        room.push_all()
-        await room._announce_finish()
-        return
-    if await room._record_finish_if_over():
-        room.push_all()
-        await room._announce_finish()
-        return
-    room._sync_clock(None)
-    room.push_all()
-    with contextlib.suppress(ProtocolError):  # a failed write of the server's bot is logged by its room
-        await room._autoplay()
-    room._arm()
+        ended = stored.result if stored.result is not None else endings.aborted()
+    await room.settle_adopted_log(ended)
 
 
 async def start_stored(

@@ -598,14 +598,37 @@ class Room:
         """After a restart: store the result of a game whose last action ended it, or start the
         clocks again from what remained at the last action (the time the server was down is
         charged to nobody) and the grace period of every seat, since nobody is back yet."""
-        if await self._record_finish_if_over():
+        await self.settle_adopted_log(restarted=True)
+
+    async def settle_adopted_log(self, ended: dict[str, Any] | None = None, *, restarted: bool = False) -> None:
+        """Go on from a log the room has just adopted (`adopt_log`): after a restart
+        (`finish_resumed`), or when the stored log turned out ahead of the room (`mending`). A game
+        that has ended is announced: `ended` is the result it is stored with, or its last action
+        ended it and the result is stored now, before anyone is told. Otherwise the clocks start
+        from the snapshot stored with the last action, the server's bot answers for its seats and
+        the timer is armed.
+
+        `restarted`: nobody is connected yet, so no views are pushed, every seat's grace period
+        starts, and a failed write of the server's bot fails the resume. Otherwise the players
+        present get the new views first, and a failed write of the bot's (logged by `_play`) does
+        not fail the request under way, which was about another action."""
+        if ended is not None:
+            self._mark_finished(ended)
+        if ended is not None or await self._record_finish_if_over():
+            if not restarted:
+                self.push_all()
             await self._announce_finish()
             return
         self._sync_clock(None)
-        now = self._now()
-        for seat in range(self.num_seats):
-            self.endings.leave(seat, now)
-        await self._autoplay()
+        if restarted:
+            now = self._now()
+            for seat in range(self.num_seats):
+                self.endings.leave(seat, now)
+            await self._autoplay()
+        else:
+            self.push_all()
+            with contextlib.suppress(ProtocolError):
+                await self._autoplay()
         self._arm()
 
     # Time: one timer per room, at the nearest deadline.

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import itertools
 import logging
 import os
@@ -36,7 +35,7 @@ from typing import Any
 from sqlalchemy.exc import DBAPIError
 
 from partida.storage.database import StorageError
-from partida.storage.sqlite_process import PIPE_READ, RESET, Frames, frame, hook_name
+from partida.storage.sqlite_process import PIPE_READ, RESET, Frames, frame
 from partida.storage.sqlite_writer import Outcome, SqliteWriter, wire_ops
 from partida.storage.writes import Op, Step, plan_alone
 
@@ -160,25 +159,13 @@ def _settle(future: asyncio.Future[None], exc: BaseException | None) -> None:
 
 def _message(job_id: int, ops: list[Op], count: int) -> bytes | None:
     """A planned batch as a frame for the process, or None if it cannot go there."""
-    wire = wire_ops(ops, through_sqlalchemy=False)
+    wire = wire_ops(ops, to_process=True)
     if wire is None:
-        return None  # only SQLAlchemy can complete it
-    for i, op in enumerate(wire):
-        if op[0] == "hook":
-            try:
-                name = _hook_name(op[4])
-            except TypeError:  # unhashable (a callable object): not a module's function anyway
-                name = None
-            if name is None:
-                return None  # a hook that is no module's function: the thread writer runs it
-            wire[i] = (*op[:4], name, *op[5:])
+        return None  # only SQLAlchemy can complete it, or a hook is no module's function
     try:
         return frame((job_id, wire, count))
     except (pickle.PicklingError, AttributeError, TypeError):
         return None  # parameters only the thread can take
-
-
-_hook_name = functools.lru_cache(maxsize=64)(hook_name)  # the server's few hooks, each named once
 
 
 class _Child:

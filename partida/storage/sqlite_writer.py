@@ -17,7 +17,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 from sqlalchemy import create_engine, event
@@ -25,7 +25,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DBAPIError
 
 from partida.storage.database import SQLITE_BUSY_TIMEOUT_MS, on_sqlite_connect
-from partida.storage.sqlite_process import MERGED_WRITES, Batches, Failed, Job
+from partida.storage.sqlite_process import MERGED_WRITES, Batches, Failed, Job, hook_name
 from partida.storage.writes import MissingRow, Op, Planner, Statement, Step, plan_alone, run_group
 
 Outcome = Callable[[Any, "BaseException | None"], None]  # a batch's results, or its error
@@ -181,7 +181,7 @@ class SqliteWriter(Batches):
             except Exception as exc:  # a value its column cannot take: this batch alone fails
                 outcomes.append((job, None, exc))
                 continue
-            wire = wire_ops(job.ops, through_sqlalchemy=True)
+            wire = wire_ops(job.ops, to_process=False)
             assert wire is not None
             jobs.append(Job.received((index, wire, job.count)))
         for index, results, error in self.run_jobs(jobs) if jobs else []:
@@ -245,22 +245,28 @@ class SqliteWriter(Batches):
         await done
 
 
-def wire_ops(ops: list[Op], *, through_sqlalchemy: bool) -> list[tuple[Any, ...]] | None:
+def wire_ops(ops: list[Op], *, to_process: bool) -> list[tuple[Any, ...]] | None:
     """A planned batch's ops as `sqlite_process.WireOp`s, in plain tuples (what `marshal` takes
-    down the process's pipe). A statement only SQLAlchemy can complete becomes a hook that runs
-    it through SQLAlchemy in the batch's transaction (`through_sqlalchemy`: the thread, which has
-    the engine), or else makes the answer None: the batch cannot go to the process."""
+    down the process's pipe), for the writer's process (`to_process`) or the thread. For the
+    process a hook goes by its name (`hook_name`), which it imports when the hook runs; a batch
+    the process cannot run (a statement only SQLAlchemy can complete, a hook that is no module's
+    function) makes the answer None, and goes to the thread. In the thread a hook is the function
+    itself, and a statement only SQLAlchemy can complete becomes a hook that runs it through
+    SQLAlchemy in the batch's transaction."""
     wire: list[tuple[Any, ...]] = []
     for index, op in enumerate(ops):
         statement = op.statement
         positions = [position for position, _ in op.group]
         if statement.hook is not None:
+            hook = _named(statement.hook) if to_process else statement.hook
+            if hook is None:
+                return None  # no module's function: not the process's to import
             when = op.when.sql if op.when is not None else None
             params = [params for _, params in op.group]
-            wire.append(("hook", "", [], positions, statement.hook, params, when, op.when_rows))
+            wire.append(("hook", "", [], positions, hook, params, when, op.when_rows))
             continue
         if op.prepared is None or op.rows is None:
-            if not through_sqlalchemy:
+            if to_process:
                 return None
             params = [params for _, params in op.group]
             wire.append(("hook", "", [], positions, partial(_through_sqlalchemy, statement, index), params))
@@ -273,6 +279,16 @@ def wire_ops(ops: list[Op], *, through_sqlalchemy: bool) -> list[tuple[Any, ...]
             kind = "insert" if op.prepared.plain_insert else "many"
         wire.append((kind, op.prepared.sql, op.rows, positions))
     return wire
+
+
+_hook_name = lru_cache(maxsize=64)(hook_name)  # the server's few hooks, each named once
+
+
+def _named(hook: Callable[..., Any]) -> str | None:
+    try:
+        return _hook_name(hook)
+    except TypeError:  # unhashable (a callable object): not a module's function anyway
+        return None
 
 
 def _through_sqlalchemy(statement: Statement, index: int, conn: Connection, params: list[dict[str, Any]]) -> list[Any]:
