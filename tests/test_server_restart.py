@@ -3,10 +3,14 @@ players return to their seats (guests with their seat token, bots by their accou
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+
 import pytest
 
 from partida.client import Client, ServerError
 from partida.server.app import Server, ServerConfig
+from tests.test_server_mending import sqlite_path, store_behind_the_back, two_players
 
 
 async def test_restart_mid_game_loses_no_acknowledged_move(db_url: str) -> None:
@@ -66,6 +70,52 @@ async def test_a_wrong_seat_token_does_not_reclaim(db_url: str) -> None:
             await client.close()
     finally:
         await server.stop()
+
+
+async def test_a_game_that_cannot_be_resumed_keeps_no_other_from_playing(db_url: str) -> None:
+    """A game whose resume fails (here its result, stored at the start because its last action
+    ended it, is refused by the database) is left as it is for the next start; the server starts
+    and resumes the others. It used to stop the server's start."""
+    first = Server(ServerConfig(port=0, db_url=db_url))
+    await first.start()
+    playing = await two_players(first)  # Bob to move
+    ending = await two_players(first)
+    alice, bob, stuck = ending
+    await bob.act(stuck, 0)
+    await alice.act(stuck, 4)
+    await bob.act(stuck, 1)
+    stuck_id = first.rooms[stuck].game_id
+    store_behind_the_back(db_url, stuck_id, 4, 0, 5)  # X completes 3-4-5; no result stored
+    for client in (*playing[:2], *ending[:2]):
+        await client.close()
+    await first.stop()
+    with contextlib.closing(sqlite3.connect(sqlite_path(db_url))) as conn:
+        conn.execute(
+            f"CREATE TRIGGER refuse_result BEFORE UPDATE ON games WHEN OLD.id = {stuck_id} "
+            "BEGIN SELECT RAISE(ABORT, 'refused for the test'); END"
+        )
+        conn.commit()
+
+    second = Server(ServerConfig(port=0, db_url=db_url))
+    await second.start()
+    try:
+        assert stuck not in second.rooms
+        assert second.rooms[playing[2]].seq == 1 and second.rooms[playing[2]].status == "playing"
+        stored = await second.store.load_game(stuck_id)
+        assert stored is not None and stored.status == "playing" and len(stored.actions) == 5
+    finally:
+        await second.stop()
+
+    with contextlib.closing(sqlite3.connect(sqlite_path(db_url))) as conn:
+        conn.execute("DROP TRIGGER refuse_result")
+        conn.commit()
+    third = Server(ServerConfig(port=0, db_url=db_url))
+    await third.start()  # the next start resumes it, and stores its result
+    try:
+        stored = await third.store.load_game(stuck_id)
+        assert stored is not None and stored.status == "finished" and stored.result["winners"] == [0]
+    finally:
+        await third.stop()
 
 
 def fresh_database(pg, name: str) -> str:  # type: ignore[no-untyped-def]

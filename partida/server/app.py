@@ -236,7 +236,16 @@ class Server:
                 continue
             self.rooms[room.code] = room
             room.open()
-            await room.call(room.finish_resumed)
+            try:
+                await room.call(room.finish_resumed)
+            except Exception:
+                # Its result or its bot's move could not be stored: the game stays in the database
+                # as it was, for the next start; one such game must not keep the others (and the
+                # server) from playing.
+                log.exception("could not resume game %s (%s); leaving it as it is", stored.id, stored.game)
+                self.rooms.pop(room.code, None)
+                await room.close()
+                continue
             log.info("resumed game %s in room %s at move %d", stored.id, room.code, room.seq)
             rooms.append(room)
         return rooms

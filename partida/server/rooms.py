@@ -609,9 +609,10 @@ class Room:
         the timer is armed.
 
         `restarted`: nobody is connected yet, so no views are pushed, every seat's grace period
-        starts, and a failed write of the server's bot fails the resume. Otherwise the players
-        present get the new views first, and a failed write of the bot's (logged by `_play`) does
-        not fail the request under way, which was about another action."""
+        starts, and a failed write of the server's bot fails the resume (the server then leaves
+        the game in the database for its next start). Otherwise the players present get the new
+        views first, and a failed write of the bot's (logged by `_play`) does not fail the
+        request under way, which was about another action."""
         if ended is not None:
             self._mark_finished(ended)
         if ended is not None or await self._record_finish_if_over():
