@@ -10,8 +10,11 @@ with the same split between the event loop's thread, the others (the SQLite writ
 chosen, asyncio's default executor) and the server's child processes (the SQLite writer's
 process), counted over the whole load run, warm-up included.
 
-    python bench/cpu_per_move.py --peers ../shared/peers --m 100 --moves 20000 --rounds 2 \\
+    python bench/cpu_per_move.py --peers PEERS --m 100 --moves 20000 --rounds 2 \\
         OLD/.venv/bin/partida .venv/bin/partida
+
+PEERS is the directory of the side-by-side harness against boardgame.io (docs/speed.md), kept
+outside this repository; its Node load generator is PEERS/partida-load/load.js.
 
 With `--db postgresql://USER:PASSWORD@HOST/DB` the servers store into that PostgreSQL database
 instead, emptied before every run (every table its user owns there is dropped, and the server

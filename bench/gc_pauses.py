@@ -1,7 +1,7 @@
 """What the cyclic garbage collector costs a serving `partida serve` under the peers' load: its
 collections per generation, their total and longest time, and the server's moves per second.
 
-    python bench/gc_pauses.py --peers ../shared/peers --m 500 --moves 20000 --rounds 2 \\
+    python bench/gc_pauses.py --peers PEERS --m 500 --moves 20000 --rounds 2 \\
         --young 700 --young 0
 
 Each `--young N` is one setting to run, in turn, every round: N is the youngest generation's

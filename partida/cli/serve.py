@@ -295,7 +295,7 @@ def _tune_collector() -> None:
     walks the objects made since the last one that are still alive, and 500 games in flight keep
     tens of thousands alive (messages, futures, frames): after every 700 of them, as by default,
     the same in-flight objects were walked again and again, 6-15% of the server's CPU at 500
-    games; after 20,000, 1-3%, the longest pass 7 ms (`bench/gc_pauses.py`; docs/speed.md, "The
+    games; after 20,000, 1-3%, the longest pass 3.5-13 ms (`bench/gc_pauses.py`; docs/speed.md, "The
     young generation collected less often"). What the server loaded to start (modules, the
     schema, the games) is moved out of the collector's sight for good (`gc.freeze`)."""
     gc.freeze()
