@@ -56,11 +56,11 @@ class SqliteClaim:
                 f"another Partida server{holder} is using the database {database}: stop it first, "
                 "or give this server a database of its own with --db."
             ) from None
-        except OSError as exc:  # a file system without flock: no claim, as before there was one
+        except OSError as exc:
             os.close(fd)
             if exc.errno in (errno.ENOLCK, errno.EOPNOTSUPP):
-                return None
-            raise StorageError(f"cannot claim the database {database} for this server: {exc.strerror}.") from None
+                return None  # a file system without flock: the server runs unclaimed, as it used to
+            raise StorageError(f"cannot claim the database {database} ({path}: {exc.strerror}).") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         return cls(database, fd)
