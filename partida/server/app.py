@@ -228,23 +228,20 @@ class Server:
         node's); players return to their seats."""
         rooms = []
         for stored in await self.store.unfinished_games() if games is None else games:
+            room = None
             try:
-                game = self.registry.get(stored.game)
-                room = Room.resume(self, game, stored)
-            except Exception:
-                log.exception("could not resume game %s (%s); leaving it as it is", stored.id, stored.game)
-                continue
-            self.rooms[room.code] = room
-            room.open()
-            try:
+                room = Room.resume(self, self.registry.get(stored.game), stored)
+                self.rooms[room.code] = room
+                room.open()
                 await room.call(room.finish_resumed)
             except Exception:
-                # Its result or its bot's move could not be stored: the game stays in the database
-                # as it was, for the next start; one such game must not keep the others (and the
-                # server) from playing.
+                # An unknown game, a log its rules refuse, or its due result or its bot's move
+                # refused by the database: the game stays in the database as it is, for the next
+                # start; one such game must not keep the others (and the server) from playing.
                 log.exception("could not resume game %s (%s); leaving it as it is", stored.id, stored.game)
-                self.rooms.pop(room.code, None)
-                await room.close()
+                if room is not None:
+                    self.rooms.pop(room.code, None)
+                    await room.close()
                 continue
             log.info("resumed game %s in room %s at move %d", stored.id, room.code, room.seq)
             rooms.append(room)

@@ -91,13 +91,7 @@ async def after_failed_write(
     carried, if the action ended the game. Raises `stale_decision` when the room reloaded a log
     without it. A write refused before it was sent (a fenced node, whose games another node may
     be playing) is undone without a look: the log is not this room's to adopt then."""
-    if isinstance(failure, NotWritten):
-        return Outcome.ABSENT
-    try:
-        stored = await room.server.store.load_game(room.game_id)
-    except Exception:
-        log.exception("room %s: the stored log cannot be read either; the action is undone", room.code)
-        return Outcome.ABSENT
+    stored = await _read_back(room, failure, "the action is undone")
     if stored is None:
         return Outcome.ABSENT
     verdict = judge(room.actions, stored.actions, seat, action)
@@ -146,13 +140,7 @@ async def start_stored(
 ) -> bool:
     """After a failed write of the start (`Store.start_game` with these seats and tokens, which
     raised `failure`): whether it landed all the same, so the room starts as if it had been told so."""
-    if isinstance(failure, NotWritten):
-        return False
-    try:
-        stored = await room.server.store.load_game(room.game_id)
-    except Exception:
-        log.exception("room %s: the stored game cannot be read either; the room stays waiting", room.code)
-        return False
+    stored = await _read_back(room, failure, "the room stays waiting")
     if stored is None or stored.status != "playing":
         return False
     if stored.seat_list != seats or any(stored.seat_tokens.get(seat) != token for seat, token in tokens.items()):
@@ -160,3 +148,16 @@ async def start_stored(
         return False
     log.warning("room %s: the failed write of the start was stored after all; the game starts", room.code)
     return True
+
+
+async def _read_back(room: Room, failure: Exception, otherwise: str) -> StoredGame | None:
+    """The room's game as stored after a write of it failed with `failure`, or None: none
+    stored, none to look at (a write refused before it was sent cannot have landed: `NotWritten`),
+    or none readable (logged, with what the room does `otherwise`)."""
+    if isinstance(failure, NotWritten):
+        return None
+    try:
+        return await room.server.store.load_game(room.game_id)
+    except Exception:
+        log.exception("room %s: the stored game cannot be read either; %s", room.code, otherwise)
+        return None
