@@ -875,3 +875,33 @@ async def test_a_bad_write_in_a_batch_begun_with_the_commit_before_it_fails_alon
         assert fourth is not None and fourth.status == "finished"
     finally:
         await db.close()
+
+
+async def test_a_games_start_and_its_end_are_one_statement_each(pg_shared: str) -> None:
+    """On PostgreSQL a game's start writes its seats in the start's own statement, and the end
+    of a game that is no ladder's asks the ladder's guard in the finish's own: one round trip
+    each besides BEGIN and COMMIT (a ladder game's end is still rated: tests/test_ladder_storage)."""
+    db = await Database.open(pg_shared)
+    try:
+        store = Store(db)
+        await store.start_game(await new_game(store), [(0, None, "ann")])  # asyncpg reads the array types
+        game, missing = await new_game(store), 10**6
+        sent: list[str] = []
+        _writer_driver(store).add_query_logger(lambda record: sent.append(record.query))
+        await store.start_game(game, [(0, None, "ann"), (1, None, "bob")], {0: "secret0", 1: "secret1"})
+        await store.append_action(game, 0, 0, "last", result={"ranks": [1, 2]})
+        await asyncio.sleep(0)  # the query logger's calls
+        control = ("BEGIN", "COMMIT", "COMMIT;", "ROLLBACK")
+        assert [q.split()[0] for q in sent if q.split()[0] not in control] == ["WITH", "INSERT", "UPDATE"]
+        stored = await store.load_game(game)
+        assert stored is not None and (stored.status, stored.result) == ("finished", {"ranks": [1, 2]})
+        assert stored.seat_list == [(0, None, "ann"), (1, None, "bob")]
+        assert stored.seat_tokens == {0: "secret0", 1: "secret1"}
+        with pytest.raises(NoSuchGame):
+            await store.start_game(missing, [(0, None, "ann")])  # the seats' foreign key
+        with pytest.raises(NoSuchGame):
+            await store.start_game(missing)  # no seats: the UPDATE changed no row
+        with pytest.raises(StorageError, match="unique"):
+            await store.start_game(game, [(0, None, "again")])  # a seat stored already
+    finally:
+        await db.close()

@@ -40,7 +40,7 @@ from typing import Any, Protocol
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.sql import Executable
+from sqlalchemy.sql import ColumnElement, Executable
 
 from partida.storage import sqlite_process_writer
 from partida.storage.database import Database
@@ -88,13 +88,31 @@ class GroupWriter:
         self._committing: set[asyncio.Future[None]] = set()  # batches waiting for the write lock
         db.on_close(self.close)
 
-    def statement(self, name: str, sql: Executable, *, returning: bool = False, must_change: bool = False) -> Statement:
-        """Register a statement; statements registered earlier run earlier within a batch."""
-        registered = Statement(name, sql, len(self._statements), returning, must_change)
+    def statement(
+        self,
+        name: str,
+        sql: Executable,
+        *,
+        returning: bool = False,
+        must_change: bool = False,
+        answer: ColumnElement[Any] | None = None,
+    ) -> Statement:
+        """Register a statement; statements registered earlier run earlier within a batch.
+        `answer`: for a must-change UPDATE, an expression over the changed row that is true where
+        the guard of a hook registered later (`hook`'s `answered_by`) finds a row for the same
+        write; the PostgreSQL writer has the UPDATE return it, and sends no guard query."""
+        registered = Statement(name, sql, len(self._statements), returning, must_change, answer=answer)
         self._statements.append(registered)
         return registered
 
-    def hook(self, name: str, function: Callable[..., Any], *, when: Executable | None = None) -> Statement:
+    def hook(
+        self,
+        name: str,
+        function: Callable[..., Any],
+        *,
+        when: Executable | None = None,
+        answered_by: Statement | None = None,
+    ) -> Statement:
         """Register `function(connection, [params, ...]) -> [result, ...]`, run once per batch
         after the statements registered before it, in the same transaction (say, rating the
         games whose results were just stored): once per batch, so that it can look up what it
@@ -102,10 +120,12 @@ class GroupWriter:
         finds a row when the hook has something to do for that step; the writers that send
         statements straight to the driver ask it there first, without SQLAlchemy, and skip
         the hook for a batch where it finds none (its results are then None). Skipping must
-        change nothing: the hook is the judge, the query only saves calling it for nothing."""
+        change nothing: the hook is the judge, the query only saves calling it for nothing.
+        `answered_by`: a statement registered with an `answer` to `when`, which spares the query
+        for the writes that hold a step of both."""
         rank = len(self._statements)
         guard = Statement(f"{name}: when", when, rank) if when is not None else None
-        registered = Statement(name, None, rank, hook=function, when=guard)
+        registered = Statement(name, None, rank, hook=function, when=guard, answered_by=answered_by)
         self._statements.append(registered)
         return registered
 

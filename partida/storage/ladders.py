@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import bindparam, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import Executable
@@ -172,6 +172,9 @@ class Rerate:
 UNRATED_LADDER_GAME = select(LadderGame.ladder_id).where(
     LadderGame.game_id == bindparam("game_id"), LadderGame.rated_seq.is_(None)
 )
+# The same question of the game row that finishing it changes: the finish's answer to the guard
+# (on PostgreSQL the finish UPDATE returns it, and the guard's query is not sent).
+UNRATED_LADDER_GAME_ROW = exists().where(LadderGame.game_id == GameRecord.id, LadderGame.rated_seq.is_(None))
 # The ladder games among a batch's finished games, in one query: built once.
 _UNRATED_LADDER_GAMES = select(LadderGame.game_id, LadderGame.ladder_id).where(
     LadderGame.game_id.in_(bindparam("game_ids", expanding=True)), LadderGame.rated_seq.is_(None)

@@ -16,10 +16,12 @@ itself (`postgres_connection.KeptConnection`) and sends the batch on the driver 
 
 A hook (rating a ladder game, which takes a SQLAlchemy connection) is called only if its guard
 query, sent on the driver for each of its steps in one pipeline, finds a row (most finished games
-are no ladder's). A hook that is called, or a statement that needs what only SQLAlchemy supplies,
-runs through SQLAlchemy on the same connection, inside the writer's
-transaction: SQLAlchemy sees that connection in autocommit mode, so it never begins or commits on
-it, and the writer begins and commits on the driver.
+are no ladder's). The guard's query is not sent where the must-change UPDATE of the same writes
+answered it in what it returns (the finish of a game says whether it is a ladder game to rate):
+a game's end is then one statement, as its start is (`Store.start_game`). A hook that is called,
+or a statement that needs what only SQLAlchemy supplies, runs through SQLAlchemy on the same
+connection, inside the writer's transaction: SQLAlchemy sees that connection in autocommit mode,
+so it never begins or commits on it, and the writer begins and commits on the driver.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from partida.storage.postgres_connection import KeptConnection
-from partida.storage.writes import MissingRow, Op, Planner, Step, plan_alone, run_group
+from partida.storage.writes import MissingRow, Op, Planner, Statement, Step, plan_alone, run_group
 
 
 class PostgresWriter:
@@ -65,20 +67,23 @@ class PostgresWriter:
         results: list[Any] = [None] * count
         begun = driver.is_in_transaction()  # BEGIN went with the last batch's COMMIT
         if not begun and len(ops) == 1 and ops[0].rows is not None and not ops[0].statement.must_change:
-            await self._send(driver, ops[0], results)  # one pipeline: its own transaction
+            await self._send(driver, ops[0], results, {})  # one pipeline: its own transaction
             return results
         if not begun:
             await self.kept.guard("BEGIN", driver.execute("BEGIN"))
+        answers: dict[Statement, dict[int, bool]] = {}  # each answering UPDATE's, by write
         try:
             for op in ops:
                 if op.when is not None and op.when_rows is not None:
-                    found = await self.kept.guard(op.when.sql, driver.fetchmany(op.when.sql, op.when_rows))
+                    found = _answered(op, answers)
+                    if found is None:
+                        found = bool(await self.kept.guard(op.when.sql, driver.fetchmany(op.when.sql, op.when_rows)))
                     if not found:
                         continue  # nothing for the hook to do in this batch
                 if op.rows is None:
                     await conn.run_sync(run_group, op.statement, op.group, results)
                 else:
-                    await self._send(driver, op, results)
+                    await self._send(driver, op, results, answers)
         except BaseException:
             if not driver.is_closed():
                 with contextlib.suppress(Exception):
@@ -96,7 +101,9 @@ class PostgresWriter:
         await self.kept.guard("COMMIT", driver.execute(commit))
         return results
 
-    async def _send(self, driver: asyncpg.Connection, op: Op, results: list[Any]) -> None:
+    async def _send(
+        self, driver: asyncpg.Connection, op: Op, results: list[Any], answers: dict[Statement, dict[int, bool]]
+    ) -> None:
         prepared, rows, statement = op.prepared, op.rows, op.statement
         assert prepared is not None and rows is not None
         if statement.returning:
@@ -109,6 +116,20 @@ class PostgresWriter:
             records = await self.kept.guard(prepared.sql, driver.fetchmany(prepared.sql, rows))
             if len(records) != len(rows):
                 raise MissingRow(statement)
+            if statement.answer is not None:
+                answers[statement] = {
+                    position: bool(record[0]) for (position, _), record in zip(op.group, records, strict=True)
+                }
         else:
             assert not statement.must_change  # the Planner compiles those counted
             await self.kept.guard(prepared.sql, driver.executemany(prepared.sql, rows))
+
+
+def _answered(op: Op, answers: dict[Statement, dict[int, bool]]) -> bool | None:
+    """Whether the guard of hook `op` finds a row for any of its steps, as the UPDATE it is
+    `answered_by` returned it, or None where that UPDATE did not answer for every step (it was
+    not in the batch for that write, or went through SQLAlchemy): the guard's query is sent."""
+    told = answers.get(op.statement.answered_by) if op.statement.answered_by is not None else None
+    if told is None or any(position not in told for position, _ in op.group):
+        return None
+    return any(told[position] for position, _ in op.group)

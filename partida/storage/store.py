@@ -18,14 +18,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, or_, select, update
+from sqlalchemy import CTE, Integer, String, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from partida.storage import accounts
 from partida.storage.batching import GroupWriter, MissingRow, Step
 from partida.storage.database import Database, StorageError, describe_error
 from partida.storage.game_ids import GameIds
-from partida.storage.ladders import UNRATED_LADDER_GAME, LadderStore, RatingChange, rate_finished_games
+from partida.storage.ladders import (
+    UNRATED_LADDER_GAME,
+    UNRATED_LADDER_GAME_ROW,
+    LadderStore,
+    RatingChange,
+    rate_finished_games,
+)
 from partida.storage.lookups import Lookups
 from partida.storage.models import Account, ActionRecord, GameRecord, SeatRecord, utcnow
 
@@ -110,13 +117,16 @@ class Store:
             delete(SeatRecord).where(SeatRecord.game_id == bindparam("b_game"), SeatRecord.seat == bindparam("b_seat")),
         )
         self._seat = writer.statement("seat", insert(SeatRecord))
-        self._start = writer.statement(
-            "start game",
+        start = (
             update(GameRecord)
             .where(GameRecord.id == bindparam("b_game"))
-            .values(status="playing", started_at=bindparam("b_at")),
-            must_change=True,
+            .values(status="playing", started_at=bindparam("b_at"))
         )
+        # On PostgreSQL the start writes its seats itself: one statement, one round trip.
+        self._seats_with_start = db.dialect == "postgresql"
+        if self._seats_with_start:
+            start = start.add_cte(_seats_from_arrays())
+        self._start = writer.statement("start game", start, must_change=True)
         self._endings = writer.statement(
             "save endings",
             update(GameRecord).where(GameRecord.id == bindparam("b_game")).values(endings=bindparam("b_endings")),
@@ -129,9 +139,12 @@ class Store:
             .where(GameRecord.id == bindparam("b_game"))
             .values(status=bindparam("b_status"), result=bindparam("b_result"), finished_at=bindparam("b_at")),
             must_change=True,
+            answer=UNRATED_LADDER_GAME_ROW,
         )
         # A finished ladder game is rated in the transaction that stores its result.
-        self._rate = writer.hook("rate ladder games", rate_finished_games, when=UNRATED_LADDER_GAME)
+        self._rate = writer.hook(
+            "rate ladder games", rate_finished_games, when=UNRATED_LADDER_GAME, answered_by=self._finish
+        )
 
     # Accounts.
 
@@ -318,8 +331,16 @@ class Store:
         than paying a durable commit for every join and leave of a waiting room. They are new
         rows: a seat stored already (`set_seat`) fails the start (a UNIQUE constraint), where
         clearing each seat first cost every game a DELETE per seat for nothing."""
-        steps = self._seat_steps(game_id, seats or [], tokens or {})
-        steps.append(Step(self._start, {"b_game": game_id, "b_at": utcnow()}))
+        seats, tokens = seats or [], tokens or {}
+        start: dict[str, Any] = {"b_game": game_id, "b_at": utcnow()}
+        if self._seats_with_start:  # each column of the seats an array (`_seats_from_arrays`)
+            start["b_seats"] = [seat for seat, _, _ in seats]
+            start["b_accounts"] = [account_id for _, account_id, _ in seats]
+            start["b_names"] = [name for _, _, name in seats]
+            start["b_tokens"] = [tokens.get(seat) for seat, _, _ in seats]
+            steps = [Step(self._start, start)]
+        else:
+            steps = [*self._seat_steps(game_id, seats, tokens), Step(self._start, start)]
         await self._write(game_id, *steps)
 
     async def append_action(
@@ -507,6 +528,28 @@ class Store:
             )
             for r in records
         ]
+
+
+def _seats_from_arrays() -> CTE:
+    """The INSERT of a starting game's seats, one array parameter per column (`b_seats`,
+    `b_accounts`, `b_names`, `b_tokens`, a seat's values at the same place in each), as a
+    data-modifying CTE for the start's UPDATE (PostgreSQL's): run to its end whatever the UPDATE
+    returns, in the same statement. A game that does not exist still fails the INSERT (a foreign
+    key), a seat stored already the UNIQUE constraint, as the seats' own INSERT did."""
+    columns = (
+        func.unnest(
+            bindparam("b_seats", type_=ARRAY(Integer)),
+            bindparam("b_accounts", type_=ARRAY(Integer)),
+            bindparam("b_names", type_=ARRAY(String)),
+            bindparam("b_tokens", type_=ARRAY(String)),
+        )
+        .table_valued("seat", "account_id", "name", "token")
+        .render_derived("seat_rows")
+    )
+    seats = select(
+        bindparam("b_game", type_=Integer), columns.c.seat, columns.c.account_id, columns.c.name, columns.c.token
+    )
+    return insert(SeatRecord).from_select(["game_id", "seat", "account_id", "name", "token"], seats).cte("seated")
 
 
 def _check_name(name: str) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import JSON, literal_column
 from sqlalchemy.engine import Connection, Dialect
-from sqlalchemy.sql import Executable, Insert
+from sqlalchemy.sql import ColumnElement, Executable, Insert
 from sqlalchemy.sql.dml import UpdateBase
 from sqlalchemy.types import TypeEngine
 
@@ -70,6 +70,12 @@ class Statement:
     # of the hook's steps; they call the hook only for a batch where it finds a row (most
     # finished games are no ladder's, and the hook's own queries go through SQLAlchemy).
     when: Statement | None = None
+    # A must-change UPDATE's answer to a hook's guard: what it returns for each changed row
+    # where the driver counts the rows by RETURNING (PostgreSQL), true where the guard of the
+    # hook step in the same write would find a row; that hook names it as `answered_by`, and
+    # its guard's query is not sent for a batch whose every step of the hook has its answer.
+    answer: ColumnElement[Any] | None = None
+    answered_by: Statement | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +223,8 @@ class Planner:
     """Plans batches for one dialect's driver: each statement compiled once per set of parameter
     names, rows converted by the types' bind processors (JSON, timestamps) where the plan is
     made, on the event loop. `count_by_returning`: the driver's executemany gives no row count
-    (asyncpg), so a must-change UPDATE returns a row per changed row, to be counted."""
+    (asyncpg), so a must-change UPDATE returns a row per changed row, to be counted (its
+    `answer`, if it has one)."""
 
     def __init__(self, dialect: Dialect, *, count_by_returning: bool = False) -> None:
         self.dialect = dialect
@@ -261,7 +268,8 @@ class Planner:
         dialect = self.dialect
         counted = self.count_by_returning and statement.must_change and isinstance(sql, UpdateBase)
         if counted:
-            sql = sql.returning(literal_column("1"))  # type: ignore[attr-defined]
+            returned = literal_column("1") if statement.answer is None else statement.answer
+            sql = sql.returning(returned)  # type: ignore[attr-defined]
         # Compiled as SQLAlchemy compiles for executemany (a plain INSERT would otherwise return
         # its new primary key, which nobody reads).
         query = not isinstance(sql, UpdateBase)  # a hook's guard
