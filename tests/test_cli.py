@@ -215,3 +215,25 @@ def test_serve_on_a_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
         out = run("serve", "--no-bots", "--port", port, "--db", str(tmp_path / "p.db"), timeout=60)
         assert out.returncode == 2, out.stderr
         assert said in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_server_url_that_is_not_a_websocket_url_is_a_usage_error_naming_the_right_one() -> None:
+    """The browser's address is what people have at hand; it used to end in a traceback."""
+    for args, said in (
+        (("play", "tictactoe", "--server", "http://127.0.0.1:9/"), "the server's websocket URL is ws://127.0.0.1:9"),
+        (("watch", "K7QX2M", "--server", "https://example.org"), "websocket URL is wss://example.org"),
+        (("games", "--server", "127.0.0.1:9"), "is not a server URL: write ws://HOST:PORT"),
+        (("bot", "random", "--server", "foo", "--token", "x"), "is not a server URL"),
+    ):
+        out = run(*args, timeout=60)
+        assert out.returncode == 2, (args, out.stdout, out.stderr)
+        assert said in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_the_client_sdk_refuses_a_url_that_is_not_a_websocket_url_without_a_traceback() -> None:
+    import asyncio
+
+    from partida.client import Client, ConnectionLost
+
+    with pytest.raises(ConnectionLost, match="is not a websocket URL"):
+        asyncio.run(Client.connect("http://127.0.0.1:9"))

@@ -12,10 +12,26 @@ from typing import Any
 DEFAULT_SERVER = os.environ.get("PARTIDA_SERVER", "ws://127.0.0.1:8765")
 
 
+def server_url(text: str) -> str:
+    """`--server`'s value: a websocket URL. The address people have at hand is the browser's
+    (http://HOST:PORT/); the websocket is served on the same port, so name the URL to write."""
+    scheme, sep, rest = text.strip().partition("://")
+    host = rest.split("/", 1)[0]
+    if sep and host and scheme.lower() in ("ws", "wss"):
+        return text.strip()
+    if sep and host and scheme.lower() in ("http", "https"):
+        secure = "s" if scheme.lower() == "https" else ""
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is the address for a browser; the server's websocket URL is ws{secure}://{host}"
+        )
+    raise argparse.ArgumentTypeError(f"{text!r} is not a server URL: write ws://HOST:PORT")
+
+
 def add_server_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--server",
         default=DEFAULT_SERVER,
+        type=server_url,
         metavar="URL",
         help="the server's websocket URL (default: $PARTIDA_SERVER or %(default)s)",
     )

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from partida.cli import CliError
-from partida.cli.common import add_db_flag, add_json_flag, print_json
+from partida.cli.common import add_db_flag, add_json_flag, print_json, server_url
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,6 +55,7 @@ def _add_remote_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--server",
         default=None,
+        type=server_url,
         metavar="URL",
         help="ask a running server (ws://HOST:PORT) instead of reading a database on this machine",
     )

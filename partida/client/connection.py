@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidURI
 
 from partida.games.prompts import Prompt, prompt_from_data
 from partida.protocol import PROTOCOL_VERSION, Encoding, ProtocolError, decode, encode
@@ -62,6 +62,8 @@ async def _open(url: str, timeout: float) -> ClientConnection:
         return await asyncio.wait_for(connect(url, max_size=1 << 22, open_timeout=timeout, compression=None), timeout)
     except (TimeoutError, OSError) as exc:
         raise ConnectionLost(f"cannot reach {url}: {exc or 'timed out'}") from None
+    except InvalidURI:
+        raise ConnectionLost(f"{url!r} is not a websocket URL: write ws://HOST:PORT") from None
 
 
 class Client:
