@@ -254,6 +254,21 @@ async def test_a_declined_challenge_is_one_line(server: Server, connect) -> None
     assert code == 2 and "error: di declined the challenge\n" in out and "Traceback" not in out, out
 
 
+async def test_a_guest_awaiting_challenges_is_told_to_log_in_and_not_left_waiting(server: Server) -> None:
+    """Nobody can challenge a guest: `play --accept` without an account used to wait forever."""
+    process = await asyncio.create_subprocess_exec(
+        *PARTIDA, "play", "--accept", "--name", "gus", "--server", server.url,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        out, _ = await asyncio.wait_for(process.communicate(b""), 20)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+    assert process.returncode == 2, out
+    assert "error: only accounts are challenged: log in with --name and --password" in plain(out)
+
+
 def test_the_command_to_come_back_reads_a_token_that_begins_with_a_dash() -> None:
     from partida.cli import build_parser
     from partida.cli.play import comeback_command

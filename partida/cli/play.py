@@ -153,8 +153,8 @@ async def _await_challenge(client: Any, registry: Any, reader: Any) -> dict[str,
     from partida.server.clocks import ClockSpec
 
     you = client.welcome["you"]
-    if you.get("kind") == "guest":
-        print("Only accounts are challenged: log in with --name and --password to receive challenges.")
+    if you.get("kind") == "guest":  # nobody can challenge a guest: waiting would be forever
+        raise CliError("only accounts are challenged: log in with --name and --password to receive challenges")
     print(f"Waiting for challenges to {you['name']} (Ctrl-C stops)...", flush=True)
     while True:
         message = await client.challenges.get()
