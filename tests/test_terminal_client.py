@@ -269,6 +269,36 @@ async def test_a_guest_awaiting_challenges_is_told_to_log_in_and_not_left_waitin
     assert "error: only accounts are challenged: log in with --name and --password" in plain(out)
 
 
+async def test_a_spectator_sees_the_room_waiting_and_names_the_players_who_join_later(server: Server, connect) -> None:
+    """`partida watch` of a room still waiting used to print nothing at all, then call a player
+    who took a seat after it began watching "seat 1", and tell it to type draw to accept."""
+    ann, bob = await connect(name="ann"), await connect(name="bob")
+    code = (await ann.create_room("tictactoe", seat=0, public=False))["room"]
+    watcher = await asyncio.create_subprocess_exec(
+        *PARTIDA, "watch", code, "--server", server.url, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        assert watcher.stdout is not None
+        seen = b""
+        while b"waiting for players" not in seen:
+            seen += await asyncio.wait_for(watcher.stdout.read(1024), 20)
+        await bob.join(code)
+        await ann.act(code, 4, seat=0)
+        while b"waiting for bob" not in seen:
+            seen += await asyncio.wait_for(watcher.stdout.read(1024), 20)
+        await bob.offer_draw(code)
+        await ann.resign(code)
+        rest, _ = await asyncio.wait_for(watcher.communicate(), 20)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            watcher.kill()
+    out = plain(seen + rest)
+    assert watcher.returncode == 0, out
+    assert f"Watching room {code}: Tic-tac-toe" in out and "seat 0: ann (guest); seat 1: free" in out
+    assert "bob offers a draw\n" in out and "type draw" not in out
+    assert "bob (guest) joined (seat 1)" in out and "bob wins." in out and "waiting for seat" not in out
+
+
 def test_the_command_to_come_back_reads_a_token_that_begins_with_a_dash() -> None:
     from partida.cli import build_parser
     from partida.cli.play import comeback_command

@@ -305,6 +305,8 @@ def run_watch(args: argparse.Namespace) -> int:
 
 
 async def _watch(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
     from partida.client import Client, ConnectionLost, ServerError
     from partida.client.terminal import TerminalPlayer
     from partida.games.registry import default_registry
@@ -321,11 +323,18 @@ async def _watch(args: argparse.Namespace) -> int:
         room = reply["summary"]
         player = TerminalPlayer(client, default_registry().get(room["game"]))
         player.on_room(room)
+        player.console.print(f"Watching room [bold]{room['code']}[/bold]: {player.game.title}")
+        player.console.print(escape(player.players_line([])))
+        if room["status"] == "waiting":
+            player.console.print("[dim]waiting for players to take the free seats...[/dim]")
         while True:
-            update = await client.next_update(room["code"])
-            player.on_update(update)
-            if update["status"] == "finished":
-                player.show_result(update, [])
+            message = await client.next_message(room["code"])
+            if message["type"] != "update":
+                player.on_message(message)  # players joining and leaving: names, not seat numbers
+                continue
+            player.on_update(message)
+            if message["status"] == "finished":
+                player.show_result(message, [])
                 return 0
 
 

@@ -317,7 +317,8 @@ class TerminalPlayer:
             return
         offer = update.get("draw_offer")
         if offer is not None and offer != update.get("seat"):
-            self.console.print(f"[yellow]{escape(self._name(offer))} offers a draw: type draw to accept[/yellow]")
+            accept = "" if update.get("seat") is None else ": type draw to accept"  # a spectator cannot
+            self.console.print(f"[yellow]{escape(self._name(offer))} offers a draw{accept}[/yellow]")
         if update.get("decision") is None and update.get("to_act"):
             waiting = ", ".join(self._name(s) for s in update["to_act"])
             if self.clock:
