@@ -299,6 +299,27 @@ async def test_a_spectator_sees_the_room_waiting_and_names_the_players_who_join_
     assert "bob (guest) joined (seat 1)" in out and "bob wins." in out and "waiting for seat" not in out
 
 
+async def test_a_move_is_told_once_though_updates_without_a_move_follow(server: Server, connect) -> None:
+    """A draw offer and a resignation push updates whose `last` is still the move before them;
+    "ann played b2" was printed again for each, as if ann had moved after resigning."""
+    ann, bob = await connect(name="ann"), await connect(name="bob")
+    code = (await ann.create_room("tictactoe", seat=0, public=False))["room"]
+    joined = await bob.join(code)
+    out = io.StringIO()
+    player = TerminalPlayer(bob, default_registry().get("tictactoe"), Console(file=out, width=120))
+    player.on_room(joined["summary"])
+    await ann.act(code, 4, seat=0)
+    await ann.offer_draw(code)
+    await ann.resign(code)
+    while True:
+        update = await asyncio.wait_for(bob.next_update(code), 20)
+        player.on_update(update)
+        if update["status"] == "finished":
+            break
+    text = out.getvalue()
+    assert text.count("ann played b2") == 1 and "ann offers a draw: type draw to accept" in text, text
+
+
 def test_the_command_to_come_back_reads_a_token_that_begins_with_a_dash() -> None:
     from partida.cli import build_parser
     from partida.cli.play import comeback_command

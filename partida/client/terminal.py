@@ -106,11 +106,14 @@ class TerminalPlayer:
         self.clock_at = 0.0  # monotonic time the clock was received
         self.live: Live | None = None
         self.told_commands = False
+        self.told_move: tuple[str, int] | None = None  # (room, seq) of the last move told
 
     def show(self, update: dict[str, Any]) -> None:
         view = update["view"]
         last = update.get("last")
-        if last:  # what just happened, then the board it led to
+        told, self.told_move = self.told_move, (update["room"], update["seq"])
+        if last and told != self.told_move:  # what just happened (once: a draw offer or a
+            # resignation is an update without a move), then the board it led to
             who = escape(self._name(last["seat"]))
             if last.get("text"):  # the game's own sentence (what everyone may know) reads best
                 self.console.print(f"[dim]{who} {escape(last['text'])}[/dim]")
