@@ -95,8 +95,36 @@ def test_lab_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "unknown game 'nosuchgame'" in capsys.readouterr().err
     assert main(["lab", "run", "dicepoints", "--option", "colour=red", "-n", "1", "--db", db]) == 2
     assert "unknown option 'colour'" in capsys.readouterr().err
+    assert main(["lab", "run", "dicepoints", "-n", "1", "--db", db]) == 0
+    capsys.readouterr()
     assert main(["lab", "report", "99", "--db", db]) == 2
     assert "there is no lab run 99" in capsys.readouterr().err
+
+
+def test_a_run_that_cannot_be_stored_is_refused_before_it_is_played(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database in a folder that is not there failed only after every match was played: a
+    long run was lost."""
+    import partida.lab.simulate
+
+    played: list[int] = []
+    real = partida.lab.simulate.simulate
+    monkeypatch.setattr(partida.lab.simulate, "simulate", lambda spec, *a: played.append(spec.n) or real(spec, *a))
+    db = f"sqlite:///{tmp_path / 'no such folder' / 'lab.db'}"
+    assert main(["lab", "run", "dicepoints", "-n", "50", "--db", db, "--json"]) == 2
+    assert "the folder" in capsys.readouterr().err and played == []
+    assert main(["lab", "run", "dicepoints", "-n", "5", "--db", db, "--no-store", "--json"]) == 0
+    assert played == [5]
+
+
+def test_reading_lab_runs_does_not_create_a_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lab report 1 --db typo.db` created an empty database and said there was no run 1."""
+    db = tmp_path / "typo.db"
+    for args in (["report", "1"], ["plot", "1", "-o", str(tmp_path / "x.png")], ["export", "1", "--scores", "x.csv"]):
+        assert main(["lab", *args, "--db", str(db)]) == 2
+        assert f"there is no database at {db} (reading one must not create it)" in capsys.readouterr().err
+    assert not db.exists()
 
 
 def test_lab_export_writes_the_studys_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

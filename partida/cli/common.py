@@ -70,6 +70,18 @@ def setup_logging(level: str) -> None:
     )
 
 
+def missing_sqlite_file(db_url: str | None) -> str | None:
+    """The SQLite file `db_url` names when it is not there (None otherwise): a command that only
+    reads must say so, not create an empty database and report it empty."""
+    from partida.storage.database import default_url, normalize_url
+
+    url = normalize_url(db_url or default_url())
+    prefix = "sqlite+aiosqlite:///"
+    if url.startswith(prefix) and not os.path.exists(url[len(prefix) :]):
+        return url[len(prefix) :]
+    return None
+
+
 def parse_option_pairs(pairs: list[str] | None) -> dict[str, Any]:
     """`--option k=v` values; v is read as JSON when it parses (numbers, booleans), else text."""
     from partida.cli import CliError

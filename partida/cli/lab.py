@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from partida.cli import CliError
-from partida.cli.common import add_db_flag, add_json_flag, parse_option_pairs, print_json
+from partida.cli.common import add_db_flag, add_json_flag, missing_sqlite_file, parse_option_pairs, print_json
 
 
 def _add_match_args(parser: argparse.ArgumentParser) -> None:
@@ -124,6 +124,14 @@ def run_lab(args: argparse.Namespace) -> int:
         raise CliError("-n must be at least 1")
     spec, _ = _spec(args, args.n, args.seed if args.seed is not None else random.SystemRandom().getrandbits(31))
     workers = (os.cpu_count() or 1) if args.workers == 0 else max(1, args.workers)
+    if not args.no_store:  # a run that cannot be stored is refused before it is played, not after
+        from partida.lab.storage import open_store
+        from partida.storage.database import StorageError
+
+        try:
+            open_store(args.db)
+        except StorageError as exc:
+            raise CliError(str(exc)) from None
 
     if args.json:
         records, seconds = simulate(spec, workers)
@@ -174,10 +182,20 @@ def _print_report(report: dict[str, Any], as_json: bool) -> None:
         console.print(f"stored as lab run {report['run_id']}")
 
 
+def _require_database(db_url: str | None) -> None:
+    missing = missing_sqlite_file(db_url)
+    if missing is not None:
+        raise CliError(
+            f"there is no database at {missing} (reading one must not create it): "
+            "give --db the database the lab runs were stored in"
+        )
+
+
 def _load(args: argparse.Namespace, ids: list[int], with_metrics: bool) -> list[tuple[dict, list[dict]]]:
     from partida.lab.storage import load_runs
     from partida.storage.database import StorageError
 
+    _require_database(args.db)
     try:
         return load_runs(args.db, ids, with_metrics)
     except (StorageError, LookupError) as exc:
@@ -214,6 +232,7 @@ def run_export(args: argparse.Namespace) -> int:
 
     if args.scores is None and args.metrics is None:
         raise CliError("say what to write: --scores FILE, --metrics FILE or both")
+    _require_database(args.db)
     try:
         matches = load_matches(args.db, args.run_id)
     except (StorageError, LookupError) as exc:

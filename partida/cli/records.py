@@ -6,12 +6,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 from types import SimpleNamespace
 from typing import Any
 
 from partida.cli import CliError
-from partida.cli.common import add_db_flag, add_json_flag, print_json, server_url
+from partida.cli.common import add_db_flag, add_json_flag, missing_sqlite_file, print_json, server_url
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -78,11 +77,11 @@ async def with_store(db_url: str | None, work, remote: bool = True):  # type: ig
     from partida.storage.store import Store
 
     url = normalize_url(db_url or default_url())
-    prefix = "sqlite+aiosqlite:///"
-    if url.startswith(prefix) and not os.path.exists(url[len(prefix) :]):
+    missing = missing_sqlite_file(url)
+    if missing is not None:
         instead = ", or ask the server with --server ws://HOST:PORT" if remote else ""
         raise CliError(
-            f"there is no database at {url[len(prefix) :]} (reading one must not create it): "
+            f"there is no database at {missing} (reading one must not create it): "
             f"give --db the server's database{instead}"
         )
     try:

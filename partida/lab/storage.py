@@ -57,6 +57,17 @@ def save_run(url: str | None, spec: RunSpec, seconds: float, summary: dict, reco
     return asyncio.run(_save_run(url, spec, seconds, summary, records))
 
 
+def open_store(url: str | None) -> None:
+    """Open the database (creating and migrating it when new) and close it again: `StorageError`
+    if it cannot be, so that a run is refused before its matches are played."""
+
+    async def check() -> None:
+        db = await Database.open(url)
+        await db.close()
+
+    asyncio.run(check())
+
+
 def run_report(run: LabRun) -> dict[str, Any]:
     """The report of a stored run, in the shape `lab run --json` prints."""
     return {
