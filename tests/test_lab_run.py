@@ -178,3 +178,25 @@ def test_lab_match_plots_score_and_position(tmp_path: Path, capsys: pytest.Captu
     assert main(["lab", "match", "dicepoints", "--seed", "3", "--plot", str(figure)]) == 0
     assert f"wrote {figure}" in capsys.readouterr().out
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_files_to_write_are_checked_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A plot or CSV into a folder that is not there, or a plot named .txt, ended in a traceback
+    once the work was done; a plot named without a suffix was said to be where it was not."""
+    db = f"sqlite:///{tmp_path / 'lab.db'}"
+    assert main(["lab", "run", "dicepoints", "--option", "rounds=3", "-n", "4", "--seed", "5", "--db", db]) == 0
+    capsys.readouterr()
+    gone = tmp_path / "gone"
+    for args, said in (
+        (["plot", "1", "-o", str(gone / "x.png")], f"the folder {gone} does not exist"),
+        (["plot", "1", "-o", str(tmp_path / "x.txt")], "as a .txt file: name a .png, .svg or .pdf file"),
+        (["match", "dicepoints", "--seed", "1", "--plot", str(gone / "m.png")], "does not exist"),
+        (["export", "1", "--scores", str(gone / "s.csv")], "does not exist"),
+        (["export", "1", "--metrics", str(gone / "m.csv")], "does not exist"),
+    ):
+        with pytest.raises(SystemExit) as usage:
+            main(["lab", *args, "--db", db] if args[0] != "match" else ["lab", *args])
+        err = capsys.readouterr().err
+        assert usage.value.code == 2 and said in err and "Traceback" not in err, (args, err)
+    assert main(["lab", "plot", "1", "-o", str(tmp_path / "plain"), "--db", db]) == 0
+    assert f"wrote {tmp_path / 'plain.png'}" in capsys.readouterr().out and (tmp_path / "plain.png").exists()

@@ -134,6 +134,11 @@ def test_reading_a_ladder_that_is_not_there(tmp_path: Path, capsys: pytest.Captu
         assert code == 2 and "no ladder named 'nope'" in err, (command, err)
     code, _, err = partida(capsys, "ladder", "plot", "ttt", "--db", db)
     assert code == 2 and "no rated games yet" in err
+    for image, says in ((tmp_path / "gone" / "r.png", "does not exist"), (tmp_path / "r.txt", "as a .txt file")):
+        with pytest.raises(SystemExit) as usage:  # a .txt plot ended in matplotlib's traceback
+            main(["ladder", "plot", "ttt", "-o", str(image), "--db", db])
+        err = capsys.readouterr().err
+        assert usage.value.code == 2 and says in err and "Traceback" not in err, err
     code, _, err = partida(capsys, "ladder", "create", "ttt", "--game", "othello", "--clock", "5", "--db", db)
     assert code == 2 and "already a ladder named 'ttt'" in err
 

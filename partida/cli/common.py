@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 DEFAULT_SERVER = os.environ.get("PARTIDA_SERVER", "ws://127.0.0.1:8765")
@@ -35,6 +36,30 @@ def add_server_flag(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="the server's websocket URL (default: $PARTIDA_SERVER or %(default)s)",
     )
+
+
+# What matplotlib writes without extra packages.
+IMAGE_SUFFIXES = (".png", ".svg", ".svgz", ".pdf", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".eps", ".ps")
+
+
+def output_file(text: str) -> Path:
+    """A file to write, checked when the command is read: a folder that is not there failed
+    only once the work was done, with a traceback."""
+    path = Path(text)
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot write {text}: the folder {path.parent} does not exist")
+    return path
+
+
+def image_file(text: str) -> Path:
+    """`output_file`, and a kind of image a plot can be written as; a name without a suffix
+    gets `.png`, as matplotlib would add, so that the file named afterwards is the one written."""
+    path = output_file(text)
+    if not path.suffix:
+        return path.with_name(path.name + ".png")
+    if path.suffix.lower() not in IMAGE_SUFFIXES:
+        raise argparse.ArgumentTypeError(f"cannot draw {text} as a {path.suffix} file: name a .png, .svg or .pdf file")
+    return path
 
 
 def add_db_flag(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from partida.cli import CliError
-from partida.cli.common import add_db_flag, add_json_flag, missing_sqlite_file, parse_option_pairs, print_json
+from partida.cli.common import (
+    add_db_flag,
+    add_json_flag,
+    image_file,
+    missing_sqlite_file,
+    output_file,
+    parse_option_pairs,
+    print_json,
+)
 
 
 def _add_match_args(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
     plot = sub.add_parser("plot", help="draw the metric distributions of one or more runs (one curve per run)")
     plot.add_argument("run_ids", type=int, nargs="+", metavar="RUN_ID")
-    plot.add_argument("-o", "--output", type=Path, required=True, help="PNG file to write")
+    plot.add_argument("-o", "--output", type=image_file, required=True, help="PNG file to write")
     plot.add_argument(
         "--kind",
         choices=("distributions", "rounds", "drama3d"),
@@ -69,14 +77,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     match = sub.add_parser("match", help="play one match and print each round's scores and ranks and its six metrics")
     _add_match_args(match)
     match.add_argument("--seed", type=int, required=True, help="the match's seed")
-    match.add_argument("--plot", type=Path, help="also draw score and position per round to this PNG file")
+    match.add_argument("--plot", type=image_file, help="also draw score and position per round to this PNG file")
     add_json_flag(match)
     match.set_defaults(func=run_match)
 
     export = sub.add_parser("export", help="write a stored run's per-round scores and per-match metrics as CSV")
     export.add_argument("run_id", type=int)
-    export.add_argument("--scores", type=Path, help="CSV of per-round scores (round;player;score)")
-    export.add_argument("--metrics", type=Path, help="CSV of the six metrics per match")
+    export.add_argument("--scores", type=output_file, help="CSV of per-round scores (round;player;score)")
+    export.add_argument("--metrics", type=output_file, help="CSV of the six metrics per match")
     export.add_argument("--match", type=int, help="only this match (its index in the run, from 0)")
     add_db_flag(export)
     export.set_defaults(func=run_export)

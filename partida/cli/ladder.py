@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from partida.cli import CliError
-from partida.cli.common import add_db_flag, add_json_flag, parse_option_pairs, print_json
+from partida.cli.common import add_db_flag, add_json_flag, image_file, parse_option_pairs, print_json
 
 if TYPE_CHECKING:
     from partida.storage.ladders import LadderInfo
@@ -73,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = lsub.add_parser("plot", help="draw each bot's rating over its games, with its uncertainty band")
     p.add_argument("name")
-    p.add_argument("-o", "--output", type=Path, default=None, help="the image file (default: NAME-ratings.png)")
+    p.add_argument("-o", "--output", type=image_file, default=None, help="the image file (default: NAME-ratings.png)")
     add_db_flag(p)
     p.set_defaults(func=run_plot)
 
