@@ -76,6 +76,13 @@ def test_clock_text_forms() -> None:
             ClockSpec.from_text(bad)
 
 
+def test_a_negative_increment_is_told_what_an_increment_may_be() -> None:
+    """`--clock 300+-2` was told the increment "must be more than 0", yet 300+0 is a clock."""
+    with pytest.raises(BadClock, match="'increment' must be 0 seconds or more, not -2"):
+        ClockSpec.from_text("300+-2")
+    assert ClockSpec.from_text("300+0") == ClockSpec(initial=300.0)
+
+
 def test_results_other_than_the_rules() -> None:
     assert decisive(2, [0], "time") == {"scores": [0.0, 1.0], "ranks": [2, 1], "winners": [1], "reason": "time"}
     assert decisive(2, [0, 1], "abandoned")["ranks"] == [1, 1]  # everyone away: a draw

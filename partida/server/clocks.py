@@ -37,7 +37,8 @@ def _seconds(data: Mapping[str, Any], name: str, *, zero_ok: bool) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise BadClock(f"clock {name!r} must be a number of seconds, not {value!r}")
     if value < 0 or (value == 0 and not zero_ok):
-        raise BadClock(f"clock {name!r} must be more than 0 seconds, not {value}")
+        least = "0 seconds or more" if zero_ok else "more than 0 seconds"  # an increment may be 0
+        raise BadClock(f"clock {name!r} must be {least}, not {value}")
     if value > MAX_SECONDS:
         raise BadClock(f"clock {name!r} must be at most a day ({MAX_SECONDS:.0f} seconds), not {value}")
     return float(value)
