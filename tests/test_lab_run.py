@@ -200,3 +200,34 @@ def test_files_to_write_are_checked_before_any_work(tmp_path: Path, capsys: pyte
         assert usage.value.code == 2 and said in err and "Traceback" not in err, (args, err)
     assert main(["lab", "plot", "1", "-o", str(tmp_path / "plain"), "--db", db]) == 0
     assert f"wrote {tmp_path / 'plain.png'}" in capsys.readouterr().out and (tmp_path / "plain.png").exists()
+
+
+def test_ctrl_c_stops_a_run_on_several_workers_without_their_tracebacks(tmp_path: Path) -> None:
+    """The terminal sends Ctrl-C to every process of the command: each worker printed its own
+    KeyboardInterrupt traceback (two a worker) over the progress bar."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    run = subprocess.Popen(
+        [sys.executable, "-m", "partida", "lab", "run", "dicepoints", "--option", "rounds=50", "-n", "1000000",
+         "--workers", "2", "--no-store", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        # as a terminal starts it: a suite run in the background has SIGINT ignored, and children inherit that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    try:
+        children = Path(f"/proc/{run.pid}/task/{run.pid}/children")
+        deadline = time.monotonic() + 60
+        while len(children.read_text().split()) < 2:  # both workers are playing
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.1)
+        time.sleep(1)  # well into their matches
+        os.killpg(run.pid, signal.SIGINT)  # what Ctrl-C sends to the terminal's foreground group
+        _, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == 130 and err.decode().strip() == "", err  # was "Process ForkPoolWorker-1:", a traceback

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import random
+import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -110,6 +111,9 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(spec: RunSpec) -> None:
+    # Ctrl-C reaches the whole process group: the parent stops the run (leaving the pool ends
+    # its workers); workers that took it too each printed a traceback or two.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER["spec"] = spec
     _WORKER["game"] = load_game(spec)
 
