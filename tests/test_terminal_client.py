@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from partida.cli.play import replay_command
 from partida.client import Client, ServerError
 from partida.client.keyboard import LineReader
 from partida.client.terminal import TerminalPlayer
@@ -318,6 +319,27 @@ async def test_a_move_is_told_once_though_updates_without_a_move_follow(server: 
             break
     text = out.getvalue()
     assert text.count("ann played b2") == 1 and "ann offers a draw: type draw to accept" in text, text
+
+
+async def test_the_replay_command_shown_at_the_end_works_from_the_players_terminal(server: Server, bots) -> None:
+    """It said `partida replay N`, which reads a database on this machine: for a game on another
+    machine's server, a public one is replayed through the server; a private one cannot be."""
+    await bots("random")
+    play = ("play", "tictactoe", "--vs", "random", "--server", server.url)
+    code, out = await _partida(*play, "--public", lines="resign\nn\n")
+    assert code == 0, out
+    shown = re.search(r"replay with: (partida replay \d+ --server \S+)\)", out)
+    assert shown is not None, out
+    replay = await asyncio.create_subprocess_exec(
+        *PARTIDA, *shown.group(1).split()[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    replayed, _ = await asyncio.wait_for(replay.communicate(), 60)
+    assert replay.returncode == 0 and "Ended (resign)" in replayed.decode(), replayed
+    code, out = await _partida(*play, lines="resign\nn\n")
+    assert re.search(r"replay with: partida replay \d+\)", out), out  # private: this machine's database
+    elsewhere = "ws://192.0.2.7:8765"  # a server on another machine (a documentation address)
+    assert replay_command(7, elsewhere, True) == f"partida replay 7 --server {elsewhere}"
+    assert replay_command(7, elsewhere, False) == "partida replay 7 on the server's machine"
 
 
 def test_the_command_to_come_back_reads_a_token_that_begins_with_a_dash() -> None:

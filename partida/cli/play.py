@@ -9,6 +9,7 @@ import getpass
 import sys
 import time
 from typing import Any
+from urllib.parse import urlparse
 
 from partida.cli import CliError
 from partida.cli.common import DEFAULT_SERVER, add_json_flag, add_server_flag, parse_option_pairs, print_json
@@ -91,6 +92,16 @@ def comeback_command(code: str, token: str, server: str = "") -> str:
     """The command that takes a held seat back. The token goes after `=`: a token may begin with
     a dash, which would otherwise read as an option."""
     return f"partida play --room {code} --token={token}{server}"
+
+
+def replay_command(game_id: int, server: str, visible: bool) -> str:
+    """How to replay a finished game from where this client is: through the server when anyone
+    may see the game there (`visible`: it was played in a public room; `replay --server` does not
+    log in); otherwise only from the server's database, on the server's machine."""
+    if visible:
+        return f"partida replay {game_id} --server {server}"
+    local = urlparse(server).hostname in ("127.0.0.1", "localhost", "::1")
+    return f"partida replay {game_id}" + ("" if local else " on the server's machine")
 
 
 def _clock(text: str | None) -> dict[str, Any] | None:
@@ -244,7 +255,7 @@ async def _play(args: argparse.Namespace) -> int:
             player.console.print(
                 f"Waiting for players. Invite a friend: [bold]partida play --room {room['code']}[/bold]"
             )
-        code, seat, token = room["code"], reply["seat"], reply["token"]
+        code, seat, token, public = room["code"], reply["seat"], reply["token"], room["public"]
         player.console.print(escape(player.players_line([seat])))
         server = "" if args.server == DEFAULT_SERVER else f" --server {args.server}"
         while True:
@@ -265,12 +276,13 @@ async def _play(args: argparse.Namespace) -> int:
                 player.stop_countdown()
                 print(f"\nYou left; your seat is held. Come back with: {comeback}", file=sys.stderr, flush=True)
                 raise
-            player.show_result(final, [seat])
+            replay = replay_command(final["game_id"], args.server, public)
+            player.show_result(final, [seat], replay)
             rematch = await _ask_rematch(client, player, code)
             if rematch is None:
                 return 0
             new_room, seat, token = rematch["new_room"], rematch["seat"], rematch["token"]
-            code = new_room["code"]
+            code, public = new_room["code"], new_room["public"]
             player.on_room(new_room)
             player.console.print(f"Rematch in room [bold]{code}[/bold]: you are seat {seat} now.")
 
@@ -334,7 +346,7 @@ async def _watch(args: argparse.Namespace) -> int:
                 continue
             player.on_update(message)
             if message["status"] == "finished":
-                player.show_result(message, [])
+                player.show_result(message, [], replay_command(message["game_id"], args.server, room["public"]))
                 return 0
 
 

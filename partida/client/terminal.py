@@ -340,7 +340,8 @@ class TerminalPlayer:
     def on_error(self, exc: ServerError) -> None:
         self.console.print(f"[red]{escape(exc.message)}[/red]")
 
-    def show_result(self, final: dict[str, Any], my_seats: list[int]) -> None:
+    def show_result(self, final: dict[str, Any], my_seats: list[int], replay: str | None = None) -> None:
+        """The result; `replay`: the command that replays the game from where this client is."""
         self.stop_countdown()
         result = final.get("result") or {}
         winners = result.get("winners", [])
@@ -359,4 +360,5 @@ class TerminalPlayer:
         why = f" ({REASONS[reason]})" if reason in REASONS else ""
         self.console.print(f"[bold]{headline}[/bold]{why} scores: {escape(str(result.get('scores')))}")
         if "seed" in final:
-            self.console.print(f"[dim]seed {final['seed']} (replay with: partida replay {final['game_id']})[/dim]")
+            replay = replay or f"partida replay {final['game_id']}"
+            self.console.print(f"[dim]seed {final['seed']} (replay with: {escape(replay)})[/dim]", soft_wrap=True)
