@@ -237,3 +237,13 @@ def test_the_client_sdk_refuses_a_url_that_is_not_a_websocket_url_without_a_trac
 
     with pytest.raises(ConnectionLost, match="is not a websocket URL"):
         asyncio.run(Client.connect("http://127.0.0.1:9"))
+
+
+def test_more_bots_than_other_seats_is_an_error_not_a_game_without_them(served: tuple[str, str]) -> None:
+    """The extra --vs were dropped without a word; an unknown game needed a server to be told."""
+    url, _ = served
+    out = run("play", "othello", "--vs", "random", "--vs", "alphabeta", "--server", url, input="")
+    assert out.returncode == 2 and "othello has 2 seats here: at most 1 --vs" in out.stderr, out.stderr
+    assert "Room" not in out.stdout
+    out = run("play", "chess", "--server", "ws://127.0.0.1:9")
+    assert out.returncode == 2 and "unknown game 'chess'" in out.stderr, out.stderr

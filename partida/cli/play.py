@@ -208,6 +208,12 @@ async def _play(args: argparse.Namespace) -> int:
 
     registry = default_registry()
     clock = _clock(args.clock)
+    if not (args.room or args.accept) and args.game not in registry:
+        raise CliError(f"unknown game {args.game!r} (known: {', '.join(registry.names())})")
+    if args.vs and not (args.room or args.accept):
+        seats = args.seats or registry.get(args.game).min_seats
+        if len(args.vs) >= seats:  # the extra ones were dropped without a word
+            raise CliError(f"{args.game} has {seats} seats here: at most {seats - 1} --vs, one for each other seat")
     name = args.name or getpass.getuser()
     try:
         client = await Client.connect(args.server, name=name, password=args.password)
@@ -215,8 +221,6 @@ async def _play(args: argparse.Namespace) -> int:
         raise _connect_error(exc) from None
     except ServerError as exc:
         raise CliError(exc.message) from None
-    if not (args.room or args.accept) and args.game not in registry:
-        raise CliError(f"unknown game {args.game!r} (known: {', '.join(registry.names())})")
     reader = LineReader()  # one for the whole session: it may hold lines piped ahead
     async with client:
         try:
