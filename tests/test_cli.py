@@ -247,3 +247,9 @@ def test_more_bots_than_other_seats_is_an_error_not_a_game_without_them(served: 
     assert "Room" not in out.stdout
     out = run("play", "chess", "--server", "ws://127.0.0.1:9")
     assert out.returncode == 2 and "unknown game 'chess'" in out.stderr, out.stderr
+
+
+def test_a_bot_for_a_game_nobody_knows_is_refused_at_once() -> None:
+    """`partida bot random --game chess` connected and waited for seats that never came."""
+    out = run("bot", "random", "--game", "chess", "--token", "x", "--server", "ws://127.0.0.1:9", timeout=30)
+    assert out.returncode == 2 and "unknown game 'chess'" in out.stderr, out.stderr

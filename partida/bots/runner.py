@@ -80,6 +80,10 @@ class BotRunner:
                 "a bot logs in with a bot account: create one with `partida db create-bot NAME` and pass its "
                 "token (--token or $PARTIDA_BOT_TOKEN)"
             )
+        self.registry = registry or default_registry()
+        unknown = [g for g in games or [] if g not in self.registry]
+        if unknown:  # the server would never seat a bot for it: it waited for nothing, saying nothing
+            raise ValueError(f"unknown game {unknown[0]!r} (known: {', '.join(self.registry.names())})")
         self.url = url
         self.agent = agent
         self.name = name or agent
@@ -88,7 +92,6 @@ class BotRunner:
         self.params = params or {}
         self.ladders = ladders or []
         self.max_games = max_games
-        self.registry = registry or default_registry()
         self.client: Client | None = None
         self.tasks: set[asyncio.Task[None]] = set()
         self.rng = random.Random()
