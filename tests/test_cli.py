@@ -224,6 +224,8 @@ def test_a_server_url_that_is_not_a_websocket_url_is_a_usage_error_naming_the_ri
         (("watch", "K7QX2M", "--server", "https://example.org"), "websocket URL is wss://example.org"),
         (("games", "--server", "127.0.0.1:9"), "is not a server URL: write ws://HOST:PORT"),
         (("bot", "random", "--server", "foo", "--token", "x"), "is not a server URL"),
+        (("games", "--server", "ws://127.0.0.1:port"), "has a port that is not a number"),
+        (("bot", "random", "--server", "ws://127.0.0.1:9,ws://h:x", "--token", "x"), "port that is not a number"),
     ):
         out = run(*args, timeout=60)
         assert out.returncode == 2, (args, out.stdout, out.stderr)
@@ -235,8 +237,9 @@ def test_the_client_sdk_refuses_a_url_that_is_not_a_websocket_url_without_a_trac
 
     from partida.client import Client, ConnectionLost
 
-    with pytest.raises(ConnectionLost, match="is not a websocket URL"):
-        asyncio.run(Client.connect("http://127.0.0.1:9"))
+    for url in ("http://127.0.0.1:9", "ws://127.0.0.1:port"):
+        with pytest.raises(ConnectionLost, match="is not a websocket URL"):
+            asyncio.run(Client.connect(url))
 
 
 def test_more_bots_than_other_seats_is_an_error_not_a_game_without_them(served: tuple[str, str]) -> None:

@@ -9,23 +9,31 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 DEFAULT_SERVER = os.environ.get("PARTIDA_SERVER", "ws://127.0.0.1:8765")
 
 
 def server_url(text: str) -> str:
-    """`--server`'s value: a websocket URL. The address people have at hand is the browser's
+    """`--server`'s value: a websocket URL (`partida bot` also takes several, comma-separated:
+    the nodes of one deployment). The address people have at hand is the browser's
     (http://HOST:PORT/); the websocket is served on the same port, so name the URL to write."""
-    scheme, sep, rest = text.strip().partition("://")
-    host = rest.split("/", 1)[0]
-    if sep and host and scheme.lower() in ("ws", "wss"):
-        return text.strip()
-    if sep and host and scheme.lower() in ("http", "https"):
-        secure = "s" if scheme.lower() == "https" else ""
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is the address for a browser; the server's websocket URL is ws{secure}://{host}"
-        )
-    raise argparse.ArgumentTypeError(f"{text!r} is not a server URL: write ws://HOST:PORT")
+    for part in text.split(","):
+        url = urlsplit(part.strip())
+        try:
+            url.port  # noqa: B018 (a port that is not a number raises)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{part.strip()!r} has a port that is not a number") from None
+        if url.scheme.lower() in ("ws", "wss") and url.hostname:
+            continue
+        if url.scheme.lower() in ("http", "https") and url.hostname:
+            secure = "s" if url.scheme.lower() == "https" else ""
+            raise argparse.ArgumentTypeError(
+                f"{part.strip()!r} is the address for a browser; the server's websocket URL is "
+                f"ws{secure}://{url.netloc}"
+            )
+        raise argparse.ArgumentTypeError(f"{part.strip()!r} is not a server URL: write ws://HOST:PORT")
+    return text.strip()
 
 
 def add_server_flag(parser: argparse.ArgumentParser) -> None:

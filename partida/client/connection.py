@@ -62,7 +62,7 @@ async def _open(url: str, timeout: float) -> ClientConnection:
         return await asyncio.wait_for(connect(url, max_size=1 << 22, open_timeout=timeout, compression=None), timeout)
     except (TimeoutError, OSError) as exc:
         raise ConnectionLost(f"cannot reach {url}: {exc or 'timed out'}") from None
-    except InvalidURI:
+    except (InvalidURI, ValueError):  # not ws:// or wss://, or a port that is not a number
         raise ConnectionLost(f"{url!r} is not a websocket URL: write ws://HOST:PORT") from None
 
 
