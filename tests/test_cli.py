@@ -256,3 +256,14 @@ def test_a_bot_for_a_game_nobody_knows_is_refused_at_once() -> None:
     """`partida bot random --game chess` connected and waited for seats that never came."""
     out = run("bot", "random", "--game", "chess", "--token", "x", "--server", "ws://127.0.0.1:9", timeout=30)
     assert out.returncode == 2 and "unknown game 'chess'" in out.stderr, out.stderr
+
+
+def test_a_games_folder_that_is_not_there_is_one_line(tmp_path: Path) -> None:
+    """`serve --games-dir` with a mistyped folder ended in a FileNotFoundError traceback."""
+    gone, db = tmp_path / "gone", str(tmp_path / "p.db")
+    for args in (
+        ("serve", "--no-bots", "--port", "0", "--db", db, "--games-dir", str(gone)),
+        ("ladder", "create", "x", "--game", "y", "--clock", "5", "--games-dir", str(gone), "--db", db),
+    ):
+        out = run(*args, timeout=60)
+        assert out.returncode == 2 and out.stderr == f"partida: error: {gone}: No such file or directory\n", out.stderr

@@ -76,7 +76,11 @@ class Registry:
         return game
 
     def load_folder(self, folder: Path) -> list[Game]:
-        return [self.load_file(p) for p in sorted(folder.iterdir()) if p.suffix in self._loaders]
+        try:
+            paths = sorted(folder.iterdir())
+        except OSError as exc:  # not there, not a folder, not readable: one line, not a traceback
+            raise GameLoadError(f"{folder}: {exc.strerror or exc}") from None
+        return [self.load_file(p) for p in paths if p.suffix in self._loaders]
 
 
 def default_registry(game_files: Iterable[Path] = (), game_dirs: Iterable[Path] = ()) -> Registry:
