@@ -81,6 +81,23 @@ async def test_a_challenge_lapses_when_its_challenger_leaves(server: Server, con
     assert refused.value.code == "no_such_challenge"
 
 
+async def test_a_challenge_ends_when_the_challenged_person_leaves(server: Server, connect) -> None:
+    """The challenger waited the whole five minutes for someone gone, who could not answer: a new
+    connection of the account is not told of challenges made before it."""
+    fay = await _user(server, connect, "fay")
+    gil = await _user(server, connect, "gil")
+    second = await connect(name="gil", password=PASSWORD)  # two connections of one account
+    sent = await fay.challenge("gil", "tictactoe")
+    await asyncio.wait_for(gil.challenges.get(), 5)
+    await gil.close()
+    with pytest.raises(TimeoutError):  # gil is still there on the other connection
+        await asyncio.wait_for(fay.challenges.get(), 0.5)
+    await second.close()
+    told = await asyncio.wait_for(fay.challenges.get(), 5)
+    assert told == {"type": "challenge_declined", "challenge": sent["id"], "by": "gil", "reason": "left"}
+    assert not server.challenges.open
+
+
 async def test_a_bot_accepts_the_games_it_declared(server: Server, connect) -> None:
     _, token = await server.store.create_bot("TacBot")
     bot = await connect(token=token, agent="my-brain", games=["tictactoe"])

@@ -342,6 +342,24 @@ async def test_the_replay_command_shown_at_the_end_works_from_the_players_termin
     assert replay_command(7, elsewhere, False) == "partida replay 7 on the server's machine"
 
 
+async def test_a_challenger_is_told_at_once_when_the_challenged_person_leaves(server: Server, connect) -> None:
+    await server.store.create_user("em", "correct horse battery")
+    await server.store.create_user("flo", "correct horse battery")
+    flo = await connect(name="flo", password="correct horse battery")
+
+    async def leave() -> None:
+        await asyncio.wait_for(flo.challenges.get(), 30)
+        await flo.close()
+
+    leaving = asyncio.create_task(leave())
+    code, out = await _partida(
+        "play", "othello", "--challenge", "flo", "--name", "em", "--password", "correct horse battery",
+        "--server", server.url, lines="",
+    )  # fmt: skip
+    await leaving
+    assert code == 2 and "error: flo left without answering the challenge\n" in out, out
+
+
 def test_the_command_to_come_back_reads_a_token_that_begins_with_a_dash() -> None:
     from partida.cli import build_parser
     from partida.cli.play import comeback_command

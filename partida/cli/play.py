@@ -150,8 +150,13 @@ async def _send_challenge(client: Any, args: argparse.Namespace, clock: dict[str
         if message.get("challenge") != challenge["id"]:
             continue  # news of another challenge
         if message["type"] == "challenge_declined":
-            reason = f" ({message['reason']})" if message.get("reason") not in (None, "", "declined") else ""
-            raise CliError(f"{message.get('by') or challenge['to']} declined the challenge{reason}")
+            who, reason = message.get("by") or challenge["to"], message.get("reason")
+            if reason == "left":
+                raise CliError(f"{who} left without answering the challenge")
+            if reason == "expired":
+                raise CliError(f"{who} did not answer the challenge in time")
+            reason = f" ({reason})" if reason not in (None, "", "declined") else ""
+            raise CliError(f"{who} declined the challenge{reason}")
         if message["type"] == "challenge_accepted":
             return message
 

@@ -323,6 +323,7 @@ class Server:
             self.limiter.release(limits)
             self.sessions.discard(session)
             self.challenges.drop_from(session)
+            self._challenged_left(session)
             if self.cluster is not None:
                 self.cluster.presence.left(session)
             self.ladders.disconnected(session)
@@ -805,6 +806,21 @@ class Server:
             return
         if not session.closed:  # the challenger may have left while the bot came
             await self._open_challenge_room(challenge, bot)
+
+    def _challenged_left(self, session: Session) -> None:
+        """The last connection here of a challenged account left: nobody can answer its open
+        challenges any more (a new connection is not told of them), so their challengers hear so
+        now, not when they lapse minutes later. Challenges forwarded to other nodes stay."""
+        me = session.identity
+        if me is None or me.account_id is None:
+            return
+        if any(s.identity is not None and s.identity.account_id == me.account_id for s in self.sessions):
+            return
+        for challenge in [c for c in self.challenges.open.values() if c.account_id == me.account_id and not c.nodes]:
+            self.challenges.drop(challenge.id)
+            challenge.challenger.send(
+                server_message("challenge_declined", challenge=challenge.id, by=challenge.to, reason="left")
+            )
 
     def _challenge_lapsed(self, challenge: Challenge) -> None:
         challenge.challenger.send(
