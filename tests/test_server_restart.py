@@ -54,6 +54,30 @@ async def test_restart_mid_game_loses_no_acknowledged_move(db_url: str) -> None:
         await second.stop()
 
 
+async def test_the_players_are_what_they_were_after_a_restart(db_url: str) -> None:
+    """A resumed room called every account's seat "account": a bot was no longer a bot to the
+    clients (`kind` is guest, user or bot)."""
+    first = Server(ServerConfig(port=0, db_url=db_url))
+    await first.start()
+    await first.store.create_user("ada", "correct horse battery")
+    _, token = await first.store.create_bot("robo")
+    ada = await Client.connect(first.url, name="ada", password="correct horse battery")
+    robo = await Client.connect(first.url, token=token, agent="random")
+    code = (await ada.create_room("tictactoe", seats=2, seat=0, public=False, bots={1: "robo"}))["room"]
+    kinds = [s["kind"] for s in first.rooms[code].summary()["seats"]]
+    for client in (ada, robo):
+        await client.close()
+    await first.stop()
+
+    second = Server(ServerConfig(port=0, db_url=db_url))
+    await second.start()
+    try:
+        assert kinds == ["user", "bot"]
+        assert [s["kind"] for s in second.rooms[code].summary()["seats"]] == kinds
+    finally:
+        await second.stop()
+
+
 async def test_a_wrong_seat_token_does_not_reclaim(db_url: str) -> None:
     server = Server(ServerConfig(port=0, db_url=db_url))
     await server.start()

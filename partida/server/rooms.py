@@ -839,7 +839,9 @@ class Room:
         room.seed_hash = stored.seed_hash
         room.game_id = stored.id
         for seat, account_id, name in stored.seat_list:
-            kind = "guest" if account_id is None else "account"
+            # guest | user | bot, as before the restart (a bot's seat was "account": not a bot
+            # to the clients, which mark bots)
+            kind = stored.seat_kinds.get(seat) or ("guest" if account_id is None else "user")
             room.seats[seat] = Seat(name, kind, account_id, token=stored.seat_tokens.get(seat) or "")
         room.status = "playing"
         room.adopt_log(stored)
