@@ -814,9 +814,12 @@ class Server:
         me = session.identity
         if me is None or me.account_id is None:
             return
+        unanswerable = [c for c in self.challenges.open.values() if c.account_id == me.account_id and not c.nodes]
+        if not unanswerable:  # the usual case, told without looking at every connection
+            return
         if any(s.identity is not None and s.identity.account_id == me.account_id for s in self.sessions):
             return
-        for challenge in [c for c in self.challenges.open.values() if c.account_id == me.account_id and not c.nodes]:
+        for challenge in unanswerable:
             self.challenges.drop(challenge.id)
             challenge.challenger.send(
                 server_message("challenge_declined", challenge=challenge.id, by=challenge.to, reason="left")
