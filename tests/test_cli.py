@@ -267,3 +267,30 @@ def test_a_games_folder_that_is_not_there_is_one_line(tmp_path: Path) -> None:
     ):
         out = run(*args, timeout=60)
         assert out.returncode == 2 and out.stderr == f"partida: error: {gone}: No such file or directory\n", out.stderr
+
+
+def test_the_play_command_serve_prints_plays_on_that_server(tmp_path: Path) -> None:
+    """It said `partida play tictactoe --vs alphabeta` whatever the port and the bot pool: off
+    the default port that reached no server, and with no alphabeta in the pool no bot."""
+    port = free_port()
+    log = open(tmp_path / "serve.log", "w")
+    server = subprocess.Popen(
+        [*PARTIDA, "serve", "--port", str(port), "--db", str(tmp_path / "p.db"), "--bots", "random"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while "Play: " not in (text := (tmp_path / "serve.log").read_text()):
+            assert time.monotonic() < deadline and server.poll() is None, text
+            time.sleep(0.1)
+        hint = text.split("Play: ")[1].split("   Stop")[0]
+        assert hint == f"partida play tictactoe --vs random --server ws://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while (played := run(*hint.split()[1:], input="resign\nn\n")).returncode != 0:  # the bot may not be in yet
+            assert time.monotonic() < deadline and "no random bot is connected" in played.stderr, played.stderr
+            time.sleep(0.5)
+        assert "(by resignation)" in played.stdout, played.stdout
+    finally:
+        server.terminate()
+        server.wait(20)
+        log.close()

@@ -244,6 +244,19 @@ async def _check_ladder_bots(server, ladder_bots: dict[str, list[str]]) -> None:
                 raise CliError(f"--ladder-bots: agent {agent!r} does not play {game.name} (ladder {name!r})")
 
 
+def _play_hint(server, pool: list[str]) -> str:  # type: ignore[no-untyped-def]
+    """A command that plays on this server as started: it said `--vs alphabeta` whatever the
+    pool (none: a room for a friend), and named no `--server` off the default port."""
+    from partida.bots.registry import all_agents
+    from partida.cli.common import DEFAULT_SERVER
+
+    game = server.registry.get("tictactoe")
+    bots = [a for a in sorted(pool, key=lambda a: a != "alphabeta") if all_agents()[a].supports(game)]
+    vs = f" --vs {bots[0]}" if bots else ""
+    where = "" if server.url == DEFAULT_SERVER else f" --server {server.url}"
+    return f"partida play tictactoe{vs}{where}"
+
+
 async def _serve(server, pool: list[str], ladder_bots: dict[str, list[str]], every_cpu: set[int] | None) -> None:  # type: ignore[no-untyped-def]
     from partida.storage.database import StorageError
 
@@ -273,7 +286,7 @@ async def _serve(server, pool: list[str], ladder_bots: dict[str, list[str]], eve
         print(f"Bot pool: {', '.join(pool)}.", flush=True)
     for agent, ladders in sorted(ladder_bots.items()):
         print(f"Ladder bot pool-{agent} plays in: {', '.join(ladders)}.", flush=True)
-    print("Play: partida play tictactoe --vs alphabeta   Stop: Ctrl-C", flush=True)
+    print(f"Play: {_play_hint(server, pool)}   Stop: Ctrl-C", flush=True)
     _tune_collector()
     await stop.wait()
     print("Stopping.", flush=True)
