@@ -294,3 +294,12 @@ def test_the_play_command_serve_prints_plays_on_that_server(tmp_path: Path) -> N
         server.terminate()
         server.wait(20)
         log.close()
+
+
+def test_a_limit_below_one_is_a_usage_error_not_every_game(tmp_path: Path) -> None:
+    """`games --limit -3` listed every stored game (SQLite reads a negative LIMIT as none)."""
+    db = str(tmp_path / "p.db")
+    assert run("ladder", "create", "x", "--game", "tictactoe", "--clock", "5", "--db", db).returncode == 0
+    for args in (("games", "--limit", "-3", "--db", db), ("ladder", "games", "x", "--limit", "0", "--db", db)):
+        out = run(*args)
+        assert out.returncode == 2 and "argument --limit: at least 1" in out.stderr, out.stderr

@@ -70,6 +70,17 @@ def image_file(text: str) -> Path:
     return path
 
 
+def count(text: str) -> int:
+    """A number of things to show, 1 or more: SQLite reads LIMIT -1 as no limit at all."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"at least 1, not {value}")
+    return value
+
+
 def add_db_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",

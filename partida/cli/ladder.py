@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from partida.cli import CliError
-from partida.cli.common import add_db_flag, add_json_flag, image_file, parse_option_pairs, print_json
+from partida.cli.common import add_db_flag, add_json_flag, count, image_file, parse_option_pairs, print_json
 
 if TYPE_CHECKING:
     from partida.storage.ladders import LadderInfo
@@ -79,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     g = lsub.add_parser("games", help="a ladder's games, newest first")
     g.add_argument("name")
-    g.add_argument("--limit", type=int, default=50, help="at most this many (default: %(default)s)")
+    g.add_argument("--limit", type=count, default=50, help="at most this many (default: %(default)s)")
     add_db_flag(g)
     add_json_flag(g)
     g.set_defaults(func=run_games)

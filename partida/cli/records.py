@@ -10,14 +10,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from partida.cli import CliError
-from partida.cli.common import add_db_flag, add_json_flag, missing_sqlite_file, print_json, server_url
+from partida.cli.common import add_db_flag, add_json_flag, count, missing_sqlite_file, print_json, server_url
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("games", help="list stored games", description="List the games stored in the database.")
     g.add_argument("--game", default=None, help="only games of this kind")
     g.add_argument("--status", default=None, choices=["waiting", "playing", "finished", "aborted"])
-    g.add_argument("--limit", type=int, default=50, help="at most this many (default: %(default)s)")
+    g.add_argument("--limit", type=count, default=50, help="at most this many (default: %(default)s)")
     g.add_argument("--player", default=None, help="only games where a seat bore this name (with --server)")
     add_db_flag(g)
     _add_remote_flag(g)
