@@ -360,6 +360,14 @@ async def test_a_challenger_is_told_at_once_when_the_challenged_person_leaves(se
     assert code == 2 and "error: flo left without answering the challenge\n" in out, out
 
 
+async def test_joining_a_game_under_way_names_the_command_to_watch_it(server: Server, connect) -> None:
+    ann, bob = await connect(name="ann"), await connect(name="bob")
+    code = (await ann.create_room("tictactoe", seat=0, public=False))["room"]
+    await bob.join(code)
+    status, out = await _partida("play", "--room", code, "--server", server.url, lines="")
+    assert status == 2 and f"use your seat token (partida watch {code} --server {server.url})" in out, out
+
+
 def test_the_command_to_come_back_reads_a_token_that_begins_with_a_dash() -> None:
     from partida.cli import build_parser
     from partida.cli.play import comeback_command

@@ -227,10 +227,16 @@ async def _play(args: argparse.Namespace) -> int:
     except ServerError as exc:
         raise CliError(exc.message) from None
     reader = LineReader()  # one for the whole session: it may hold lines piped ahead
+    server = "" if args.server == DEFAULT_SERVER else f" --server {args.server}"
     async with client:
         try:
             if args.room:
-                reply = await client.join(args.room, seat=args.seat, token=args.token)
+                try:
+                    reply = await client.join(args.room, seat=args.seat, token=args.token)
+                except ServerError as exc:
+                    if exc.code not in ("already_started", "room_full"):
+                        raise
+                    raise CliError(f"{exc.message} (partida watch {args.room}{server})") from None
             elif args.accept:
                 reply = await _await_challenge(client, registry, reader)
             elif args.challenge:
@@ -266,7 +272,6 @@ async def _play(args: argparse.Namespace) -> int:
             )
         code, seat, token, public = room["code"], reply["seat"], reply["token"], room["public"]
         player.console.print(escape(player.players_line([seat])))
-        server = "" if args.server == DEFAULT_SERVER else f" --server {args.server}"
         while True:
             comeback = comeback_command(code, token, server)
             try:
