@@ -303,3 +303,32 @@ def test_a_limit_below_one_is_a_usage_error_not_every_game(tmp_path: Path) -> No
     for args in (("games", "--limit", "-3", "--db", db), ("ladder", "games", "x", "--limit", "0", "--db", db)):
         out = run(*args)
         assert out.returncode == 2 and "argument --limit: at least 1" in out.stderr, out.stderr
+
+
+def test_the_bot_pool_plays_a_game_the_server_was_given_as_a_file(tmp_path: Path) -> None:
+    """`serve --game-file` loaded the game but not its pool bots: a match in it hung for good."""
+    import shutil
+
+    import partida.games.recycle
+
+    description = tmp_path / "mydice.rcl"
+    shutil.copy(Path(partida.games.recycle.__file__).parent / "descriptions" / "dicepoints.rcl", description)
+    port = free_port()
+    log = open(tmp_path / "serve.log", "w")
+    server = subprocess.Popen(
+        [*PARTIDA, "serve", "--port", str(port), "--db", str(tmp_path / "p.db"), "--bots", "random",
+         "--game-file", str(description)],
+        stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        match = ("match", "mydice", *["--seat", "random"] * 4, "--server", f"ws://127.0.0.1:{port}", "--json")
+        while (out := run(*match, timeout=60)).returncode != 0:  # until the server and its pool bot are up
+            assert time.monotonic() < deadline and server.poll() is None, out.stderr
+            assert "cannot reach" in out.stderr or "no random bot is connected" in out.stderr, out.stderr
+            time.sleep(0.5)
+        assert json.loads(out.stdout.splitlines()[-1])["summary"]["games"] == 1
+    finally:
+        server.terminate()
+        server.wait(20)
+        log.close()

@@ -12,3 +12,46 @@ async def test_two_clients_play_crazy_eights_through_the_server(connect, server)
     assert final_a["status"] == final_b["status"] == "finished"
     assert final_a["result"] == final_b["result"]
     assert len(final_a["result"]["scores"]) == 2
+
+
+async def test_a_bot_is_seated_only_in_games_it_knows(tmp_path, db_url: str) -> None:  # type: ignore[no-untyped-def]
+    """A server given a description file seated a bot that had not loaded it: the bot could not
+    move and the game hung for good (`partida match` and a person against a bot both waited
+    forever). A bot declares the games it knows; one that loaded the file plays it."""
+    import asyncio
+    import shutil
+    from pathlib import Path
+
+    import pytest
+
+    import partida.games.recycle
+    from partida.bots.runner import BotRunner
+    from partida.cli.play import play_bot_game
+    from partida.client import Client, ServerError
+    from partida.games.registry import default_registry
+    from partida.server.app import Server, ServerConfig
+
+    description = tmp_path / "mydice.rcl"
+    shutil.copy(Path(partida.games.recycle.__file__).parent / "descriptions" / "dicepoints.rcl", description)
+    server = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url, game_files=[description]))
+    await server.start()
+    tasks = []
+    try:
+        for name, registry in (("plain", None), ("loaded", default_registry([description]))):
+            _, token = await server.store.create_bot(name)
+            runner = BotRunner(server.url, "random", name=name, token=token, registry=registry)
+            tasks.append(asyncio.create_task(runner.run(reconnect=False)))
+        while len(server.bot_sessions()) < 2:
+            await asyncio.sleep(0.02)
+        client = await Client.connect(server.url, name="ann")
+        with pytest.raises(ServerError) as refused:
+            await client.create_room("mydice", bots={1: "plain"}, seat=0)
+        assert refused.value.code == "no_bot_available" or "does not play" in refused.value.message
+        played = await asyncio.wait_for(play_bot_game(client, "mydice", {}, ["loaded"] * 4), 30)
+        assert played["result"]["winners"]
+        await client.close()
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await server.stop()

@@ -88,7 +88,11 @@ class BotRunner:
         self.agent = agent
         self.name = name or agent
         self.token = token
-        self.games = games
+        # Declare the games this process can play: a server may load games (description files)
+        # that it does not, and a bot seated in one could not move (the game hung for good).
+        spec = all_agents()[agent]
+        known = [g for g in self.registry.names() if spec.games is None or g in spec.games]
+        self.games = games if games is not None else known
         self.params = params or {}
         self.ladders = ladders or []
         self.max_games = max_games

@@ -7,7 +7,7 @@ import asyncio
 import os
 
 from partida.cli import CliError
-from partida.cli.common import add_log_flag, add_server_flag, setup_logging
+from partida.cli.common import add_game_files_flags, add_log_flag, add_server_flag, game_registry, setup_logging
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="join this ladder and play whatever it seats the bot in (repeatable; needs a bot token)",
     )
     p.add_argument("--max-games", type=int, default=None, help="ladder games at a time (default: 1, at most 16)")
+    add_game_files_flags(p)
     add_server_flag(p)
     add_log_flag(p, "info")
     p.set_defaults(func=run)
@@ -52,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
             params={"seconds": args.seconds, "depth": args.depth},
             ladders=args.ladder,
             max_games=args.max_games,
+            registry=game_registry(args),
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None

@@ -81,6 +81,28 @@ def count(text: str) -> int:
     return value
 
 
+def add_game_files_flags(parser: argparse.ArgumentParser) -> None:
+    """Games described in files (RECYCLE), as a server loads them with the same flags: a client
+    or a bot must know a game to play it."""
+    parser.add_argument(
+        "--game-file", action="append", type=Path, default=[], metavar="FILE", help="know the game this file describes"
+    )
+    parser.add_argument(
+        "--games-dir", action="append", type=Path, default=[], metavar="DIR", help="know every game described here"
+    )
+
+
+def game_registry(args: argparse.Namespace) -> Any:
+    """The games known here: the installation's and those of `--game-file`/`--games-dir`."""
+    from partida.cli import CliError
+    from partida.games.registry import GameLoadError, default_registry
+
+    try:
+        return default_registry(args.game_file, args.games_dir)
+    except GameLoadError as exc:
+        raise CliError(str(exc)) from None
+
+
 def add_db_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",

@@ -330,6 +330,8 @@ async def _supervise_bot(  # type: ignore[no-untyped-def]
         process = await asyncio.create_subprocess_exec(
             *[sys.executable, "-m", "partida", "bot", agent, "--server", server.url, "--name", name],
             *[arg for ladder in ladders for arg in ("--ladder", ladder)],
+            *[arg for path in server.config.game_files for arg in ("--game-file", str(path))],
+            *[arg for path in server.config.game_dirs for arg in ("--games-dir", str(path))],
             env=env,
             preexec_fn=functools.partial(_bot_process, every_cpu),
         )
