@@ -55,3 +55,54 @@ async def test_a_bot_is_seated_only_in_games_it_knows(tmp_path, db_url: str) -> 
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await server.stop()
+
+
+async def test_a_game_the_server_loads_from_a_file_is_played_and_replayed_in_the_terminal(
+    tmp_path, db_url: str
+) -> None:  # type: ignore[no-untyped-def]
+    """`partida play`, `watch` and `replay` knew only the installation's games: one the server
+    loads from a file was 'unknown' to them, and no flag could tell them of it."""
+    import asyncio
+    import re
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import partida.games.recycle
+    from partida.bots.runner import BotRunner
+    from partida.games.registry import default_registry
+    from partida.server.app import Server, ServerConfig
+
+    description = tmp_path / "mydice.rcl"
+    shutil.copy(Path(partida.games.recycle.__file__).parent / "descriptions" / "dicepoints.rcl", description)
+    server = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url, game_files=[description]))
+    await server.start()
+    _, token = await server.store.create_bot("dicer")
+    runner = BotRunner(server.url, "random", token=token, registry=default_registry([description]))
+    task = asyncio.create_task(runner.run(reconnect=False))
+
+    async def partida_(*args: str) -> tuple[int, str]:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "partida", *args,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        out, _ = await asyncio.wait_for(process.communicate(b"resign\nn\n"), 60)
+        return process.returncode or 0, out.decode()
+
+    try:
+        while not server.bot_sessions():
+            await asyncio.sleep(0.02)
+        play = ("play", "mydice", *["--vs", "dicer"] * 3, "--public", "--server", server.url)
+        code, out = await partida_(*play)
+        assert code == 2 and "unknown game 'mydice'" in out and "--game-file FILE" in out, out
+        code, out = await partida_(*play, "--game-file", str(description))
+        assert code == 0 and "scores: [" in out, out
+        shown = re.search(r"replay with: (partida replay \d+ --server \S+ --game-file \S+)\)", out)
+        assert shown is not None, out
+        code, out = await partida_(*shown.group(1).split()[1:])
+        assert code == 0 and "Result: scores" in out, out
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await server.stop()

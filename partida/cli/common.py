@@ -103,6 +103,17 @@ def game_registry(args: argparse.Namespace) -> Any:
         raise CliError(str(exc)) from None
 
 
+def known_game(registry: Any, name: str) -> Any:
+    """The game `name` as known here; an error saying how to know one a server loads from a file."""
+    from partida.cli import CliError
+    from partida.games.registry import UnknownGame
+
+    try:
+        return registry.get(name)
+    except UnknownGame as exc:
+        raise CliError(f"{exc.args[0]}; for a game the server loads from a file, give it: --game-file FILE") from None
+
+
 def add_db_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",

@@ -6,13 +6,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import shlex
 import sys
 import time
 from typing import Any
 from urllib.parse import urlparse
 
 from partida.cli import CliError
-from partida.cli.common import DEFAULT_SERVER, add_json_flag, add_server_flag, parse_option_pairs, print_json
+from partida.cli.common import (
+    DEFAULT_SERVER,
+    add_game_files_flags,
+    add_json_flag,
+    add_server_flag,
+    game_registry,
+    known_game,
+    parse_option_pairs,
+    print_json,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,11 +65,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--name", default=None, help="your display name (default: your login name)")
     p.add_argument("--password", default=None, help="log in to an account (with --name)")
+    add_game_files_flags(p)
     add_server_flag(p)
     p.set_defaults(func=run_play)
 
     w = sub.add_parser("watch", help="watch a room as a spectator")
     w.add_argument("room", metavar="CODE")
+    add_game_files_flags(w)
     add_server_flag(w)
     w.set_defaults(func=run_watch)
 
@@ -94,14 +106,20 @@ def comeback_command(code: str, token: str, server: str = "") -> str:
     return f"partida play --room {code} --token={token}{server}"
 
 
-def replay_command(game_id: int, server: str, visible: bool) -> str:
+def replay_command(game_id: int, server: str, visible: bool, files: str = "") -> str:
     """How to replay a finished game from where this client is: through the server when anyone
     may see the game there (`visible`: it was played in a public room; `replay --server` does not
     log in); otherwise only from the server's database, on the server's machine."""
     if visible:
-        return f"partida replay {game_id} --server {server}"
+        return f"partida replay {game_id} --server {server}{files}"
     local = urlparse(server).hostname in ("127.0.0.1", "localhost", "::1")
-    return f"partida replay {game_id}" + ("" if local else " on the server's machine")
+    return f"partida replay {game_id}{files}" + ("" if local else " on the server's machine")
+
+
+def game_files_flags(args: argparse.Namespace) -> str:
+    """The `--game-file`/`--games-dir` flags given, for the commands printed for later."""
+    flags = [f" --game-file {shlex.quote(str(p))}" for p in args.game_file]
+    return "".join(flags + [f" --games-dir {shlex.quote(str(p))}" for p in args.games_dir])
 
 
 def _clock(text: str | None) -> dict[str, Any] | None:
@@ -209,12 +227,11 @@ async def _play(args: argparse.Namespace) -> int:
     from partida.client import Client, ConnectionLost, ServerError
     from partida.client.keyboard import LineReader
     from partida.client.terminal import TerminalPlayer
-    from partida.games.registry import default_registry
 
-    registry = default_registry()
+    registry = game_registry(args)
     clock = _clock(args.clock)
-    if not (args.room or args.accept) and args.game not in registry:
-        raise CliError(f"unknown game {args.game!r} (known: {', '.join(registry.names())})")
+    if not (args.room or args.accept):
+        known_game(registry, args.game)
     if args.vs and not (args.room or args.accept):
         seats = args.seats or registry.get(args.game).min_seats
         if len(args.vs) >= seats:  # the extra ones were dropped without a word
@@ -259,7 +276,7 @@ async def _play(args: argparse.Namespace) -> int:
         except ServerError as exc:
             raise CliError(exc.message) from None
         room = reply["summary"]
-        game = registry.get(room["game"])
+        game = known_game(registry, room["game"])
         player = TerminalPlayer(client, game, ask=reader.ask)
         player.on_room(room)
         player.console.print(
@@ -290,7 +307,7 @@ async def _play(args: argparse.Namespace) -> int:
                 player.stop_countdown()
                 print(f"\nYou left; your seat is held. Come back with: {comeback}", file=sys.stderr, flush=True)
                 raise
-            replay = replay_command(final["game_id"], args.server, public)
+            replay = replay_command(final["game_id"], args.server, public, game_files_flags(args))
             player.show_result(final, [seat], replay)
             rematch = await _ask_rematch(client, player, code)
             if rematch is None:
@@ -335,7 +352,6 @@ async def _watch(args: argparse.Namespace) -> int:
 
     from partida.client import Client, ConnectionLost, ServerError
     from partida.client.terminal import TerminalPlayer
-    from partida.games.registry import default_registry
 
     try:
         client = await Client.connect(args.server)
@@ -347,7 +363,7 @@ async def _watch(args: argparse.Namespace) -> int:
         except ServerError as exc:
             raise CliError(exc.message) from None
         room = reply["summary"]
-        player = TerminalPlayer(client, default_registry().get(room["game"]))
+        player = TerminalPlayer(client, known_game(game_registry(args), room["game"]))
         player.on_room(room)
         player.console.print(f"Watching room [bold]{room['code']}[/bold]: {player.game.title}")
         player.console.print(escape(player.players_line([])))
@@ -360,7 +376,8 @@ async def _watch(args: argparse.Namespace) -> int:
                 continue
             player.on_update(message)
             if message["status"] == "finished":
-                player.show_result(message, [], replay_command(message["game_id"], args.server, room["public"]))
+                replay = replay_command(message["game_id"], args.server, room["public"], game_files_flags(args))
+                player.show_result(message, [], replay)
                 return 0
 
 

@@ -10,7 +10,17 @@ from types import SimpleNamespace
 from typing import Any
 
 from partida.cli import CliError
-from partida.cli.common import add_db_flag, add_json_flag, count, missing_sqlite_file, print_json, server_url
+from partida.cli.common import (
+    add_db_flag,
+    add_game_files_flags,
+    add_json_flag,
+    count,
+    game_registry,
+    known_game,
+    missing_sqlite_file,
+    print_json,
+    server_url,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("game_id", type=int)
     add_db_flag(r)
     _add_remote_flag(r)
+    add_game_files_flags(r)
     add_json_flag(r)
     r.set_defaults(func=run_replay)
 
@@ -166,16 +177,14 @@ def _print_games(rows: list[dict[str, Any]]) -> None:
     Console().print(table)
 
 
-def replay_stored(stored: Any) -> dict[str, Any]:
-    """Re-run a stored game through the rules. Shared by the CLI and tests."""
+def replay_stored(stored: Any, registry: Any = None) -> dict[str, Any]:
+    """Re-run a stored game through the rules (`registry`: the games known here, default the
+    installation's). Shared by the CLI and tests."""
     from partida.games.base import IllegalAction
-    from partida.games.registry import UnknownGame, default_registry
+    from partida.games.registry import default_registry
     from partida.server.rooms import seed_hash
 
-    try:
-        game = default_registry().get(stored.game)
-    except UnknownGame as exc:
-        raise CliError(str(exc)) from None
+    game = known_game(registry or default_registry(), stored.game)
     try:
         state = game.create(stored.options, seed=stored.seed, seats=stored.seats)
         moves = game.told_moves(state, stored.actions, over=stored.status == "finished")
@@ -226,7 +235,7 @@ def run_replay(args: argparse.Namespace) -> int:
     )
     if stored is None:
         raise CliError(f"there is no game {args.game_id} in the database")
-    data = replay_stored(stored)
+    data = replay_stored(stored, game_registry(args))
     # A seed that does not match the hash published at the start, or a stored result the rules do
     # not give, means the record is not the game that was played: say so in the exit status.
     failed = not data["seed_verified"] or data["result_verified"] is False
