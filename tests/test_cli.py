@@ -332,3 +332,15 @@ def test_the_bot_pool_plays_a_game_the_server_was_given_as_a_file(tmp_path: Path
         server.terminate()
         server.wait(20)
         log.close()
+
+
+def test_a_description_that_cannot_be_read_names_its_file_once(tmp_path: Path) -> None:
+    """The file was named twice, once inside the line and column (docs/recycle.md shows the
+    form: FILE: line L, column C: what was expected)."""
+    bad, gone = tmp_path / "bad.rcl", tmp_path / "gone.rcl"
+    bad.write_text("(game\n  (setup (create players 4)\n  (foo))")
+    db = str(tmp_path / "p.db")
+    for path, said in ((bad, f"{bad}: line 3, column 9: the description ends too early"), (gone, f"{gone}: No such")):
+        out = run("serve", "--no-bots", "--port", "0", "--db", db, "--game-file", str(path), timeout=60)
+        assert out.returncode == 2 and out.stderr.startswith(f"partida: error: {said}"), out.stderr
+        assert out.stderr.count(str(path)) == 1, out.stderr

@@ -71,7 +71,9 @@ class Registry:
         except GameLoadError:
             raise
         except (OSError, ValueError) as exc:
-            raise GameLoadError(f"{path}: {exc}") from exc
+            # a reader's own message may name the file already: not twice
+            said = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise GameLoadError(said if said.startswith(f"{path}: ") else f"{path}: {said}") from exc
         self.add(game)
         return game
 

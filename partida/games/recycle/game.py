@@ -200,7 +200,9 @@ def load_game_file(path: Path) -> RecycleGame:
     try:
         return RecycleGame(name, source)
     except RecycleSyntaxError as exc:
-        raise RecycleSyntaxError(f"{path}: {exc.reason}", exc.line, exc.column) from None
+        located = RecycleSyntaxError(exc.reason, exc.line, exc.column)
+        located.args = (f"{path}: {located}",)  # path: line L, column C: reason
+        raise located from None
 
 
 __all__ = ["RecycleGame", "RecycleRuntimeError", "RecycleSyntaxError", "load_game_file"]
