@@ -878,30 +878,95 @@ async def test_a_bad_write_in_a_batch_begun_with_the_commit_before_it_fails_alon
 
 
 async def test_a_games_start_and_its_end_are_one_statement_each(pg_shared: str) -> None:
-    """On PostgreSQL a game's start writes its seats in the start's own statement, and the end
-    of a game that is no ladder's asks the ladder's guard in the finish's own: one round trip
-    each besides BEGIN and COMMIT (a ladder game's end is still rated: tests/test_ladder_storage)."""
+    """On PostgreSQL a game's start writes its seats in the start's own statement, and the
+    action that ends a game is written by the finish's, which also asks the ladder's guard for a
+    game that is no ladder's: one round trip each besides BEGIN and COMMIT (a ladder game's end
+    is still rated: tests/test_ladder_storage)."""
     db = await Database.open(pg_shared)
     try:
         store = Store(db)
         await store.start_game(await new_game(store), [(0, None, "ann")])  # asyncpg reads the array types
-        game, missing = await new_game(store), 10**6
+        game, other, missing = await new_game(store), await new_game(store), 10**6
         sent: list[str] = []
         _writer_driver(store).add_query_logger(lambda record: sent.append(record.query))
         await store.start_game(game, [(0, None, "ann"), (1, None, "bob")], {0: "secret0", 1: "secret1"})
-        await store.append_action(game, 0, 0, "last", result={"ranks": [1, 2]})
+        await store.append_action(game, 0, 0, "first", clock=[9.0, 10.0])
+        await store.append_action(game, 1, 1, "last", result={"ranks": [1, 2]}, clock=[9.0, 8.5])
         await asyncio.sleep(0)  # the query logger's calls
         control = ("BEGIN", "COMMIT", "COMMIT;", "ROLLBACK")
-        assert [q.split()[0] for q in sent if q.split()[0] not in control] == ["WITH", "INSERT", "UPDATE"]
+        assert [q.split()[0] for q in sent if q.split()[0] not in control] == ["WITH", "INSERT", "WITH"]
         stored = await store.load_game(game)
         assert stored is not None and (stored.status, stored.result) == ("finished", {"ranks": [1, 2]})
+        assert stored.actions == [(0, "first"), (1, "last")] and stored.clock_state == [9.0, 8.5]
         assert stored.seat_list == [(0, None, "ann"), (1, None, "bob")]
         assert stored.seat_tokens == {0: "secret0", 1: "secret1"}
+        # The ending action's errors are the action's own; the game is left as it was.
+        third = await new_game(store)
+        for started in (other, third):
+            await store.start_game(started)
+            await store.append_action(started, 0, 0, "first")
+        again, ended = await asyncio.gather(  # one batch, then each write alone
+            store.append_action(other, 0, 1, "again", result={"ranks": [2, 1]}),
+            store.append_action(third, 1, 1, "last", result={"ranks": [2, 1]}),
+            return_exceptions=True,
+        )
+        assert isinstance(again, DuplicateAction) and ended is None
+        with pytest.raises(NoSuchGame):
+            await store.append_action(missing, 0, 0, "last", result={"ranks": [1, 2]})
+        stored = await store.load_game(other)
+        assert stored is not None and (stored.status, stored.result, stored.actions) == (
+            "playing",
+            None,
+            [(0, "first")],
+        )
         with pytest.raises(NoSuchGame):
             await store.start_game(missing, [(0, None, "ann")])  # the seats' foreign key
         with pytest.raises(NoSuchGame):
             await store.start_game(missing)  # no seats: the UPDATE changed no row
         with pytest.raises(StorageError, match="unique"):
             await store.start_game(game, [(0, None, "again")])  # a seat stored already
+    finally:
+        await db.close()
+
+
+async def test_a_ladder_game_ended_by_its_last_action_is_rated_without_the_guards_query(pg_shared: str) -> None:
+    """On PostgreSQL the finish that writes a game's last action answers the ladder's guard, as
+    `finish_game`'s does: in a batch of both, and a casual game's end, the guard's query is not
+    sent, and the ladder games are rated in the batch's transaction."""
+    db = await Database.open(pg_shared)
+    try:
+        store = Store(db)
+        ladder = await store.ladders.create("last-action", "tictactoe", {}, 2, {"per_move": 1.0}, 2)
+        names = [f"last-action-{i}" for i in range(4)]
+        players = [((await store.create_bot(name))[0].id, name) for name in names]
+        games = []
+        for pair in (players[0:2], players[2:4]):
+            game_id = await new_game(store, room_code="LADDER")
+            await store.ladders.add_game(ladder.id, game_id)
+            await store.start_game(game_id, [(seat, a, name) for seat, (a, name) in enumerate(pair)])
+            games.append(game_id)
+        casual = await new_game(store)
+        await store.start_game(casual)
+        sent: list[str] = []
+        _writer_driver(store).add_query_logger(lambda record: sent.append(record.query))
+        result = {"scores": [1.0, 0.0], "ranks": [1, 2]}
+        await asyncio.gather(  # one batch of the group writer
+            store.append_action(games[0], 0, 0, 4, result),
+            store.finish_game(games[1], result),
+            store.append_action(casual, 0, 0, 4, result),
+        )
+        await asyncio.sleep(0)  # the query logger's calls
+        planned = store._writer._backend.planner.prepared_row(  # type: ignore[union-attr]
+            store._rate.when,  # type: ignore[arg-type]
+            {"game_id": casual, "result": result, "status": "finished"},
+        )
+        assert planned is not None and planned[0] not in sent  # the guard's query
+        assert not [q for q in sent if q.startswith("INSERT INTO actions")]
+        rated = [await store.ladders.game_ratings(g) for g in games]
+        assert [[(c.seat, c.rank) for c in changes] for changes in rated] == [[(0, 1), (1, 2)]] * 2
+        assert (await store.ladders.require("last-action")).rated_games == 2
+        for game_id in (games[0], casual):
+            stored = await store.load_game(game_id)
+            assert stored is not None and (stored.status, stored.actions) == ("finished", [(0, 4)])
     finally:
         await db.close()

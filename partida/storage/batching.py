@@ -111,7 +111,7 @@ class GroupWriter:
         function: Callable[..., Any],
         *,
         when: Executable | None = None,
-        answered_by: Statement | None = None,
+        answered_by: Sequence[Statement] = (),
     ) -> Statement:
         """Register `function(connection, [params, ...]) -> [result, ...]`, run once per batch
         after the statements registered before it, in the same transaction (say, rating the
@@ -121,11 +121,11 @@ class GroupWriter:
         statements straight to the driver ask it there first, without SQLAlchemy, and skip
         the hook for a batch where it finds none (its results are then None). Skipping must
         change nothing: the hook is the judge, the query only saves calling it for nothing.
-        `answered_by`: a statement registered with an `answer` to `when`, which spares the query
-        for the writes that hold a step of both."""
+        `answered_by`: the statements registered with an `answer` to `when` (a write holds at
+        most one of them), which spare the query for the writes that hold a step of one."""
         rank = len(self._statements)
         guard = Statement(f"{name}: when", when, rank) if when is not None else None
-        registered = Statement(name, None, rank, hook=function, when=guard, answered_by=answered_by)
+        registered = Statement(name, None, rank, hook=function, when=guard, answered_by=tuple(answered_by))
         self._statements.append(registered)
         return registered
 

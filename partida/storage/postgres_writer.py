@@ -126,10 +126,12 @@ class PostgresWriter:
 
 
 def _answered(op: Op, answers: dict[Statement, dict[int, bool]]) -> bool | None:
-    """Whether the guard of hook `op` finds a row for any of its steps, as the UPDATE it is
-    `answered_by` returned it, or None where that UPDATE did not answer for every step (it was
-    not in the batch for that write, or went through SQLAlchemy): the guard's query is sent."""
-    told = answers.get(op.statement.answered_by) if op.statement.answered_by is not None else None
-    if told is None or any(position not in told for position, _ in op.group):
+    """Whether the guard of hook `op` finds a row for any of its steps, as the UPDATEs it is
+    `answered_by` returned it, or None where none of them answered for every step (none was in
+    the batch for that write, or it went through SQLAlchemy): the guard's query is sent."""
+    told: dict[int, bool] = {}
+    for statement in op.statement.answered_by:
+        told.update(answers.get(statement, {}))
+    if any(position not in told for position, _ in op.group):
         return None
     return any(told[position] for position, _ in op.group)

@@ -133,17 +133,27 @@ class Store:
             must_change=True,
         )
         self._action = writer.statement("action", insert(ActionRecord))
-        self._finish = writer.statement(
-            "finish game",
+        finish = (
             update(GameRecord)
             .where(GameRecord.id == bindparam("b_game"))
-            .values(status=bindparam("b_status"), result=bindparam("b_result"), finished_at=bindparam("b_at")),
-            must_change=True,
-            answer=UNRATED_LADDER_GAME_ROW,
+            .values(status=bindparam("b_status"), result=bindparam("b_result"), finished_at=bindparam("b_at"))
+        )
+        self._finish = writer.statement("finish game", finish, must_change=True, answer=UNRATED_LADDER_GAME_ROW)
+        # On PostgreSQL the action that ends a game goes in its finish: one statement, as the start.
+        self._finishing_action = (
+            writer.statement(
+                "finishing action",
+                finish.add_cte(_action_for_finish()),
+                must_change=True,
+                answer=UNRATED_LADDER_GAME_ROW,
+            )
+            if self._seats_with_start
+            else None
         )
         # A finished ladder game is rated in the transaction that stores its result.
+        finishes = [s for s in (self._finish, self._finishing_action) if s is not None]
         self._rate = writer.hook(
-            "rate ladder games", rate_finished_games, when=UNRATED_LADDER_GAME, answered_by=self._finish
+            "rate ladder games", rate_finished_games, when=UNRATED_LADDER_GAME, answered_by=finishes
         )
 
     # Accounts.
@@ -358,10 +368,14 @@ class Store:
         (and rated, if it is a ladder game) in the same transaction. `clock`: under a time
         control, each seat's remaining seconds after this action. Concurrent writes from many
         rooms share transactions (see `batching`)."""
-        row = {"game_id": game_id, "index": index, "seat": seat, "action": action, "clock": clock}
-        steps = [Step(self._action, {**row, "created_at": utcnow()})]
-        if result is not None:
-            steps += self._finish_steps(game_id, result, "finished")
+        if result is not None and self._finishing_action is not None:  # the finish writes it
+            last = {"b_index": index, "b_seat": seat, "b_action": action, "b_clock": clock}
+            steps = self._finish_steps(game_id, result, "finished", last)
+        else:
+            row = {"game_id": game_id, "index": index, "seat": seat, "action": action, "clock": clock}
+            steps = [Step(self._action, {**row, "created_at": utcnow()})]
+            if result is not None:
+                steps += self._finish_steps(game_id, result, "finished")
         try:
             await self._writer.write(*steps)
         except IntegrityError as exc:
@@ -373,11 +387,17 @@ class Store:
         except SQLAlchemyError as exc:
             raise StorageError(f"could not store action {index} of game {game_id}: {describe_error(exc)}.") from exc
 
-    def _finish_steps(self, game_id: int, result: dict[str, Any] | None, status: str) -> list[Step]:
-        return [
-            Step(self._finish, {"b_game": game_id, "b_status": status, "b_result": result, "b_at": utcnow()}),
-            Step(self._rate, {"game_id": game_id, "result": result, "status": status}),
-        ]
+    def _finish_steps(
+        self, game_id: int, result: dict[str, Any] | None, status: str, last: dict[str, Any] | None = None
+    ) -> list[Step]:
+        """`last`: the action that ended the game, for the finish to write (`_action_for_finish`)."""
+        finish = {"b_game": game_id, "b_status": status, "b_result": result, "b_at": utcnow()}
+        if last is None:
+            step = Step(self._finish, finish)
+        else:
+            assert self._finishing_action is not None
+            step = Step(self._finishing_action, finish | last)
+        return [step, Step(self._rate, {"game_id": game_id, "result": result, "status": status})]
 
     async def _write(self, game_id: int, *steps: Step) -> Any:
         """One write of a game through the group writer, its errors in words."""
@@ -550,6 +570,26 @@ def _seats_from_arrays() -> CTE:
         bindparam("b_game", type_=Integer), columns.c.seat, columns.c.account_id, columns.c.name, columns.c.token
     )
     return insert(SeatRecord).from_select(["game_id", "seat", "account_id", "name", "token"], seats).cte("seated")
+
+
+def _action_for_finish() -> CTE:
+    """The INSERT of the action that ends a game (`b_index`, `b_seat`, `b_action`, `b_clock`,
+    stored at the finish's `b_at`), as a data-modifying CTE for the finish's UPDATE
+    (PostgreSQL's): run to its end whatever the UPDATE returns, in the same statement. An index
+    stored already still fails the INSERT (the UNIQUE constraint), a game that does not exist
+    the foreign key, as the action's own INSERT did."""
+    return (
+        insert(ActionRecord)
+        .values(
+            game_id=bindparam("b_game"),
+            index=bindparam("b_index"),
+            seat=bindparam("b_seat"),
+            action=bindparam("b_action"),
+            clock=bindparam("b_clock"),
+            created_at=bindparam("b_at"),
+        )
+        .cte("acted")
+    )
 
 
 def _check_name(name: str) -> None:

@@ -72,10 +72,10 @@ class Statement:
     when: Statement | None = None
     # A must-change UPDATE's answer to a hook's guard: what it returns for each changed row
     # where the driver counts the rows by RETURNING (PostgreSQL), true where the guard of the
-    # hook step in the same write would find a row; that hook names it as `answered_by`, and
-    # its guard's query is not sent for a batch whose every step of the hook has its answer.
+    # hook step in the same write would find a row; that hook names it in `answered_by`, and
+    # its guard's query is not sent for a batch whose every step of the hook has an answer.
     answer: ColumnElement[Any] | None = None
-    answered_by: Statement | None = None
+    answered_by: tuple[Statement, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
