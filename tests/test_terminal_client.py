@@ -27,7 +27,7 @@ from partida.client.keyboard import LineReader
 from partida.client.terminal import TerminalPlayer
 from partida.games.base import IllegalAction
 from partida.games.registry import default_registry
-from partida.server.app import Server
+from partida.server.app import Server, ServerConfig
 from tests.services import free_port
 
 PARTIDA = [sys.executable, "-m", "partida"]
@@ -366,6 +366,36 @@ async def test_joining_a_game_under_way_names_the_command_to_watch_it(server: Se
     await bob.join(code)
     status, out = await _partida("play", "--room", code, "--server", server.url, lines="")
     assert status == 2 and f"use your seat token (partida watch {code} --server {server.url})" in out, out
+
+
+async def test_no_rematch_is_offered_to_a_player_who_left(db_url: str) -> None:
+    """After a game ended by a player's absence, "play again? y" offered a rematch to nobody and
+    waited for their answer for good."""
+    server = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url, abandon_after=0.5))
+    await server.start()
+    ann = await asyncio.create_subprocess_exec(
+        *PARTIDA, "play", "tictactoe", "--name", "ann", "--server", server.url,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        assert ann.stdin is not None and ann.stdout is not None
+        ann.stdin.write(b"5\ny\n")  # a move, then yes to a rematch
+        seen = b""
+        while b"Waiting for players" not in seen:
+            seen += await asyncio.wait_for(ann.stdout.read(1024), 20)
+        code = re.search(r"Room (\w+)", plain(seen)).group(1)  # type: ignore[union-attr]
+        bob = await Client.connect(server.url, name="bob")
+        await bob.join(code)
+        while b"waiting for bob" not in seen:
+            seen += await asyncio.wait_for(ann.stdout.read(1024), 20)
+        await bob.close()  # and does not come back
+        rest, _ = await asyncio.wait_for(ann.communicate(), 30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            ann.kill()
+        await server.stop()
+    out = plain(seen + rest)
+    assert ann.returncode == 0 and "bob (guest) left: no rematch." in out and "play again" not in out, out
 
 
 def test_the_command_to_come_back_reads_a_token_that_begins_with_a_dash() -> None:

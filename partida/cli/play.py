@@ -320,8 +320,14 @@ async def _play(args: argparse.Namespace) -> int:
 
 async def _ask_rematch(client: Any, player: Any, code: str) -> dict[str, Any] | None:
     """Offer a rematch if the person wants one; the `rematch` message once everyone agreed."""
+    from rich.markup import escape
+
     from partida.client import ServerError
 
+    gone = [player.who(s) for s, connected in enumerate(player.connected) if connected is False]
+    if gone:  # nobody would answer: a rematch offered to them waited for good
+        player.console.print(f"[dim]{escape(', '.join(gone))} left: no rematch.[/dim]")
+        return None
     try:
         answer = await player.ask("play again? (y/N)> ")
     except EOFError:
