@@ -398,6 +398,22 @@ async def test_no_rematch_is_offered_to_a_player_who_left(db_url: str) -> None:
     assert ann.returncode == 0 and "bob (guest) left: no rematch." in out and "play again" not in out, out
 
 
+async def test_a_friend_joins_and_watches_by_the_invite_link_itself(server: Server, connect) -> None:
+    """The browser's invite link is what a friend is sent; `play --room LINK` said there was no
+    room 'http://...'. The link also says which server."""
+    ann = await connect(name="ann")
+    code = (await ann.create_room("tictactoe", seat=0, public=False))["room"]
+    link = f"{server.http_url.rstrip('/')}/r/{code}"
+    status, out = await _partida("watch", link.replace(code, "NOPE12"), lines="")
+    assert status == 2 and "there is no room 'NOPE12'" in out, out  # asked of the link's server
+    bob = asyncio.create_task(_partida("play", "--room", link, "--name", "bob", lines=""))
+    while server.rooms[code].seats[1] is None:
+        await asyncio.sleep(0.05)
+    await ann.resign(code)
+    status, out = await bob
+    assert status == 0 and f"Room {code}: Tic-tac-toe, you are seat 1" in out and "You win!" in out, out
+
+
 def test_the_command_to_come_back_reads_a_token_that_begins_with_a_dash() -> None:
     from partida.cli import build_parser
     from partida.cli.play import comeback_command

@@ -10,7 +10,7 @@ import shlex
 import sys
 import time
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlsplit
 
 from partida.cli import CliError
 from partida.cli.common import (
@@ -141,7 +141,19 @@ def _connect_error(exc: Exception) -> CliError:
 CHALLENGE_WAIT = 310.0  # seconds to wait for an answer: the server lets a challenge lapse after 300
 
 
+def from_invite_link(args: argparse.Namespace) -> None:
+    """`--room`/`watch` given the browser's invite link (http://HOST:PORT/r/CODE), which is what a
+    friend sends: its code, and its server unless --server named one ("no room 'http://...'")."""
+    link = urlsplit(args.room or "")
+    if link.scheme.lower() not in ("http", "https") or "/r/" not in link.path:
+        return
+    args.room = link.path.rstrip("/").rsplit("/r/", 1)[1]
+    if args.server == DEFAULT_SERVER:
+        args.server = f"ws{'s' if link.scheme.lower() == 'https' else ''}://{link.netloc}"
+
+
 def run_play(args: argparse.Namespace) -> int:
+    from_invite_link(args)
     if sum(map(bool, (args.room, args.challenge, args.accept))) > 1:
         raise CliError("--room, --challenge and --accept are different ways in: give one of them")
     if args.room is None and args.game is None and not args.accept:
@@ -350,6 +362,7 @@ async def _ask_rematch(client: Any, player: Any, code: str) -> dict[str, Any] | 
 
 
 def run_watch(args: argparse.Namespace) -> int:
+    from_invite_link(args)
     return asyncio.run(_watch(args))
 
 
