@@ -414,6 +414,35 @@ async def test_a_friend_joins_and_watches_by_the_invite_link_itself(server: Serv
     assert status == 0 and f"Room {code}: Tic-tac-toe, you are seat 1" in out and "You win!" in out, out
 
 
+async def test_a_player_at_the_prompt_is_told_at_once_when_the_server_goes_away(db_url: str) -> None:
+    """The prompt went on waiting; the lost connection was told only once a move was typed."""
+    server = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url))
+    await server.start()
+    ann = await asyncio.create_subprocess_exec(
+        *PARTIDA, "play", "tictactoe", "--name", "ann", "--server", server.url,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        assert ann.stdout is not None
+        seen = b""
+        while b"Waiting for players" not in seen:
+            seen += await asyncio.wait_for(ann.stdout.read(1024), 20)
+        code = re.search(r"Room (\w+)", plain(seen)).group(1)  # type: ignore[union-attr]
+        bob = await Client.connect(server.url, name="bob")
+        await bob.join(code)
+        while b"your move>" not in seen:
+            seen += await asyncio.wait_for(ann.stdout.read(1024), 20)
+    finally:
+        await server.stop()  # nothing typed: ann is at the prompt
+    try:
+        rest, _ = await asyncio.wait_for(ann.communicate(), 20)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            ann.kill()
+    out = plain(seen + rest)
+    assert ann.returncode == 2 and "the connection to the server was lost; come back with: partida play" in out, out
+
+
 def test_the_command_to_come_back_reads_a_token_that_begins_with_a_dash() -> None:
     from partida.cli import build_parser
     from partida.cli.play import comeback_command

@@ -10,6 +10,7 @@ the game early. Players joining, leaving, dropping and coming back are announced
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -21,7 +22,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from partida.client.connection import Client, ServerError
+from partida.client.connection import Client, ConnectionLost, ServerError
 from partida.client.keyboard import LineReader
 from partida.games.base import Game, IllegalAction
 from partida.games.prompts import Assign, ChooseOne, ChooseSubset, Order, Prompt
@@ -278,7 +279,7 @@ class TerminalPlayer:
         while True:
             left = self.time_left(update["seat"])
             ask = "your move> " if left is None else f"your move ({format_seconds(left)} left)> "
-            text = await self.ask(ask)
+            text = await self.ask_while_connected(ask)
             if text.strip().lower() in COMMANDS:
                 ended = await self.command(text.strip().lower(), update)
                 if ended:
@@ -289,6 +290,22 @@ class TerminalPlayer:
                 return prompt.validate(action)
             except IllegalAction as exc:
                 self.console.print(f"[red]{escape(exc.message)}[/red]")
+
+    async def ask_while_connected(self, prompt: str) -> str:
+        """The typed answer; `ConnectionLost` as soon as the server goes away, not once the
+        person has typed a move into a connection that is gone."""
+        asking = asyncio.ensure_future(self.ask(prompt))
+        lost = asyncio.ensure_future(self.client.closed.wait())
+        try:
+            await asyncio.wait((asking, lost), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            lost.cancel()
+            if not asking.done():
+                asking.cancel()
+        if asking.done() and not asking.cancelled():
+            return asking.result()
+        self.console.print()  # off the prompt's line
+        raise ConnectionLost()
 
     async def command(self, word: str, update: dict[str, Any]) -> bool:
         """Run a typed command; True when it took this seat out of the game."""
