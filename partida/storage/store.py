@@ -122,9 +122,10 @@ class Store:
             .where(GameRecord.id == bindparam("b_game"))
             .values(status="playing", started_at=bindparam("b_at"))
         )
-        # On PostgreSQL the start writes its seats itself: one statement, one round trip.
-        self._seats_with_start = db.dialect == "postgresql"
-        if self._seats_with_start:
+        # On PostgreSQL a game's start writes its seats itself, and its finish the action that
+        # ended it (data-modifying CTEs): one statement, one round trip each.
+        self._in_one_statement = db.dialect == "postgresql"
+        if self._in_one_statement:
             start = start.add_cte(_seats_from_arrays())
         self._start = writer.statement("start game", start, must_change=True)
         self._endings = writer.statement(
@@ -147,7 +148,7 @@ class Store:
                 must_change=True,
                 answer=UNRATED_LADDER_GAME_ROW,
             )
-            if self._seats_with_start
+            if self._in_one_statement
             else None
         )
         # A finished ladder game is rated in the transaction that stores its result.
@@ -343,7 +344,7 @@ class Store:
         clearing each seat first cost every game a DELETE per seat for nothing."""
         seats, tokens = seats or [], tokens or {}
         start: dict[str, Any] = {"b_game": game_id, "b_at": utcnow()}
-        if self._seats_with_start:  # each column of the seats an array (`_seats_from_arrays`)
+        if self._in_one_statement:  # each column of the seats an array (`_seats_from_arrays`)
             start["b_seats"] = [seat for seat, _, _ in seats]
             start["b_accounts"] = [account_id for _, account_id, _ in seats]
             start["b_names"] = [name for _, _, name in seats]
