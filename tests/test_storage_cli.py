@@ -96,6 +96,41 @@ def test_create_user_refuses_two_different_passwords(url: str, monkeypatch, caps
     assert "differ" in capsys.readouterr().err
 
 
+def test_ctrl_d_at_the_password_prompt_is_one_line(url: str, tmp_path: Path) -> None:
+    """At a real terminal (a pty): Ctrl-D at "Password for ada:" ended in an EOFError traceback."""
+    import os
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "partida", "db", "create-user", "ada", "--db", url],
+        stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    try:
+        deadline = time.monotonic() + 60
+        while b"Password for ada:" not in seen:
+            assert time.monotonic() < deadline, seen
+            if select.select([master], [], [], 0.2)[0]:
+                seen += os.read(master, 4096)
+        os.write(master, b"\x04")  # Ctrl-D
+        assert process.wait(30) == 2
+        while select.select([master], [], [], 0.5)[0]:
+            try:
+                seen += os.read(master, 4096)
+            except OSError:
+                break
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(master)
+    said = seen.decode(errors="replace")
+    assert "partida: error: no password was typed; nothing was created." in said and "Traceback" not in said, said
+
+
 def test_create_user_without_a_terminal_reads_stdin_or_says_how(url: str, tmp_path: Path) -> None:
     """Run as a script would: a real process with no terminal on standard input."""
     command = [sys.executable, "-m", "partida", "db", "create-user", "ada", "--db", url]

@@ -105,8 +105,12 @@ def run_create_user(args: argparse.Namespace) -> int:
             raise CliError(
                 "no terminal to ask for the password: pass --password-stdin (or --password); nothing was created."
             )
-        password = getpass.getpass(f"Password for {args.name}: ")
-        if password != getpass.getpass("Repeat it: "):
+        try:
+            password = getpass.getpass(f"Password for {args.name}: ")
+            again = getpass.getpass("Repeat it: ")
+        except EOFError:  # Ctrl-D at the prompt
+            raise CliError("no password was typed; nothing was created.") from None
+        if password != again:
             raise CliError("the two passwords differ; nothing was created.")
     from partida.storage.accounts import check_password_rule
 
