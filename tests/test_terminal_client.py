@@ -428,6 +428,7 @@ async def test_a_player_at_the_prompt_is_told_at_once_when_the_server_goes_away(
         while b"Waiting for players" not in seen:
             seen += await asyncio.wait_for(ann.stdout.read(1024), 20)
         code = re.search(r"Room (\w+)", plain(seen)).group(1)  # type: ignore[union-attr]
+        assert f"Invite a friend: partida play --room {code} --server {server.url}\n" in plain(seen)
         bob = await Client.connect(server.url, name="bob")
         await bob.join(code)
         while b"your move>" not in seen:

@@ -297,7 +297,8 @@ async def _play(args: argparse.Namespace) -> int:
         )
         if room["status"] == "waiting":
             player.console.print(
-                f"Waiting for players. Invite a friend: [bold]partida play --room {room['code']}[/bold]"
+                f"Waiting for players. Invite a friend: [bold]partida play --room {room['code']}{server}[/bold]",
+                soft_wrap=True,  # a command to copy: on one line
             )
         code, seat, token, public = room["code"], reply["seat"], reply["token"], room["public"]
         player.console.print(escape(player.players_line([seat])))
