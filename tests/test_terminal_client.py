@@ -237,22 +237,30 @@ async def test_one_person_challenges_another_from_the_terminal(server: Server) -
     assert "Result" in ann[1] or "wins" in ann[1] or "draw" in ann[1].lower()
 
 
-async def test_a_declined_challenge_is_one_line(server: Server, connect) -> None:
+@pytest.mark.parametrize(
+    ("answer", "told"),
+    [("decline", "di declined the challenge"), ("leave", "di left without answering the challenge")],
+)
+async def test_a_challenge_not_taken_up_is_one_line_at_once(server: Server, connect, answer: str, told: str) -> None:
+    """Declined, or its person gone (the challenger used to wait out the five minutes)."""
     await server.store.create_user("cy", "correct horse battery")
     await server.store.create_user("di", "correct horse battery")
     di = await connect(name="di", password="correct horse battery")
 
-    async def decline() -> None:
+    async def not_taken_up() -> None:
         pushed = await asyncio.wait_for(di.challenges.get(), 30)
-        await di.decline(pushed["challenge"]["id"])
+        if answer == "decline":
+            await di.decline(pushed["challenge"]["id"])
+        else:
+            await di.close()
 
-    declining = asyncio.create_task(decline())
+    answering = asyncio.create_task(not_taken_up())
     code, out = await _partida(
         "play", "othello", "--challenge", "di", "--name", "cy", "--password", "correct horse battery",
         "--server", server.url, lines="",
     )  # fmt: skip
-    await declining
-    assert code == 2 and "error: di declined the challenge\n" in out and "Traceback" not in out, out
+    await answering
+    assert code == 2 and f"error: {told}\n" in out and "Traceback" not in out, out
 
 
 async def test_a_guest_awaiting_challenges_is_told_to_log_in_and_not_left_waiting(server: Server) -> None:
@@ -340,24 +348,6 @@ async def test_the_replay_command_shown_at_the_end_works_from_the_players_termin
     elsewhere = "ws://192.0.2.7:8765"  # a server on another machine (a documentation address)
     assert replay_command(7, elsewhere, True) == f"partida replay 7 --server {elsewhere}"
     assert replay_command(7, elsewhere, False) == "partida replay 7 on the server's machine"
-
-
-async def test_a_challenger_is_told_at_once_when_the_challenged_person_leaves(server: Server, connect) -> None:
-    await server.store.create_user("em", "correct horse battery")
-    await server.store.create_user("flo", "correct horse battery")
-    flo = await connect(name="flo", password="correct horse battery")
-
-    async def leave() -> None:
-        await asyncio.wait_for(flo.challenges.get(), 30)
-        await flo.close()
-
-    leaving = asyncio.create_task(leave())
-    code, out = await _partida(
-        "play", "othello", "--challenge", "flo", "--name", "em", "--password", "correct horse battery",
-        "--server", server.url, lines="",
-    )  # fmt: skip
-    await leaving
-    assert code == 2 and "error: flo left without answering the challenge\n" in out, out
 
 
 async def test_joining_a_game_under_way_names_the_command_to_watch_it(server: Server, connect) -> None:
