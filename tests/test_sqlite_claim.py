@@ -88,3 +88,10 @@ def test_partida_serve_twice_on_one_file_and_after_a_kill(tmp_path: Path) -> Non
         if first.poll() is None:
             first.kill()
             first.wait(20)
+
+
+async def test_a_server_on_a_file_in_a_missing_folder_is_told_the_folder_is_missing(tmp_path: Path) -> None:
+    """As every command is, not "cannot claim ... .server.lock: No such file or directory"."""
+    server = Server(config(f"sqlite:///{tmp_path}/missing/p.db"))
+    with pytest.raises(StorageError, match=r"the folder .*missing does not exist"):
+        await server.start()

@@ -194,7 +194,7 @@ class Database:
         itself to one (`partida serve --cpu` gives the others: woken on the event loop's CPU,
         the process ran first while the loop waited). None: the server's own (it inherits them)."""
         url = normalize_url(url or default_url())
-        _check_sqlite_folder(url)
+        check_sqlite_folder(url)
         try:
             engine = create_async_engine(url, **_engine_options(url, statement_timeout))
         except (ArgumentError, ImportError, TypeError, ValueError) as exc:
@@ -333,9 +333,10 @@ def sqlite_file(url: str) -> Path | None:
     return Path(database)
 
 
-def _check_sqlite_folder(url: str) -> None:
-    """Refuse a SQLite file whose folder is missing before connecting: the message is clearer, and
-    aiosqlite leaves a worker thread behind when the connection itself fails."""
+def check_sqlite_folder(url: str) -> None:
+    """Refuse a SQLite file whose folder is missing before connecting (or claiming it,
+    `sqlite_claim`): the message is clearer, and aiosqlite leaves a worker thread behind when the
+    connection itself fails."""
     database = sqlite_file(url)
     if database is None:
         return

@@ -25,7 +25,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from partida.storage.database import StorageError, sqlite_file
+from partida.storage.database import StorageError, check_sqlite_folder, sqlite_file
 
 
 class SqliteClaim:
@@ -42,6 +42,7 @@ class SqliteClaim:
         database = sqlite_file(url)
         if database is None:
             return None
+        check_sqlite_folder(url)  # the lock file would fail to open there, in words less plain
         path = lock_path(database)
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
