@@ -81,14 +81,19 @@ def count(text: str) -> int:
     return value
 
 
-def add_game_files_flags(parser: argparse.ArgumentParser) -> None:
-    """Games described in files (RECYCLE), as a server loads them with the same flags: a client
-    or a bot must know a game to play it."""
+def add_game_files_flags(parser: argparse.ArgumentParser, verb: str = "know") -> None:
+    """Games described in files (RECYCLE), with the same flags wherever they are given: the server
+    and a ladder load them (`verb` "load"), and a client or a bot must know a game to play it."""
     parser.add_argument(
-        "--game-file", action="append", type=Path, default=[], metavar="FILE", help="know the game this file describes"
+        "--game-file",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="FILE",
+        help=f"{verb} the game this file describes",
     )
     parser.add_argument(
-        "--games-dir", action="append", type=Path, default=[], metavar="DIR", help="know every game described here"
+        "--games-dir", action="append", type=Path, default=[], metavar="DIR", help=f"{verb} every game described here"
     )
 
 
@@ -150,13 +155,10 @@ def setup_logging(level: str) -> None:
 def missing_sqlite_file(db_url: str | None) -> str | None:
     """The SQLite file `db_url` names when it is not there (None otherwise): a command that only
     reads must say so, not create an empty database and report it empty."""
-    from partida.storage.database import default_url, normalize_url
+    from partida.storage.database import default_url, sqlite_file
 
-    url = normalize_url(db_url or default_url())
-    prefix = "sqlite+aiosqlite:///"
-    if url.startswith(prefix) and not os.path.exists(url[len(prefix) :]):
-        return url[len(prefix) :]
-    return None
+    database = sqlite_file(db_url or default_url())
+    return str(database) if database is not None and not database.exists() else None
 
 
 def parse_option_pairs(pairs: list[str] | None) -> dict[str, Any]:

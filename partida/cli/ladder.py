@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from partida.cli import CliError
-from partida.cli.common import add_db_flag, add_json_flag, count, image_file, parse_option_pairs, print_json
+from partida.cli.common import (
+    add_db_flag,
+    add_game_files_flags,
+    add_json_flag,
+    count,
+    image_file,
+    parse_option_pairs,
+    print_json,
+)
 
 if TYPE_CHECKING:
     from partida.storage.ladders import LadderInfo
@@ -52,10 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default="rating",
         help="rating: close ratings and high uncertainty first; random: the baseline (default: %(default)s)",
     )
-    c.add_argument(
-        "--game-file", action="append", type=Path, default=[], help="a game description file the server loads"
-    )
-    c.add_argument("--games-dir", action="append", type=Path, default=[], help="a folder of game descriptions")
+    add_game_files_flags(c, "load")
     add_db_flag(c)
     add_json_flag(c)
     c.set_defaults(func=run_create)

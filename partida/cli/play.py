@@ -10,7 +10,7 @@ import shlex
 import sys
 import time
 from typing import Any
-from urllib.parse import urlparse, urlsplit
+from urllib.parse import urlsplit
 
 from partida.cli import CliError
 from partida.cli.common import (
@@ -112,7 +112,7 @@ def replay_command(game_id: int, server: str, visible: bool, files: str = "") ->
     log in); otherwise only from the server's database, on the server's machine."""
     if visible:
         return f"partida replay {game_id} --server {server}{files}"
-    local = urlparse(server).hostname in ("127.0.0.1", "localhost", "::1")
+    local = urlsplit(server).hostname in ("127.0.0.1", "localhost", "::1")
     return f"partida replay {game_id}{files}" + ("" if local else " on the server's machine")
 
 
@@ -242,10 +242,9 @@ async def _play(args: argparse.Namespace) -> int:
 
     registry = game_registry(args)
     clock = _clock(args.clock)
-    if not (args.room or args.accept):
-        known_game(registry, args.game)
-    if args.vs and not (args.room or args.accept):
-        seats = args.seats or registry.get(args.game).min_seats
+    game = None if args.room or args.accept else known_game(registry, args.game)
+    if args.vs and game is not None:
+        seats = args.seats or game.min_seats
         if len(args.vs) >= seats:  # the extra ones were dropped without a word
             raise CliError(f"{args.game} has {seats} seats here: at most {seats - 1} --vs, one for each other seat")
     name = args.name or getpass.getuser()
@@ -271,7 +270,7 @@ async def _play(args: argparse.Namespace) -> int:
             elif args.challenge:
                 reply = await _send_challenge(client, args, clock)
             else:
-                game = registry.get(args.game)
+                assert game is not None  # known above: neither --room nor --accept
                 seats = args.seats or game.min_seats
                 me = args.seat if args.seat is not None else 0
                 others = [s for s in range(seats) if s != me]

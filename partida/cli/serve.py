@@ -11,10 +11,9 @@ import logging
 import os
 import signal
 import sys
-from pathlib import Path
 
 from partida.cli import CliError
-from partida.cli.common import add_db_flag, add_log_flag, setup_logging
+from partida.cli.common import add_db_flag, add_game_files_flags, add_log_flag, setup_logging
 
 log = logging.getLogger("partida.serve")
 
@@ -43,8 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="put built-in bots into a ladder, e.g. --ladder-bots arena=alphabeta,mcts,random (repeatable; "
         "create the ladder first with `partida ladder create`)",
     )
-    p.add_argument("--game-file", action="append", type=Path, default=[], help="load a game description file")
-    p.add_argument("--games-dir", action="append", type=Path, default=[], help="load every description in a folder")
+    add_game_files_flags(p, "load")
     p.add_argument(
         "--limit",
         action="append",
