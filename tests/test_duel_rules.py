@@ -257,6 +257,22 @@ def test_bad_decks_are_rejected(decklist: dict[str, int], message: str) -> None:
         DUEL.create({"custom_decks": True, "decklist0": decklist}, seed=1)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[" * 3000 + "]" * 3000, "nests deeper than 32 levels"),
+        ("[" * 3000, "nests deeper than 32 levels"),
+        ('{"Plains": ' + "6" * 5000 + "}", "at most 18 digits"),
+        ('{"Plains": NaN}', "NaN is not a number"),
+        ('{"Plains": "[[[[", "x": ' + "[" * 40, "nests deeper"),
+        ('{"Pla\\"ins[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[": 60}', "no card named"),  # brackets in a name
+    ],
+)
+def test_a_deck_list_given_as_text_is_bounded_before_it_is_parsed(text: str, message: str) -> None:
+    with pytest.raises(BadOptions, match=message):
+        DUEL.create({"custom_decks": True, "decklist0": text}, seed=1)
+
+
 def test_custom_decks_need_the_room_to_allow_them() -> None:
     with pytest.raises(BadOptions, match="does not allow custom decks"):
         DUEL.create({"decklist0": {"Plains": 60}}, seed=1)

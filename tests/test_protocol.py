@@ -36,6 +36,9 @@ def test_requests_are_typed() -> None:
         ({"type": "hello", "version": 1, "colour": "red"}, ErrorCode.BAD_FIELD, "unknown field 'colour'"),
         ({"type": "create_room", "game": "x", "public": "yes"}, ErrorCode.BAD_FIELD, "'public' must be a boolean"),
         ({"type": "hello", "version": 1, "games": ["a", 2]}, ErrorCode.BAD_FIELD, "a list of a string"),
+        # the databases hold signed 64-bit integers: an id past them is refused before any query
+        ({"type": "game", "game_id": 2**63}, ErrorCode.BAD_FIELD, "'game_id' must be an integer from -2**63"),
+        ({"type": "act", "room": "R", "action": 0, "seq": -(2**63) - 1}, ErrorCode.BAD_FIELD, "'seq' must be"),
     ],
 )
 def test_bad_requests_name_the_problem(message: dict, code: ErrorCode, words: str) -> None:

@@ -213,6 +213,10 @@ async def test_options_are_bounded_and_only_the_owner_adds_bots(server, bots) ->
     with pytest.raises(ServerError) as big:
         await maker.create_room("duel", options={"decklist": ["x" * 100] * 600})
     assert big.value.code == "bad_options"
+    # the size is checked before the game reads the options (which may parse text in them)
+    with pytest.raises(ServerError) as unread:
+        await maker.create_room("duel", options={"custom_decks": True, "decklist0": "[" * 5000})
+    assert unread.value.code == "bad_options" and "bytes" in unread.value.message
     code = (await maker.create_room("tictactoe", seat=0, auto_start=False))["room"]
     other = await Client.connect(server.url, name="other")
     with pytest.raises(ServerError) as not_owner:

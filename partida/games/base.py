@@ -11,7 +11,9 @@ generator that lives inside the state. That is what storage keeps and what a rep
 
 from __future__ import annotations
 
+import json
 import random
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +23,13 @@ from partida.games.prompts import Prompt
 
 Action = Any
 View = dict[str, Any]
+
+
+# The nesting and the integers an option given as JSON text may hold (`json_option`).
+JSON_OPTION_DEPTH = 32
+JSON_OPTION_DIGITS = 18
+_JSON_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 class IllegalAction(Exception):
@@ -37,6 +46,33 @@ class IllegalAction(Exception):
 
 class BadOptions(ValueError):
     """Options a game cannot be created with (unknown name, wrong type, value out of range)."""
+
+
+def json_option(name: str, text: str) -> Any:
+    """The value of an option a client gives as JSON text (a deck list pasted in a form), or
+    BadOptions. The nesting is counted before the parser sees the text and integers are bounded
+    as they are read: `json.loads` alone recurses once per level until Python's recursion limit
+    and converts integers of any length (quadratic time, then Python's refusal past 4,300
+    digits), and neither failure is a `JSONDecodeError`."""
+    depth = 0
+    for bracket in _JSON_BRACKETS.findall(_JSON_STRINGS.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > JSON_OPTION_DEPTH:
+            raise BadOptions(f"option {name!r} nests deeper than {JSON_OPTION_DEPTH} levels")
+    try:
+        return json.loads(text, parse_int=_bounded_int, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        raise BadOptions(f"option {name!r} is not valid JSON: {exc}") from None
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > JSON_OPTION_DIGITS:
+        raise ValueError(f"integers have at most {JSON_OPTION_DIGITS} digits")
+    return int(digits)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number")
 
 
 @dataclass(frozen=True)

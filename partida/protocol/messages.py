@@ -23,6 +23,10 @@ from partida.protocol.errors import ErrorCode, ProtocolError
 # (still served) put the summary itself under `room` in some messages.
 PROTOCOL_VERSION = 2
 SUPPORTED_VERSIONS = frozenset({1, 2})
+# Every integer field of a request: what both databases store (signed 64-bit), so that no id, seat
+# or count a client sends can overflow a query. (Decoding already bounds every integer to
+# MessagePack's range, which reaches 2**64 - 1: `action` and `options` keep that range.)
+MIN_INT, MAX_INT = -(2**63), 2**63 - 1
 
 
 @dataclass
@@ -358,7 +362,7 @@ def _checker(hint: Any) -> Callable[[Any], bool]:
     if hint is type(None):
         return lambda value: value is None
     if hint is int:
-        return lambda value: isinstance(value, int) and not isinstance(value, bool)
+        return lambda value: isinstance(value, int) and not isinstance(value, bool) and MIN_INT <= value <= MAX_INT
     if hint in (str, bool):
         return lambda value: isinstance(value, hint)
     if hint is float:
@@ -386,4 +390,5 @@ def _describe(hint: Any) -> str:
         return f"a list of {_describe(typing.get_args(hint)[0])}"
     if origin is dict:
         return "a map"
-    return {int: "an integer", float: "a number", str: "a string", bool: "a boolean"}.get(hint, str(hint))
+    names = {int: "an integer from -2**63 to 2**63-1", float: "a number", str: "a string", bool: "a boolean"}
+    return names.get(hint, str(hint))

@@ -534,16 +534,15 @@ class Server:
             game = self.registry.get(name)
         except UnknownGame as exc:
             raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
+        # The size as sent is checked before the game reads the options (a game may parse text
+        # in them), the size as resolved after (defaults and conversions: what is stored).
+        self._check_options_size(raw_options or {})
         try:
             options = game.resolve_options(raw_options)
             seats = game.check_seats(raw_seats)
         except BadOptions as exc:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
-        size = len(encode(options, Encoding.MSGPACK))
-        if size > self.limiter.limits.options_bytes:
-            raise ProtocolError(
-                ErrorCode.BAD_OPTIONS, f"the options take {size} bytes; at most {self.limiter.limits.options_bytes}"
-            )
+        self._check_options_size(options)
         if session.limits is not None:
             self.limiter.may_create_room(session.limits, self._waiting_rooms_of(session.address))
         try:
@@ -551,6 +550,13 @@ class Server:
         except BadClock as exc:
             raise ProtocolError(ErrorCode.BAD_CLOCK, str(exc)) from None
         return game, options, seats, clock
+
+    def _check_options_size(self, options: dict[str, Any]) -> None:
+        size = len(encode(options, Encoding.MSGPACK))
+        if size > self.limiter.limits.options_bytes:
+            raise ProtocolError(
+                ErrorCode.BAD_OPTIONS, f"the options take {size} bytes; at most {self.limiter.limits.options_bytes}"
+            )
 
     async def on_create_room(self, session: Session, req: m.CreateRoom) -> None:
         game, options, seats, clock = self._room_terms(session, req.game, req.options, req.seats, req.clock)

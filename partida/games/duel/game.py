@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from partida.games.base import BadOptions, Game, IllegalAction, Option, View
+from partida.games.base import BadOptions, Game, IllegalAction, Option, View, json_option
 from partida.games.duel.cards import CardPool, default_pool
 from partida.games.duel.state import DuelState, Permanent, Player
 from partida.games.duel.views import render_view
@@ -62,10 +62,7 @@ class Duel(Game):
                 if not options.get("custom_decks"):
                     raise BadOptions("this room does not allow custom decks (set custom_decks to true)")
                 if isinstance(custom, str):
-                    try:
-                        custom = json.loads(custom)
-                    except json.JSONDecodeError:
-                        raise BadOptions(f"decklist{seat} must be a JSON map from card name to copies") from None
+                    custom = json_option(f"decklist{seat}", custom)
                 decks.append(self.pool.check_deck(custom, f"the deck of seat {seat + 1}"))
                 names.append("custom")
             else:
