@@ -396,3 +396,49 @@ async def test_replay_fails_on_a_seed_or_result_that_does_not_match(server, conn
             update(GameRecord).where(GameRecord.id == game_id).values(result=finals[0]["result"], seed_hash="0" * 64)
         )
     assert await asyncio.to_thread(replay) == 1
+
+
+# 5. HTTP: input pipelined behind a request.
+
+
+async def _exchange(server: Server, data: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection(server.config.host, server.config.port)
+    writer.write(data)  # one write: one segment on loopback
+    try:
+        return await asyncio.wait_for(reader.read(), 5)
+    finally:
+        writer.close()
+
+
+async def test_pipelined_http_requests_get_the_first_answered_without_a_traceback(server, caplog) -> None:
+    """websockets reads what follows a request as frames before answering it: a second GET in
+    the same segment made it send EOF twice ("unexpected internal error", a traceback each)."""
+    request = f"GET / HTTP/1.1\r\nHost: {server.config.host}\r\n\r\n".encode()
+    with caplog.at_level(logging.INFO):
+        answers = [await _exchange(server, request * 2) for _ in range(10)]
+        answers += [await _exchange(server, request + b"\x81\x85garbage after the request")]
+    assert all(a.startswith(b"HTTP/1.1 200 OK\r\n") and b"<html" in a for a in answers)
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+
+
+async def test_a_frame_sent_before_the_handshake_is_answered_is_read_after_it(server) -> None:
+    """A client that does not wait for the 101 before its first frame is still heard."""
+    upgrade = (
+        f"GET / HTTP/1.1\r\nHost: {server.config.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    ).encode()
+    hello = json.dumps({"type": "hello", "version": 2, "name": "eager"}).encode()
+    mask = b"\x01\x02\x03\x04"
+    frame = bytes([0x81, 0x80 | len(hello)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(hello))
+    reader, writer = await asyncio.open_connection(server.config.host, server.config.port)
+    writer.write(upgrade + frame)
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    assert head.startswith(b"HTTP/1.1 101")
+    first = await asyncio.wait_for(reader.readexactly(2), 5)
+    assert first[0] == 0x81
+    length = first[1] & 0x7F
+    if length == 126:
+        length = int.from_bytes(await reader.readexactly(2), "big")
+    welcome = json.loads(await asyncio.wait_for(reader.readexactly(length), 5))
+    assert welcome["type"] == "welcome" and welcome["you"]["name"] == "eager"
+    writer.close()

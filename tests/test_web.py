@@ -78,6 +78,11 @@ def http_get(url: str) -> tuple[int, str, bytes]:
         return error.code, error.headers.get("Content-Type", ""), error.read()
 
 
+def http_headers(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.headers
+
+
 async def test_http_serves_the_client_and_nothing_else(server: Server) -> None:
     base = server.http_url
     status, kind, body = await _in_thread(http_get, base)
@@ -86,6 +91,10 @@ async def test_http_serves_the_client_and_nothing_else(server: Server) -> None:
     assert status == 200 and b'src="/app.js"' in body
     status, kind, _ = await _in_thread(http_get, base + "app.js")
     assert status == 200 and kind.startswith("text/javascript")
+    headers = await _in_thread(http_headers, base)
+    assert "Server" not in headers  # no software and versions to look up
+    policy = dict(part.strip().split(" ", 1) for part in headers["Content-Security-Policy"].split(";"))
+    assert policy["connect-src"] == "'self'"  # websockets to the page's own host only
     for path in ("../pyproject.toml", "__init__.py", "%2e%2e/server/app.py", "nope.js", "r/../../etc/passwd"):
         status, _, _ = await _in_thread(http_get, base + path)
         assert status == 404, path

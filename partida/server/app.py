@@ -185,6 +185,7 @@ class Server:
             ping_interval=20,
             ping_timeout=20,
             process_request=process_request,  # plain HTTP GETs get the browser client (server/web.py)
+            server_header=None,  # no software and versions to look up vulnerabilities by
             create_connection=Connection,  # ordinary frames read without websockets' parser (server/receiving.py)
         )
         if self.config.port == 0:

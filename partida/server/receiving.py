@@ -18,6 +18,13 @@ over as it is, and the connection reads through websockets until its parser is b
 again. The messages websockets assembles (fragmented ones) join the same queue, in order.
 With websockets' debug logging on, every frame goes through websockets (which logs each).
 
+Before the handshake is answered, websockets gets the request and nothing after it: its parser
+reads on past the request at once, as frames, and a second HTTP request pipelined behind the first
+is no frame; failing it, websockets sent EOF, then sent EOF again with the response and logged an
+AssertionError as "unexpected internal error". What follows the request waits here until the
+response is sent, then is read as frames after a 101 (a client that did not wait for it) and
+dropped after any other response (which closes the connection).
+
 What a client sees does not change: the same replies (pongs, close codes and reasons, 1007 for
 text that is not UTF-8, 1009 past `max_size` or for too many fragments), the same messages in
 the same order. tests/test_receiving.py feeds the same byte streams, cut at every byte, to this
@@ -35,7 +42,7 @@ from websockets.asyncio.messages import MAX_FRAGMENTS
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConcurrencyError, TooManyFragments
 from websockets.frames import BINARY, CONT, TEXT, CloseCode, Frame, apply_mask
-from websockets.protocol import OPEN, Protocol
+from websockets.protocol import CONNECTING, OPEN, Protocol
 from websockets.streams import StreamReader
 from websockets.typing import Data
 
@@ -43,6 +50,8 @@ FIN_TEXT, FIN_BINARY = 0x80 | 0x1, 0x80 | 0x2  # a whole text or binary frame, n
 MASKED = 0x80
 # Where websockets' parser waits between two frames (checked once per switch, not per frame).
 _BETWEEN_FRAMES = (Protocol.parse.__code__, StreamReader.at_eof.__code__)
+REQUEST_END = b"\r\n\r\n"
+HELD_BYTES = 64 * 1024  # input held back before the response past which reading pauses
 
 
 def _between_frames(protocol: Protocol) -> bool:
@@ -72,6 +81,9 @@ class Connection(ServerConnection):
         self._fragmented_text = False
         self._lost = False
         self._paused = False
+        self._answered = False  # the handshake's response is sent
+        self._request_tail = b""  # the last bytes of the request fed to websockets, for its end
+        self._held: bytearray | None = None  # what came after the request, before the response
         high = self.max_queue_high
         low = self.max_queue_low
         if high is not None and low is None:
@@ -82,8 +94,22 @@ class Connection(ServerConnection):
 
     # Reading.
 
+    async def handshake(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            await super().handshake(*args, **kwargs)
+        finally:
+            self._answered = True
+            held, self._held = self._held, None
+            if held is not None and len(held) > HELD_BYTES:
+                self.transport.resume_reading()
+            if held and self.protocol.state is OPEN:
+                self.data_received(bytes(held))
+
     def data_received(self, data: bytes) -> None:
         if not self._reading:
+            if not self._answered and self.protocol.state is CONNECTING:
+                self._before_response(data)
+                return
             if self.debug or not _between_frames(self.protocol):
                 super().data_received(data)
                 return
@@ -145,6 +171,23 @@ class Connection(ServerConnection):
         elif at < end:
             self._partial = bytearray(buffer[at:])
 
+    def _before_response(self, data: bytes) -> None:
+        """The request goes to websockets; what follows it is held (see the module's docstring)."""
+        if self._held is not None:
+            self._held += data
+            if len(self._held) > HELD_BYTES:
+                self.transport.pause_reading()
+            return
+        seen = self._request_tail + data
+        end = seen.find(REQUEST_END)
+        if end < 0:
+            self._request_tail = seen[-(len(REQUEST_END) - 1) :]
+            super().data_received(data)
+            return
+        split = end + len(REQUEST_END) - len(self._request_tail)
+        self._held = bytearray(data[split:])
+        super().data_received(data[:split])
+
     def _hand_over(self, buffer: bytes | bytearray, at: int) -> None:
         """websockets reads from here on, starting with `buffer[at:]`, until its parser is between
         frames again."""
@@ -155,6 +198,7 @@ class Connection(ServerConnection):
             super().data_received(rest)
 
     def eof_received(self) -> None:
+        self._held = None  # a client that stopped sending before it was answered: nothing follows
         self._hand_over(self._partial, 0)  # websockets says how many bytes the stream ended after
         super().eof_received()
 
