@@ -569,13 +569,9 @@ class Server:
             raise ProtocolError(
                 ErrorCode.BAD_OPTIONS, f"abandon_after must be more than 0 and at most a day, not {grace}"
             )
-        # The creator is told of the room before its waiting game's row is committed (see
-        # docs/speed.md, "A new room's row"); a node of several waits, since the directory's
-        # row for the room names the game.
-        durable = self.cluster is not None
-        room = await self.open_room(
-            game, options, seats, req.public, session, req.auto_start, clock, grace, durable=durable
-        )
+        # `room_created` is sent once the room's row is committed: a room that could not be
+        # stored (a full disk) is refused, never announced (docs/speed.md, "A new room's row").
+        room = await self.open_room(game, options, seats, req.public, session, req.auto_start, clock, grace)
         if self.publishes("lobby/room_created"):
             await self.publish(
                 "lobby/room_created", {"type": "room_created", **room.event_base(), "public": room.public}
@@ -604,10 +600,8 @@ class Server:
         auto_start: bool,
         clock: ClockSpec | None,
         abandon_after: float,
-        durable: bool = True,
     ) -> Room:
-        """A new room, stored and running (for `create_room` and rematches). `durable=False`:
-        its game's row is queued, not waited for (`Store.create_game`)."""
+        """A new room, stored and running (for `create_room` and rematches)."""
         room = Room(self, game, options, seats, public, owner, auto_start, clock=clock, abandon_after=abandon_after)
         while room.code in self.rooms:
             room = Room(self, game, options, seats, public, owner, auto_start, clock=clock, abandon_after=abandon_after)
@@ -621,7 +615,6 @@ class Server:
             public,
             clock=clock.to_data() if clock else None,
             endings=room.endings.to_data(),
-            durable=durable,
         )
         if self.cluster is not None:
             await self.cluster.add_room(room)  # may give the room another code

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from partida.games.base import Action
 from partida.protocol import ErrorCode, ProtocolError
 from partida.server import endings
-from partida.storage.database import NotWritten
+from partida.storage.database import NotWritten, log_failure
 from partida.storage.store import END_STATUSES
 
 if TYPE_CHECKING:
@@ -102,8 +102,8 @@ async def after_failed_write(
             # with its result, in one transaction); if this fails too, a restart records it.
             try:
                 await room.server.store.finish_game(room.game_id, result)
-            except Exception:
-                log.exception("room %s: the result could not be stored; a restart will store it", room.code)
+            except Exception as exc:
+                log_failure(log, exc, "room %s: the result could not be stored; a restart will store it", room.code)
         return Outcome.STORED
     if not verdict.differs:
         return Outcome.ABSENT
@@ -158,6 +158,6 @@ async def _read_back(room: Room, failure: Exception, otherwise: str) -> StoredGa
         return None
     try:
         return await room.server.store.load_game(room.game_id)
-    except Exception:
-        log.exception("room %s: the stored game cannot be read either; %s", room.code, otherwise)
+    except Exception as exc:
+        log_failure(log, exc, "room %s: the stored game cannot be read either; %s", room.code, otherwise)
         return None

@@ -34,6 +34,7 @@ from partida.server import endings, entropy, mending
 from partida.server.clocks import Clock, ClockSpec
 from partida.server.endings import Endings
 from partida.server.session import send_all
+from partida.storage.database import log_failure
 
 if TYPE_CHECKING:
     from partida.server.app import Server
@@ -402,7 +403,7 @@ class Room:
             # The room plays only once the database says so; otherwise its moves would be lost
             # on a restart (the game would still be stored as waiting). The write may have
             # landed all the same: the stored game decides.
-            log.exception("room %s: could not store the start; asking the stored game", self.code)
+            log_failure(log, exc, "room %s: could not store the start; asking the stored game", self.code)
             if not await mending.start_stored(self, seats, tokens, exc):
                 raise ProtocolError(ErrorCode.STORAGE, "the start could not be stored; try again") from None
         self.state = state
@@ -486,7 +487,7 @@ class Room:
         try:
             await self.server.store.append_action(self.game_id, self.seq, seat, action, result, clock=snapshot)
         except Exception as exc:
-            log.exception("room %s: could not store action %d; asking the stored log", self.code, self.seq)
+            log_failure(log, exc, "room %s: could not store action %d; asking the stored log", self.code, self.seq)
             # The write may have landed anyway, or the log may be ahead of the room: it decides.
             outcome = await mending.after_failed_write(self, seat, action, result, exc)
             if outcome is mending.Outcome.RELOADED:

@@ -9,6 +9,7 @@ PostgreSQL database is ready to use, and an old one is upgraded in place.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -354,6 +355,16 @@ def _engine_options(url: str, statement_timeout: float) -> dict[str, Any]:
         "max_overflow": 20,
         "connect_args": {"timeout": CONNECT_TIMEOUT_S, "command_timeout": statement_timeout},
     }
+
+
+def log_failure(logger: logging.Logger, exc: BaseException, message: str, *args: Any) -> None:
+    """Log a failed database call: a database that is full, read-only or gone is the operator's
+    to fix and says so in one line (with the driver's reason); anything else is a bug and gets
+    its traceback. Under a full disk every refused request fails the same way: one line each."""
+    if isinstance(exc, SQLAlchemyError | StorageError | OSError):
+        logger.error(message + ": %s", *args, describe_error(exc))
+    else:
+        logger.error(message, *args, exc_info=exc)
 
 
 def describe_error(exc: BaseException) -> str:
