@@ -225,3 +225,25 @@ def test_every_play_is_told_in_words_and_never_names_a_hidden_card(name: str) ->
             if text.startswith("plays ") and text != "plays a card face down":
                 assert text.removeprefix("plays ").split(";")[0] in face_up, text
         assert "player 1" in game.render(state.view(None))
+
+
+def test_crazy_eights_offers_the_draw_or_the_pass_only_to_a_player_who_cannot_play() -> None:
+    """The header's rule: a matching card or an eight must be played when held."""
+    game = BY_NAME["crazyeights"]
+    plays = draws = passes = 0
+    for seats in (2, 3, 4):
+        for seed in range(30):
+            state = game.create(seed=seed, seats=seats)
+            rng = random.Random(seed)
+            while not state.is_over():
+                decision = state.pending()[0]
+                options = decision.prompt.options
+                cards = [o for o in options if not o.startswith("(")]
+                rules = [o for o in options if o.startswith("(")]
+                assert not (cards and rules), options
+                assert len(rules) <= 1, options
+                plays += bool(cards)
+                draws += any("move" in o for o in rules)
+                passes += any("PASSES" in o for o in rules)
+                state.apply(decision.seat, decision.prompt.random_answer(rng))
+    assert plays and draws and passes
