@@ -116,7 +116,7 @@ class BotRunner:
             try:
                 try:
                     self.client = await Client.connect(
-                        url, name=self.name, token=self.token, agent=self.agent, games=self.games
+                        url, name=self.name, token=self.token, agent=self.agent, games=self.games, nodes=urls
                     )
                 except ConnectionLost:
                     self.client = None

@@ -12,11 +12,12 @@ import contextlib
 import inspect
 import itertools
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
+from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from partida.games.prompts import Prompt, prompt_from_data
 from partida.protocol import PROTOCOL_VERSION, Encoding, ProtocolError, decode, encode
@@ -41,6 +42,12 @@ class ConnectionLost(ServerError):
 MAX_MOVES = 4  # `moved` answers followed for one request before giving up (nodes disagreeing)
 
 
+def _listed_nodes(welcome: dict[str, Any]) -> list[str]:
+    """The node URLs a `welcome` lists (a node of several lists the live ones)."""
+    nodes = welcome.get("nodes")
+    return [url for url in nodes if isinstance(url, str)] if isinstance(nodes, list) else []
+
+
 class _Link:
     """One websocket to one server node. The first is the client's own; the others are opened
     when a node answers `moved` (the room lives on another node of the deployment)."""
@@ -51,6 +58,15 @@ class _Link:
         self.reader: asyncio.Task[None] | None = None
         self.requests: set[int] = set()  # ids of requests sent here and not yet answered
         self.closed = asyncio.Event()
+
+
+def _host(url: str) -> str | None:
+    """The host a websocket URL names (lower case), or None for a URL that is not one."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    return parts.hostname if parts.scheme in ("ws", "wss") and parts.hostname else None
 
 
 def _same_url(a: str, b: str) -> bool:
@@ -64,6 +80,8 @@ async def _open(url: str, timeout: float) -> ClientConnection:
         raise ConnectionLost(f"cannot reach {url}: {exc or 'timed out'}") from None
     except (InvalidURI, ValueError):  # not ws:// or wss://, or a port that is not a number
         raise ConnectionLost(f"{url!r} is not a websocket URL: write ws://HOST:PORT") from None
+    except InvalidHandshake as exc:  # something else listens there
+        raise ConnectionLost(f"{url} did not answer as a websocket server: {exc}") from None
 
 
 class Client:
@@ -106,6 +124,11 @@ class Client:
         self._ladders: dict[str, dict[str, Any]] = {}
         self._ladder_routes: dict[str, _Link] = {}
         self._background: set[asyncio.Task[None]] = set()
+        # The hosts of this client's deployment: a `summon` or `moved` is followed only there, since
+        # the new connection says the same hello (password, bot token). The hosts of the URLs it
+        # was given, and of the nodes every node it reached lists in its `welcome`.
+        self._hosts: set[str] = set()
+        self.trust(url)
         self._home.reader = asyncio.get_running_loop().create_task(self._read(self._home))
         self._reader = self._home.reader
 
@@ -121,9 +144,13 @@ class Client:
         games: list[str] | None = None,
         encoding: Encoding = Encoding.MSGPACK,
         timeout: float = 10.0,
+        nodes: Iterable[str] = (),
     ) -> Client:
+        """`nodes`: URLs of the deployment's other nodes, trusted with `summon` and `moved` as
+        `url` is (see `trust`)."""
         client = cls(await _open(url, timeout), encoding, url)
         client._timeout = timeout
+        client.trust(*nodes)
         hello: dict[str, Any] = {"version": PROTOCOL_VERSION}
         for key, value in (
             ("name", name),
@@ -140,7 +167,17 @@ class Client:
         except ServerError:
             await client.close()
             raise
+        client.trust(*_listed_nodes(client.welcome))
         return client
+
+    def trust(self, *urls: str) -> None:
+        """Count the hosts of `urls` as this client's deployment: `summon` and `moved` lead only
+        to them."""
+        self._hosts.update(host for host in map(_host, urls) if host is not None)
+
+    def trusts(self, url: str) -> bool:
+        """Whether `url` is a websocket URL on a host of this client's deployment."""
+        return _host(url) in self._hosts
 
     async def __aenter__(self) -> Client:
         return self
@@ -204,6 +241,8 @@ class Client:
                 break
             if not isinstance(url, str) or moves >= MAX_MOVES or not isinstance(room or ladder or challenge, str):
                 break
+            if not self.trusts(url):
+                raise ServerError("untrusted_url", f"sent on to {url!r}, which is no node of this deployment")
             try:
                 link = await self._link_to(url)
                 moves += 1
@@ -343,6 +382,7 @@ class Client:
             if reply["type"] == "error":
                 await link.websocket.close()
                 raise ServerError(reply.get("code", "error"), reply.get("message", ""))
+            self.trust(*_listed_nodes(reply))
             future.set_result(link)
             return link
         except BaseException as exc:
@@ -421,7 +461,12 @@ class Client:
         elif kind == "summon" and isinstance(message.get("url"), str):
             # Another node seats this bot in one of its rooms: connect there (same hello), and
             # it sends `seated` over that connection.
-            self._in_background(self._answer_summon(message["url"]))
+            url = message["url"]
+            if self.trusts(url):
+                self._in_background(self._answer_summon(url))
+            else:
+                text = f"a summon to {url!r}, which is no node of this deployment, was not followed"
+                self.errors.put_nowait({"type": "error", "code": "untrusted_url", "message": text})
         elif kind == "error" and message.get("code") == "moved" and isinstance(message.get("room"), str):
             # The node let the room go (another node took it over): as if its link were lost.
             room = message["room"]

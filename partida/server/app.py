@@ -481,6 +481,7 @@ class Server:
                 server=f"partida {__version__}",
                 session=session.id,
                 you=identity.to_data(),
+                **({"nodes": self.cluster.node_urls} if self.cluster is not None else {}),
             )
         )
         if identity.account_id is not None and identity.kind == "bot":

@@ -107,6 +107,7 @@ class Cluster:
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self.taken_over = 0  # games this node took from dead nodes
+        self.node_urls: list[str] = [public_url]  # the live nodes' URLs, as of the last tick (`welcome`)
         self.presence = Presence(self)  # accounts connected here, and reaching those elsewhere
 
     # Life cycle.
@@ -121,6 +122,7 @@ class Cluster:
         await self.directory.register(self.name, self.public_url, self.lease)
         self.owned = set(await self.directory.renew(self.name, self.lease))
         self.fence.renewed(sent)
+        self.node_urls = await self.directory.live_urls()
         await self.presence.start()
         await self._resume(sorted(self.owned), [])
         await self.take_over()
@@ -180,6 +182,7 @@ class Cluster:
                 changed[game_id] = summary
         await self.directory.save_summaries(self.name, changed)
         self._summaries.update(changed)
+        self.node_urls = await self.directory.live_urls()
         await self.take_over()
 
     def _drop_lost(self, lost: set[int]) -> None:

@@ -18,7 +18,10 @@ it (`node_accounts`, `partida.storage.nodes`) and listens on its own topic of th
   challenger is told `challenge_declined`.
 
 Nothing secret crosses the bus: no seat token, no room code; who challenges whom, and which
-account is connected where, do.
+account is connected where, do. What names a URL (`summon`, `challenge`) is acted on only if the
+URL is a live node's in the directory (in PostgreSQL): anyone who can publish
+on the broker could otherwise send a bot, with its token, or a person accepting a challenge, to
+a server of their own.
 """
 
 from __future__ import annotations
@@ -76,6 +79,8 @@ class Presence:
         self._writing = asyncio.Lock()  # rows written in the order connections came and went
         self._tasks: set[asyncio.Task[None]] = set()
         self._listener: asyncio.Task[None] | None = None
+        self.forged = 0  # messages ignored for naming no live node of the directory
+        self._urls_read = 0.0  # when the live nodes' URLs were last read for `_from_a_node`
 
     async def start(self) -> None:
         """Forget the accounts of this node's last life, and listen to the other nodes."""
@@ -153,7 +158,12 @@ class Presence:
             raise ProtocolError(ErrorCode.NO_BOT_AVAILABLE, f"the bot {where.name} does not play {game}")
         waiter: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
         self._arrivals[where.account_id].append(waiter)
-        payload = {"type": "summon", "account_id": where.account_id, "url": self.cluster.public_url}
+        payload = {
+            "type": "summon",
+            "account_id": where.account_id,
+            "url": self.cluster.public_url,
+            "node": self.cluster.name,
+        }
         await self.server.publish(f"nodes/{where.node}/summon", payload)
         try:
             async with asyncio.timeout(SUMMON_WAIT):
@@ -226,7 +236,9 @@ class Presence:
         kind = payload.get("type")
         account_id = payload.get("account_id")
         here = [s for s in self.accounts.get(account_id, ()) if not s.closed] if isinstance(account_id, int) else []
-        if kind == "summon" and isinstance(payload.get("url"), str):
+        if kind in ("summon", "challenge") and not await self._from_a_node(payload):
+            return
+        if kind == "summon":
             for session in here:
                 if session.identity is not None and session.identity.kind == "bot":
                     session.send(server_message("summon", url=payload["url"]))
@@ -256,6 +268,33 @@ class Presence:
                     "challenge_declined", challenge=challenge.id, by=payload.get("by"), reason=payload.get("reason")
                 )
                 challenge.challenger.send(message)
+
+    async def _from_a_node(self, payload: dict[str, Any]) -> bool:
+        """Whether the `url` a message names is a live node's in the directory (the cluster's
+        list of them, read again at most once a second when a URL is not in it: a node that has
+        just started). A message that fails is ignored, and counted in the log: the first, then
+        every hundredth (whoever forges them could otherwise fill the log too)."""
+        node, url = payload.get("node"), payload.get("url")
+        if isinstance(node, str) and isinstance(url, str):
+            now = time.monotonic()
+            if url not in self.cluster.node_urls and now - self._urls_read > 1.0:
+                assert self.cluster.directory is not None
+                self._urls_read = now
+                self.cluster.node_urls = await self.cluster.directory.live_urls()
+            if url in self.cluster.node_urls:
+                return True
+        self.forged += 1
+        if self.forged == 1 or self.forged % 100 == 0:
+            log.warning(
+                "node %s: ignored %d message(s) from the broker naming no live node (the last: %s from node %r, "
+                "url %r); is the broker open to others than the nodes?",
+                self.cluster.name,
+                self.forged,
+                payload.get("type"),
+                node,
+                url,
+            )
+        return False
 
     def _spawn(self, coroutine: Any) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)

@@ -226,6 +226,12 @@ class NodeDirectory:
         async with self.db.session() as session:
             return await session.scalar(query)
 
+    async def live_urls(self) -> list[str]:
+        """The public URLs of the live nodes: where the deployment's clients may be sent."""
+        query = select(Node.public_url).where(Node.lease_until >= func.now()).order_by(Node.name)
+        async with self.db.session() as session:
+            return list(await session.scalars(query))
+
     async def lobby(self, exclude_node: str) -> list[dict[str, Any]]:
         """The public rooms of the other live nodes, waiting or in play, as their nodes summed
         them up last."""
