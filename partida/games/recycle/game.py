@@ -15,9 +15,10 @@ from typing import Any
 from partida.games.base import BadOptions, Game, IllegalAction, Option, View
 from partida.games.prompts import Prompt
 from partida.games.recycle.compiler import GAME, Program, RecycleRuntimeError, compile_program, owner_team
+from partida.games.recycle.knowledge import deal, slot_masks
 from partida.games.recycle.parser import RecycleSyntaxError, parse_sexpr
 from partida.games.recycle.state import RecycleState
-from partida.games.recycle.words import describe_rule, render_view
+from partida.games.recycle.words import card_label, describe_rule, render_view
 
 TRIAL_ACTIONS = 50_000
 OPTION_NOTE = re.compile(r"option\s+([A-Za-z_][A-Za-z0-9_]*)(?:\s+(-?\d+)\.\.(-?\d+))?\s*:(.*)$")
@@ -82,12 +83,22 @@ class RecycleGame(Game):
             rng.getrandbits(63),
             view["players"],
         )
+        state.track = False  # a sample for search: nobody reads its views
+        everyone = (1 << state.n) - 1
         pool: dict[tuple, list[int]] = {}
         for c, attrs in enumerate(state.cards):
             pool.setdefault(_attr_key(attrs), []).append(c)
         for cards in pool.values():
             rng.shuffle(cards)
+
+        def take(attrs: Mapping[str, Any]) -> int:
+            try:
+                return pool[_attr_key(attrs)].pop()
+            except (KeyError, IndexError):
+                raise ValueError(f"the view shows a card {dict(attrs)} that the deck cannot hold") from None
+
         state.locs = {}
+        state.voids = {}
         hidden: list[tuple[tuple[int, str, str], int]] = []
         mems: list[tuple[tuple[int, str, str], list[dict]]] = []
         for loc in view["locations"]:
@@ -97,24 +108,50 @@ class RecycleGame(Game):
             elif "cards" in loc:
                 placed = []
                 for card in loc["cards"]:
-                    try:
-                        c = pool[_attr_key(card["attrs"])].pop()
-                    except (KeyError, IndexError):
-                        raise ValueError(f"the view shows a card {card['attrs']} that the deck cannot hold") from None
+                    c = take(card["attrs"])
                     placed.append(c)
                     state.where[c] = key
                     state.card_owner[c] = int(card["owner"])
+                    state.oid[c] = int(card["id"])
+                    state.knowers[c] = everyone
                 state.locs[key] = placed
             else:
                 hidden.append((key, int(loc["count"])))
-        rest = [c for cards in pool.values() for c in cards]
-        rng.shuffle(rest)
+                voids = [[_kinds_mask(state, labels), int(n)] for labels, n in loc.get("voids", ())]
+                if voids:
+                    state.voids[key] = voids
+        me = everyone if seat is None else 1 << seat
+        known: dict[tuple[int, str, str], list[int]] = {}
+        for entry in view.get("known", ()):
+            key = next(k for k, _ in hidden if k[0] == int(entry["owner"]) and k[2] == entry["name"])
+            known.setdefault(key, []).append(take(entry["attrs"]))
+        bins: list[tuple[int, int]] = []
+        owners: list[tuple[int, str, str]] = []
         for key, count in hidden:
-            state.locs[key], rest = rest[:count], rest[count:]
-            for c in state.locs[key]:
+            masks = slot_masks(state.voids.get(key, ()), count)
+            for c in known.get(key, ()):  # a known card takes the least constrained slot that admits it
+                i = next((i for i in reversed(range(len(masks))) if not masks[i] >> state.kind[c] & 1), -1)
+                masks.pop(i)
+            for mask in sorted(set(masks)):
+                bins.append((mask, masks.count(mask)))
+                owners.append(key)
+        rest = [c for cards in pool.values() for c in cards]
+        dealt = deal(bins, rest, state.kind, rng)
+        for key, _ in hidden:
+            state.locs[key] = []
+        for key, cards in zip(owners, dealt, strict=True):
+            state.locs[key].extend(cards)
+        for key, _ in hidden:
+            mine = known.get(key, [])
+            cards = state.locs[key] + mine
+            rng.shuffle(cards)
+            state.locs[key] = cards
+            seers = state.seers(key)
+            for c in cards:
                 state.where[c] = key
                 state.card_owner[c] = key[0]
                 state.oid[c] = state._fresh_id()
+                state.knowers[c] = seers | (me if c in mine else 0)
         by_attrs = {_attr_key(a): c for c, a in enumerate(state.cards)}
         for key, cards in mems:
             state.locs[key] = [by_attrs[_attr_key(card["attrs"])] for card in cards]
@@ -178,6 +215,16 @@ def _option(key: str, default: Any, note: re.Match[str] | None) -> Option:
 
 def _attr_key(attrs: Mapping[str, Any]) -> tuple:
     return tuple(sorted(attrs.items()))
+
+
+def _kinds_mask(state: RecycleState, labels: list[str]) -> int:
+    """The kinds named by a view's void labels, as a bit mask."""
+    by_label = {card_label(state.cards[cards[0]]): k for k, cards in enumerate(state.kind_cards)}
+    mask = 0
+    for label in labels:
+        if label in by_label:
+            mask |= 1 << by_label[label]
+    return mask
 
 
 def _env(state: RecycleState, data: Mapping[str, Any]) -> dict[str, Any]:

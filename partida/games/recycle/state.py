@@ -19,6 +19,7 @@ from partida.games.recycle.compiler import (
     ChanceStep,
     Choice,
     Node,
+    OptionSpec,
     Program,
     RecycleRuntimeError,
     Repeat,
@@ -62,6 +63,13 @@ class RecycleState(State):
         self._prompt: ChooseOne | None = None
         self.chance_stop = False  # stop before enumerable chance (search only, see State.stop_at_chance)
         self.chance: tuple[ChanceStep, dict, list[tuple[Any, float]]] | None = None
+        # public knowledge of hidden cards (knowledge.py); kept only where views are read from it
+        self.track = True
+        self.kind: list[int] = []  # each card's kind (its attributes), shared by clones like `cards`
+        self.kinds: dict[tuple, int] = {}
+        self.kind_cards: list[list[int]] = []  # the cards of each kind
+        self.knowers: list[int] = []  # per card, a bit per seat that knows which location holds it
+        self.voids: dict[tuple[int, str, str], list[list[int]]] = {}  # location: [[kinds mask, n], ...]
 
     # primitives used by the compiled closures
     def _fresh_id(self) -> int:
@@ -76,9 +84,53 @@ class RecycleState(State):
         self.card_owner.append(key[0])
         self.oid.append(self._fresh_id() if key[1] == "iloc" else c + 1)
         self.locs.setdefault(key, []).append(c)
+        k = self.kinds.setdefault(tuple(sorted(attrs.items())), len(self.kinds))
+        if k == len(self.kind_cards):
+            self.kind_cards.append([])
+        self.kind_cards[k].append(c)
+        self.kind.append(k)
+        self.knowers.append(self.seers(key))
+
+    def seers(self, key: tuple[int, str, str]) -> int:
+        """The seats that see a location's cards, a bit each."""
+        if key[1] != "iloc":
+            return (1 << self.n) - 1
+        if key[0] == GAME:
+            return 0
+        team = owner_team(key[0])
+        if team is None:
+            return 1 << key[0]
+        return sum(1 << seat for seat in self.program.teams[team])
+
+    def _moved(self, c: int, source: tuple[int, str, str], dest: tuple[int, str, str]) -> None:
+        """Public knowledge after card `c` went from `source` to `dest` (see knowledge.py)."""
+        everyone = (1 << self.n) - 1
+        shown = self.seers(dest)
+        watched = self.seers(source) | shown
+        self.knowers[c] = watched
+        blind = everyone & ~watched
+        left = self.locs[source]
+        if blind:
+            for other in left:
+                self.knowers[other] &= ~blind
+        voids = self.voids.get(source)
+        if voids:
+            seen_void = shown == everyone
+            kept = []
+            for mask, n in voids:
+                if not (seen_void and mask >> self.kind[c] & 1):
+                    n -= 1
+                n = min(n, len(left))
+                if n > 0:
+                    kept.append([mask, n])
+            if kept:
+                self.voids[source] = kept
+            else:
+                del self.voids[source]
 
     def move(self, c: int, dest: tuple[int, str, str], top: bool) -> None:
-        src = self.locs[self.where[c]]
+        source = self.where[c]
+        src = self.locs[source]
         if src and src[-1] == c:
             src.pop()
         else:
@@ -95,6 +147,8 @@ class RecycleState(State):
             self.card_owner[c] = dest[0]
         if dest[1] == "iloc":
             self.oid[c] = self._fresh_id()
+        if self.track:
+            self._moved(c, source, dest)
 
     def card_points(self, c: int, table: str) -> int:
         attrs = self.cards[c]
@@ -267,6 +321,8 @@ class RecycleState(State):
             shown = ", ".join(o[0] for o in self.choice[3][:12])
             raise IllegalAction(f"{action!r} is not one of the choices ({shown})")
         _, body, env = chosen
+        if self.track:
+            self._note_voids(seat, action)
         card_choice = any(isinstance(value, tuple) for value in env.values())
         public_before = self._public_cards() if card_choice else None
         dice_before = {name: list(values) for name, values in self.dice.items()}
@@ -276,6 +332,65 @@ class RecycleState(State):
         self.frames.append([body, env, 0])
         self.run()
         self._last_event = self._describe(str(action), public_before, dice_before)
+
+    def _note_voids(self, seat: int, label: str) -> None:
+        """Record, for each of the seat's hidden locations, the kinds of card whose presence would
+        have made this choice illegal (knowledge.py says why this reads voids off any rules)."""
+        assert self.choice is not None
+        _, node, choice_env, options = self.choice
+        body, env = next(o[1:] for o in options if o[0] == label)
+        spec = next(spec for spec in node.options if spec.body is body)
+        ref = env.get(spec.var) if spec.var is not None else None
+        own = [key for key in self.locs if key[1] == "iloc" and key[0] == seat]
+        if not own:
+            return
+        public = [0] * len(self.kind_cards)
+        for key, cards in self.locs.items():
+            if key[1] == "vloc":
+                for c in cards:
+                    public[self.kind[c]] += 1
+        played = None if ref is None else self.kind[ref[0]]
+        candidates = [
+            (k, cards[0]) for k, cards in enumerate(self.kind_cards) if k != played and public[k] < len(cards)
+        ]
+        saved = {key: self.locs[key] for key in own}
+        try:
+            for key in own:
+                self.locs[key] = []
+            for key in own:
+                if not saved[key]:
+                    continue
+                base = [ref[0]] if ref is not None and ref[1] == key else []
+                mask = 0
+                self.locs[key] = base
+                if self._offers(spec, choice_env, label, ref):
+                    for k, card in candidates:
+                        self.locs[key] = [*base, card]
+                        if not self._offers(spec, choice_env, label, ref):
+                            mask |= 1 << k
+                self.locs[key] = []
+                if mask:
+                    self._add_void(key, mask, len(saved[key]))
+        finally:
+            self.locs.update(saved)
+
+    def _offers(self, spec: OptionSpec, env: dict, label: str, ref: Ref | None) -> bool:
+        """Whether this option would be offered again: its conditions hold and, for a card option,
+        the card is among those it lists."""
+        if not all(cond(self, env) for cond in spec.conds):
+            return False
+        if spec.coll is None or ref is None:
+            return True
+        return any(r[0] == ref[0] for r in spec.coll(self, env))
+
+    def _add_void(self, key: tuple[int, str, str], mask: int, n: int) -> None:
+        voids = self.voids.setdefault(key, [])
+        for void in voids:
+            if void[1] == n:
+                void[0] |= mask
+                return
+        voids.append([mask, n])
+        voids.sort(key=lambda v: -v[1])
 
     def stop_at_chance(self, stop: bool = True) -> bool:
         self.chance_stop = stop
@@ -362,10 +477,14 @@ class RecycleState(State):
         new.points = dict(self.points)
         new.stats = dict(self.stats)
         new.frames = [list(f) for f in self.frames]
+        new.knowers = list(self.knowers)
+        new.voids = {k: [list(v) for v in voids] for k, voids in self.voids.items()}
         return new
 
     def view(self, seat: int | None) -> View:
         locations = []
+        known = []
+        bit = (1 << self.n) - 1 if seat is None else 1 << seat
         for key in sorted(self.locs, key=lambda k: (k[0], k[1], k[2])):
             cards = self.locs[key]
             entry: dict[str, Any] = {"owner": key[0], "kind": key[1], "name": key[2], "count": len(cards)}
@@ -373,6 +492,14 @@ class RecycleState(State):
                 entry["cards"] = [
                     {"id": self.oid[c], "attrs": dict(self.cards[c]), "owner": self.card_owner[c]} for c in cards
                 ]
+            else:
+                seen = sorted(self.kind[c] for c in cards if self.knowers[c] & bit == bit)
+                known.extend({"owner": key[0], "name": key[2], "attrs": self._kind_attrs(k)} for k in seen)
+                if key in self.voids:
+                    entry["voids"] = [
+                        [[card_label(self._kind_attrs(k)) for k in range(mask.bit_length()) if mask >> k & 1], n]
+                        for mask, n in self.voids[key]
+                    ]
             locations.append(entry)
         storage = [[k[0], k[2], v] for k, v in sorted(self.sto.items(), key=lambda kv: (kv[0][0], kv[0][2]))]
         view: dict[str, Any] = {
@@ -389,6 +516,7 @@ class RecycleState(State):
                 name: [[[list(t) for t in tests], n] for tests, n in table] for name, table in self.points.items()
             },
             "round_scores": [[r, list(v)] for r, v in sorted(self.stats.items())],
+            "known": known,
             "scores": self.scores() if self.over else None,  # the scoring expression may read hidden cards
             "over": self.over,
             "control": [self._frame_data(f) for f in self.frames],
@@ -397,6 +525,9 @@ class RecycleState(State):
         if self.choice is not None:
             view["choice"] = {"seat": self.choice[0], "node": self.choice[1].id, "env": self._env_data(self.choice[2])}
         return view
+
+    def _kind_attrs(self, k: int) -> dict[str, Any]:
+        return dict(self.cards[self.kind_cards[k][0]])
 
     def _env_data(self, env: dict) -> dict[str, Any]:
         out: dict[str, Any] = {}
