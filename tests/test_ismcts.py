@@ -25,7 +25,7 @@ def test_it_takes_an_immediate_win_at_tictactoe() -> None:
 
 def test_it_answers_only_legal_choices_from_what_its_seat_sees() -> None:
     game = RECYCLE["hearts"]
-    state = game.create(seed=3)
+    state = game.create({"target": 1}, seed=3)
     agent = IsmctsAgent(iterations=40, seed=2)
     rng = random.Random(0)
     for _ in range(8):

@@ -55,7 +55,7 @@ async def test_a_bot_that_disconnects_mid_game_loses_on_time_and_the_ladder_goes
 async def test_a_four_seat_hearts_ladder_rates_every_seat(
     server: Server, runners: Callable[..., Awaitable[BotRunner]]
 ) -> None:
-    ladder = await server.store.ladders.create("hearts", "hearts", {}, 4, {"per_move": 10.0}, 1)
+    ladder = await server.store.ladders.create("hearts", "hearts", {"target": 1}, 4, {"per_move": 10.0}, 1)
     for name, agent in (("ism-1", "ismcts"), ("ism-2", "ismcts"), ("rnd-1", "random"), ("rnd-2", "random")):
         await runners(name, agent, ladders=["hearts"], params={"seconds": 0.02})
 
