@@ -45,8 +45,9 @@ def test_start_position_and_first_moves() -> None:
     assert sorted(state.view(1)["legal"]) == ["d6", "f4", "f6"]
 
 
-def test_perft_counts_from_the_start() -> None:
-    assert [perft(OthelloState(), d) for d in range(1, 5)] == [4, 12, 56, 244]
+def test_perft_counts_from_the_start_match_the_published_ones() -> None:
+    """The rules the server plays, through depth 6 (no pass occurs that early)."""
+    assert [perft(OthelloState(), d) for d in range(1, 7)] == [4, 12, 56, 244, 1396, 8200]
 
 
 def test_flips_every_bracketed_line() -> None:
