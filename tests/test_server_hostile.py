@@ -398,6 +398,34 @@ async def test_replay_fails_on_a_seed_or_result_that_does_not_match(server, conn
     assert await asyncio.to_thread(replay) == 1
 
 
+async def test_replay_fails_when_the_last_action_of_a_finished_game_is_gone(
+    server, connect, db_url: str, capsys
+) -> None:
+    import random
+
+    from sqlalchemy import delete, func, select
+
+    from partida.cli import main
+    from partida.storage.models import ActionRecord
+
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
+    await bob.join(code)
+    rng = random.Random(7)
+    finals = await asyncio.gather(
+        alice.play(code, lambda u, p: p.random_answer(rng)), bob.play(code, lambda u, p: p.random_answer(rng))
+    )
+    game_id = finals[0]["game_id"]
+    async with server.db.write() as conn:
+        last = await conn.scalar(select(func.max(ActionRecord.index)).where(ActionRecord.game_id == game_id))
+        await conn.execute(delete(ActionRecord).where(ActionRecord.game_id == game_id, ActionRecord.index == last))
+    capsys.readouterr()
+    assert await asyncio.to_thread(main, ["replay", str(game_id), "--db", db_url]) == 1
+    out = capsys.readouterr().out
+    assert "DO NOT END THE GAME" in out and "Ended (normal)" not in out
+    assert await asyncio.to_thread(main, ["replay", str(game_id), "--db", db_url, "--json"]) == 1
+
+
 # 5. HTTP: input pipelined behind a request.
 
 

@@ -215,9 +215,13 @@ def replay_stored(stored: Any, registry: Any = None) -> dict[str, Any]:
 
 def _same_result(replayed: dict[str, Any] | None, stored: dict[str, Any] | None) -> bool | None:
     """Whether the stored result is what the rules give; None when there is nothing to compare
-    (no stored result, or a game that ended outside the rules' moves, say by a resignation)."""
-    if replayed is None or stored is None or stored.get("reason", "normal") != "normal":
+    (no stored result, or a game that ended outside the rules' moves, say by a resignation). A
+    result the rules gave whose moves do not end the game (an action missing from the log) is
+    False."""
+    if stored is None or stored.get("reason", "normal") != "normal":
         return None
+    if replayed is None:
+        return False
     if stored.get("dropped"):  # seats that resigned from a game of three or more rank last
         from partida.server.endings import with_dropouts
 
@@ -257,10 +261,12 @@ def run_replay(args: argparse.Namespace) -> int:
     print(data["picture"])
     if data["result"]:
         print(f"Result: scores {data['result']['scores']}, winners {data['result']['winners']}")
+    elif data["result_verified"] is False:
+        print(f"The stored moves DO NOT END THE GAME its stored result says the rules ended: {stored.result}")
     elif stored.result or stored.status == "aborted":
         ended = stored.result or {"reason": "aborted", "winners": []}
         print(f"Ended ({ended['reason']}): winners {ended['winners']}")
-    if data["result_verified"] is False:
+    if data["result_verified"] is False and data["result"]:
         print(f"The STORED RESULT DIFFERS from the replay: {data['stored_result']}")
     if not data["seed_verified"] and data["seed"] is None:
         print("The stored seed DOES NOT MATCH the hash published at the start.")
