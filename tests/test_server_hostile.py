@@ -295,6 +295,28 @@ async def test_account_names_have_no_case_twins_and_passwords_a_minimum_length(s
         await server.store.create_user("bob", "x")
 
 
+@pytest.mark.parametrize(
+    "twin",
+    ["\u0410lice", "Alic\u0435", "\uff21\uff4c\uff49\uff43\uff45", "AL\u0130CE", "AIice", "alice"],
+    ids=["cyrillic-A", "cyrillic-e", "full-width", "dotted-I", "capital-i-for-l", "case"],
+)
+async def test_an_account_name_has_no_twin_that_looks_the_same(server, db_url: str, twin: str, capsys) -> None:
+    from partida.cli import main
+
+    await server.store.create_user("Alice", "long enough")
+    assert await server.store.reserved_name(twin) == "Alice"
+    # `partida db create-user` refuses the twin with one line
+    code = await asyncio.to_thread(main, ["db", "create-user", twin, "--db", db_url, "--password", "long enough"])
+    err = capsys.readouterr().err
+    assert code != 0 and "too like the account 'Alice'" in err and "Traceback" not in err
+    # a guest cannot sit down as the twin
+    raw = await Text.open(server.url, name=twin)
+    answer = await raw.recv()
+    assert answer["type"] == "error" and answer["code"] == "name_reserved"
+    # a name that only shares letters is fine
+    assert await server.store.reserved_name("Alicia") is None
+
+
 async def test_a_full_database_answers_storage_unavailable(db_url: str, caplog, monkeypatch) -> None:
     # The database is made full for the connections of this process (a per-connection setting),
     # so the SQLite writer is the thread one here: the writer process keeps its own connection.

@@ -480,3 +480,27 @@ async def test_a_wrong_postgres_password_gives_a_sentence_that_hides_it(pg_clust
     message = str(caught.value)
     assert "password authentication failed" in message and f":{pg_cluster.port}/partida" in message
     assert "not-the-password" not in message and "***" in message
+
+
+async def test_the_name_keys_migration_gives_existing_accounts_their_keys(tmp_path) -> None:
+    """Accounts made before the name keys get them on upgrade, and their twins are refused."""
+    from sqlalchemy import text
+
+    from partida.storage.database import Database
+    from partida.storage.store import NameTaken, Store
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
+    db = await Database.open(url, migrate=False)
+    await db.migrate("0008")
+    async with db.engine.begin() as conn:
+        await conn.execute(
+            text("INSERT INTO accounts (name, kind, created_at) VALUES ('Alice', 'user', '2026-01-01 00:00:00')")
+        )
+    await db.migrate()
+    store = Store(db)
+    try:
+        assert await store.reserved_name("\u0410LICE") == "Alice"
+        with pytest.raises(NameTaken):
+            await store.create_user("\uff21lice", "long enough")
+    finally:
+        await db.close()

@@ -7,11 +7,14 @@ up by index, so checking a token is one indexed query.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
+import unicodedata
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
+from confusable_homoglyphs import confusables
 
 _hasher = PasswordHasher()
 # Verified against when the name is unknown, so that a wrong name costs as long as a wrong password.
@@ -68,3 +71,37 @@ def check_password_rule(password: str) -> str | None:
     if len(password) < MIN_PASSWORD:
         return f"a password has at least {MIN_PASSWORD} characters"
     return None
+
+
+def name_keys(name: str) -> tuple[str, str]:
+    """What names that pass for each other share: two names with either key in common are
+    twins. Two accounts may not be twins, and a guest may not take an account's twin. Each key is
+    a digest of a skeleton in the sense of Unicode's UTS #39, widened to what a name on a seat
+    must not be mistaken for: compatibility forms folded (full-width `Ａ` is `A`), accents
+    dropped, and every character replaced by the least of the characters Unicode's confusables
+    data links it to (Cyrillic `а` and Latin `a`; `l`, `I` and `1`). The first key folds case
+    before that (`ALİCE` is `alice`), the second after (`AIice`, with a capital i, is `Alice`): a
+    capital I is both a case of `i` and the look of `l`. Digests, so that a key has one length
+    whatever the name expands to."""
+    folded = _skeleton(unicodedata.normalize("NFKD", name.casefold()))
+    shaped = _skeleton(unicodedata.normalize("NFKD", _skeleton(unicodedata.normalize("NFKD", name)).casefold()))
+    return hashlib.sha256(folded.encode()).hexdigest(), hashlib.sha256(shaped.encode()).hexdigest()
+
+
+def _skeleton(text: str) -> str:
+    return "".join(_prototype(char) for char in text if not unicodedata.combining(char))
+
+
+@functools.lru_cache(maxsize=4096)
+def _prototype(char: str) -> str:
+    """The least of the single characters `char` may be taken for, following the confusables
+    data from character to character (it links each to its prototype, so a class is its closure)."""
+    seen, todo = {char}, [char]
+    while todo:
+        for found in confusables.is_confusable(todo.pop(), greedy=True) or ():
+            for glyph in found["homoglyphs"]:
+                other = glyph["c"]
+                if len(other) == 1 and other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+    return min(seen)

@@ -17,12 +17,10 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
-    Index,
     Integer,
     MetaData,
     String,
     UniqueConstraint,
-    func,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -93,11 +91,10 @@ class Account(Base):
     password_hash: Mapped[str | None] = mapped_column(String(255), default=None)
     token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-
-
-# A guest's name is looked up at every hello among the accounts' names in any case
-# (`Store.reserved_name`): by this index, not by reading every account.
-Index("ix_accounts_lower_name", func.lower(Account.name))
+    # `accounts.name_keys(name)`: names sharing either are twins (`Store.reserved_name`, asked at
+    # every guest's hello, and the check on new accounts), found by these indexes.
+    name_key: Mapped[str | None] = mapped_column(String(64), index=True, default=None)
+    shape_key: Mapped[str | None] = mapped_column(String(64), index=True, default=None)
 
 
 class GameRecord(Base):

@@ -95,18 +95,13 @@ class Store:
         self.ladders = LadderStore(db)
         # Registered in the order they must run within a shared transaction (see `batching`).
         self._writer = writer = GroupWriter(db)
-        # Asked at every guest's hello (see `lookups`); by the index on lower(name).
+        # Asked at every guest's hello (see `lookups`); by the indexes on the name keys.
         self._lookups = Lookups(db)
-        same_lower = func.lower(Account.name) == bindparam("lower")
-        self._same_lower = Lookups.query("same letters", select(Account.name).where(same_lower))
-        # SQL's lower() folds only ASCII on SQLite, and on PostgreSQL under the C locale; a name
-        # with other letters is compared with every such name, by Unicode case folding.
-        other_letters = (
-            Account.name.op("GLOB")("*[^ -~]*") if db.dialect == "sqlite" else Account.name.op("~")("[^ -~]")
-        )
-        self._same_letters_wide = Lookups.query(
-            "same letters, and every name with other than ASCII",
-            select(Account.name).where(or_(same_lower, other_letters)),
+        self._twins = Lookups.query(
+            "twins",
+            select(Account.name).where(
+                or_(Account.name_key == bindparam("name_key"), Account.shape_key == bindparam("shape_key"))
+            ),
         )
         # A new game's id is handed out before its row is written (see `game_ids`).
         self._ids = GameIds(db)
@@ -167,7 +162,8 @@ class Store:
             raise StorageError(f"{problem}.")
         await self._check_no_twin(name)
         password_hash = await asyncio.to_thread(accounts.hash_password, password)
-        account = Account(name=name, kind="user", password_hash=password_hash)
+        folded, shaped = accounts.name_keys(name)
+        account = Account(name=name, kind="user", password_hash=password_hash, name_key=folded, shape_key=shaped)
         try:
             async with self.db.session() as session:
                 session.add(account)
@@ -204,7 +200,8 @@ class Store:
             async with self.db.session() as session:
                 account = await session.scalar(select(Account).where(Account.name == name))
                 if account is None:
-                    account = Account(name=name, kind="bot", token_hash=token_hash)
+                    folded, shaped = accounts.name_keys(name)
+                    account = Account(name=name, kind="bot", token_hash=token_hash, name_key=folded, shape_key=shaped)
                     session.add(account)
                 elif account.kind != "bot":
                     raise NameTaken(f"the name {name!r} belongs to a user account, not a bot; choose another.")
@@ -216,18 +213,17 @@ class Store:
         return account, token
 
     async def _check_no_twin(self, name: str) -> None:
-        """Names differing only in case would pass for each other: refuse a new one whose
-        letters are another account's in another case (the same name is left to the caller)."""
-        twin = next((other for other in await self._same_letters(name) if other != name), None)
+        """Names that pass for each other (`accounts.name_keys`: in another case, with Cyrillic or
+        full-width letters, other accents) would be taken for each other: refuse a new one that
+        is another account's twin (the same name is left to the caller)."""
+        twin = next((other for other in await self._twins_of(name) if other != name), None)
         if twin is not None:
             raise NameTaken(f"the name {name!r} is too like the account {twin!r}; choose another.")
 
-    async def _same_letters(self, name: str) -> list[str]:
-        """Account names that are `name` in any case (by Unicode case folding)."""
-        key = name.casefold()
-        query = self._same_lower if name.isascii() else self._same_letters_wide
-        names = await self._lookups.column(query, {"lower": name.lower()})
-        return [other for other in names if other.casefold() == key]
+    async def _twins_of(self, name: str) -> list[str]:
+        """Account names that `name` would pass for (itself included, if it is one)."""
+        folded, shaped = accounts.name_keys(name)
+        return await self._lookups.column(self._twins, {"name_key": folded, "shape_key": shaped})
 
     async def check_token(self, token: str) -> Account | None:
         """The bot account whose current token this is, else None."""
@@ -241,9 +237,9 @@ class Store:
             return await session.get(Account, account_id)
 
     async def reserved_name(self, name: str) -> str | None:
-        """The account name that `name` would pass for (the same letters in any case), or None.
-        Guests may not take it: a name on a seat must say who is behind it."""
-        return next(iter(await self._same_letters(name)), None)
+        """The account name that `name` would pass for (`accounts.name_keys`), or None. Guests
+        may not take it: a name on a seat must say who is behind it."""
+        return next(iter(await self._twins_of(name)), None)
 
     async def get_account_by_name(self, name: str) -> Account | None:
         async with self.db.session() as session:
