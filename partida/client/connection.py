@@ -109,6 +109,7 @@ class Client:
         self.challenges: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.errors: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.ladder_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)
+        self.lobby_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)  # `lobby` pushes, once watched
         self.closed = asyncio.Event()
         self._home = _Link(url, websocket)
         self._links: list[_Link] = [self._home]  # the home link first
@@ -478,6 +479,9 @@ class Client:
         elif kind in ("ladder_game", "rating"):
             with contextlib.suppress(asyncio.QueueFull):  # unread past 1000: later news is dropped
                 self.ladder_events.put_nowait(message)
+        elif kind == "lobby":
+            with contextlib.suppress(asyncio.QueueFull):
+                self.lobby_events.put_nowait(message)
 
     # Challenges.
 
@@ -507,8 +511,29 @@ class Client:
     async def list_games(self) -> list[dict[str, Any]]:
         return (await self.request("list_games"))["games"]
 
-    async def list_rooms(self) -> list[dict[str, Any]]:
-        return (await self.request("list_rooms"))["rooms"]
+    async def list_rooms(self, game: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+        """Every public room (of `game`, in `status`: waiting or playing), page after page."""
+        rooms: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            page = await self.rooms_page(game, status, cursor)
+            rooms += page["rooms"]
+            cursor = page.get("next")
+            if cursor is None:
+                return rooms
+
+    async def rooms_page(
+        self,
+        game: str | None = None,
+        status: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+        watch: bool | None = None,
+    ) -> dict[str, Any]:
+        """One page of public rooms (`rooms`, and `next`: the cursor of the page after it, or
+        None); `watch=True` also has the server push `lobby` changes for the same filter."""
+        fields = {"game": game, "status": status, "cursor": cursor, "limit": limit, "watch": watch}
+        return await self.request("list_rooms", **{k: v for k, v in fields.items() if v is not None})
 
     async def games(
         self, player: str | None = None, game: str | None = None, status: str | None = None, limit: int = 50

@@ -1,7 +1,7 @@
 """The wire protocol: message catalogue, codec and error codes. Pure: no sockets, no asyncio.
 The guide for people writing bots in other languages is protocol/README.md beside this file."""
 
-from partida.protocol.codec import MAX_MESSAGE_BYTES, Encoding, decode, encode, encoding_of
+from partida.protocol.codec import MAX_MESSAGE_BYTES, Encoding, decode, encode, encode_with_raw, encoding_of
 from partida.protocol.errors import ErrorCode, ProtocolError
 from partida.protocol.messages import (
     PROTOCOL_VERSION,
@@ -22,6 +22,7 @@ __all__ = [
     "Request",
     "decode",
     "encode",
+    "encode_with_raw",
     "encoding_of",
     "error_message",
     "parse_request",

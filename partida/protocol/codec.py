@@ -38,14 +38,35 @@ def encode(message: dict[str, Any], encoding: Encoding) -> bytes | str:
         return json.dumps(message, separators=(",", ":"), default=_json_default)
     try:
         packer = _packers.packer
-    except AttributeError:
-        packer = _packers.packer = msgpack.Packer(use_bin_type=True, default=_json_default)
+    except AttributeError:  # inline rather than `_packer()`: every message sent comes through here
+        packer = _packer()
     return packer.pack(message)
+
+
+def encode_with_raw(fields: dict[str, Any], key: str, raw: bytes | str, encoding: Encoding) -> bytes | str:
+    """The message `fields` plus `key`, whose value `raw` is already encoded in `encoding`: a
+    large value shared by many replies (a lobby page) is encoded once, not once per reply."""
+    if encoding is Encoding.JSON:
+        head = encode(fields, encoding)
+        assert isinstance(head, str) and isinstance(raw, str)
+        return f"{head[:-1]}{',' if fields else ''}{json.dumps(key)}:{raw}}}"
+    assert isinstance(raw, bytes) and len(fields) < 15  # a fixmap: up to 15 entries
+    pack = _packer().pack
+    body = b"".join(pack(k) + pack(v) for k, v in fields.items())
+    return bytes((0x80 | (len(fields) + 1),)) + body + pack(key) + raw
 
 
 # One packer per thread, reused (`msgpack.packb` makes a new one per message, a quarter of its
 # time on a server's small messages); a packer is not safe to share between threads.
 _packers = threading.local()
+
+
+def _packer() -> msgpack.Packer:
+    try:
+        return _packers.packer
+    except AttributeError:
+        _packers.packer = msgpack.Packer(use_bin_type=True, default=_json_default)
+        return _packers.packer
 
 
 def decode(frame: bytes | str, limit: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:

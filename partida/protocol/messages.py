@@ -62,7 +62,15 @@ class ListGames(Request):
 
 @dataclass
 class ListRooms(Request):
+    """A page of public rooms, oldest first; `cursor` is the `next` of the page before (None:
+    the first page). `watch`: be pushed `lobby` changes for the same filter (False: stop)."""
+
     type: ClassVar[str] = "list_rooms"
+    game: str | None = None
+    status: str | None = None
+    cursor: str | None = None
+    limit: int | None = None
+    watch: bool | None = None
 
 
 @dataclass

@@ -48,9 +48,12 @@ from partida.server.events import EventBus, open_bus
 from partida.server.idle import IdleWatch
 from partida.server.ladders import LadderService
 from partida.server.limits import Limiter, Limits
+from partida.server.lobby import Lobby, check_page_request
+from partida.server.lobby import reply as rooms_reply
 from partida.server.presence import plays
 from partida.server.receiving import Connection
 from partida.server.rematch import offer_rematch, open_rematch
+from partida.server.room_counts import RoomsByAddress
 from partida.server.rooms import Room
 from partida.server.session import OUTBOX_BYTES, Identity, Session
 from partida.server.web import process_request
@@ -72,6 +75,7 @@ ENDING_REQUESTS = {
 }
 RESERVED_PREFIX = "pool-"  # the built-in bots' accounts, reserved before the pool creates them
 FINISHED_ROOM_TTL = 600.0  # seconds a finished room stays reachable for late viewers
+UNREAD_BEFORE_LISTING = 256 * 1024  # bytes queued unread past which a connection is listed nothing more
 REQUEST_ID_TYPES = (int, str)  # a tuple: `int | str` would be built again at every request
 
 
@@ -102,8 +106,8 @@ class Server:
         self.config = config
         self.registry = registry or default_registry(config.game_files, config.game_dirs)
         self.rooms: dict[str, Room] = {}
-        self._waiting_by_address: dict[str, set[Room]] = {}  # see _waiting_rooms_of
-        self._swept_at: dict[str, int] = {}  # address -> its set's size after its last sweep
+        self._waiting_by_address = RoomsByAddress(self.rooms, lambda room: room.status == "waiting")
+        self._public_by_address = RoomsByAddress(self.rooms, lambda room: room.status in ("waiting", "playing"))
         self.limiter = Limiter(config.limits)
         self.sessions: set[Session] = set()
         self.challenges = Challenges(on_lapse=self._challenge_lapsed)
@@ -117,6 +121,7 @@ class Server:
         self._reaper: asyncio.Task[None] | None = None
         self._claim: SqliteClaim | None = None
         self.ladders = LadderService(self)
+        self.lobby = Lobby(remote=self._other_nodes_rooms if self.cluster is not None else None)
         self.handlers: dict[str, Callable[[Session, Any], Awaitable[None]]] = {
             "hello": self.on_hello,
             "ping": self.on_ping,
@@ -204,6 +209,7 @@ class Server:
 
     async def stop(self) -> None:
         await self.ladders.stop()
+        await self.lobby.stop()
         if self._ws is not None:
             self._ws.close()
             await self._ws.wait_closed()
@@ -234,6 +240,7 @@ class Server:
                 room = Room.resume(self, self.registry.get(stored.game), stored)
                 self.rooms[room.code] = room
                 room.open()
+                self.lobby.changed(room)
                 await room.call(room.finish_resumed)
             except Exception:
                 # An unknown game, a log its rules refuse, or its due result or its bot's move
@@ -323,6 +330,7 @@ class Server:
                 idle.cancel()
             self.limiter.release(limits)
             self.sessions.discard(session)
+            self.lobby.unwatch(session)
             self.challenges.drop_from(session)
             self._challenged_left(session)
             if self.cluster is not None:
@@ -514,12 +522,26 @@ class Server:
         session.send(server_message("games", req.id, games=games))
 
     async def on_list_rooms(self, session: Session, req: m.ListRooms) -> None:
-        rooms = [r.summary() for r in self.rooms.values() if r.public and r.status != "finished"]
-        if self.cluster is not None:
-            rooms += await self.cluster.lobby()  # the other nodes' rooms
-        if session.limits is not None:
-            self.limiter.charge(session.limits, len(rooms) / 100)  # a long listing costs more
-        session.send(server_message("rooms", req.id, rooms=rooms))
+        limit = check_page_request(req.game, req.status, req.cursor, req.limit)
+        if session.outbox_bytes > UNREAD_BEFORE_LISTING:
+            # Its earlier replies are still unread: nothing more is built for it until it reads.
+            raise ProtocolError(ErrorCode.RATE_LIMITED, "read the replies sent to you before asking for more")
+        if session.limits is not None and not self.lobby.cached(
+            req.game, req.status, req.cursor, limit, session.encoding
+        ):
+            self.limiter.charge(session.limits, limit / 10)  # a page built costs the asker what it costs
+        page = await self.lobby.page(req.game, req.status, req.cursor, limit, session.encoding)
+        session.send_frame(rooms_reply(req.id, page, session.encoding))
+        if req.watch:
+            self.lobby.watch(session, req.game, req.status)
+        elif req.watch is False:
+            self.lobby.unwatch(session)
+
+    async def _other_nodes_rooms(
+        self, game: str | None, status: str | None, after: int, limit: int
+    ) -> list[dict[str, Any]]:
+        assert self.cluster is not None
+        return await self.cluster.lobby(game, status, after, limit)
 
     def room(self, code: str) -> Room:
         room = self.rooms.get(code.strip().upper())
@@ -546,7 +568,8 @@ class Server:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
         self._check_options_size(options)
         if session.limits is not None:
-            self.limiter.may_create_room(session.limits, self._waiting_rooms_of(session.address))
+            limit = self.limiter.limits.waiting_rooms_per_address
+            self.limiter.may_create_room(session.limits, self._waiting_by_address.count(session.address, limit))
         try:
             clock = ClockSpec.parse(raw_clock)
         except BadClock as exc:
@@ -562,6 +585,9 @@ class Server:
 
     async def on_create_room(self, session: Session, req: m.CreateRoom) -> None:
         game, options, seats, clock = self._room_terms(session, req.game, req.options, req.seats, req.clock)
+        if req.public and session.limits is not None:
+            limit = self.limiter.limits.public_rooms_per_address
+            self.limiter.may_open_public_room(session.limits, self._public_by_address.count(session.address, limit))
         bots = await self._parse_bot_seats(req.bots or {}, seats, game.name)
         if req.seat is not None and not 0 <= req.seat < seats:
             raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
@@ -621,29 +647,12 @@ class Server:
             await self.cluster.add_room(room)  # may give the room another code
         self.rooms[room.code] = room
         if owner is not None:
-            self._waiting_by_address.setdefault(owner.address, set()).add(room)
+            self._waiting_by_address.add(owner.address, room)
+            if public:
+                self._public_by_address.add(owner.address, room)
         room.open()
+        self.lobby.changed(room)
         return room
-
-    def _waiting_rooms_of(self, address: str) -> int:
-        """Rooms opened from `address` that have not started, for the limit on them per address:
-        exact from the limit up, below it at least as many as wait. Kept per address, so creating
-        a room does not scan every room of the server; the rooms that started or left stay in
-        the set until it is swept, which happens only when the count could reach the limit or
-        the set has doubled since its last sweep. Sweeping it at every room created looked at
-        every room waiting from the address each time: from one address playing many games at
-        once (a bot host, a load test) that was 1% of the event loop at 500 games in flight."""
-        rooms = self._waiting_by_address.get(address)
-        if not rooms:
-            return 0
-        swept = self._swept_at.get(address, 0)
-        if len(rooms) < self.limiter.limits.waiting_rooms_per_address and len(rooms) < 2 * swept + 8:
-            return len(rooms)
-        rooms.difference_update([r for r in rooms if r.status != "waiting" or self.rooms.get(r.code) is not r])
-        self._swept_at[address] = len(rooms)
-        if not rooms:
-            del self._waiting_by_address[address], self._swept_at[address]
-        return len(rooms)
 
     async def _parse_bot_seats(self, bots: dict[Any, str], seats: int, game: str) -> dict[int, tuple[Session, str]]:
         chosen: dict[int, tuple[Session, str]] = {}

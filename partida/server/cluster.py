@@ -325,7 +325,8 @@ class Cluster:
         assert self.directory is not None
         return await self.directory.node_url(node)
 
-    async def lobby(self) -> list[dict[str, Any]]:
-        """Other nodes' public rooms for `list_rooms`."""
+    async def lobby(self, game: str | None, status: str | None, after: int, limit: int) -> list[dict[str, Any]]:
+        """A page of other nodes' public rooms for `list_rooms`: those of `game` and `status`
+        (None: any) whose game id is above `after`, by game id."""
         assert self.directory is not None
-        return await self.directory.lobby(self.name)
+        return await self.directory.lobby(self.name, game, status, after, limit)

@@ -43,6 +43,7 @@ class Limits:
     rooms_created_per_second: float = 50.0  # per address
     rooms_created_burst: float = 500.0
     waiting_rooms_per_address: int = 200  # rooms not yet started whose creator has this address
+    public_rooms_per_address: int = 100  # public rooms waiting or in play whose creator has this address
     rooms_watched: int = 100  # per connection
     login_failures_allowed: int = 5  # failed logins per address before the back-off starts
     login_backoff_max: float = 300.0  # the longest wait between attempts, in seconds
@@ -224,6 +225,16 @@ class Limiter:
             )
         if not self._address(conn.address).creations.take():
             raise ProtocolError(ErrorCode.RATE_LIMITED, "too many rooms created; wait a moment")
+
+    def may_open_public_room(self, conn: ConnectionLimits, public_rooms_of_address: int) -> None:
+        """Public rooms are listed in everyone's lobby: an address holds a bounded number open
+        (waiting or in play), however long its players take to move."""
+        if not conn.exempt and public_rooms_of_address >= self.limits.public_rooms_per_address:
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED,
+                f"{public_rooms_of_address} public rooms created from your address are open; "
+                "finish some, or make this one private",
+            )
 
     def may_watch(self, watching: int) -> None:
         if watching >= self.limits.rooms_watched:

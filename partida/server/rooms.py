@@ -205,6 +205,7 @@ class Room:
         it ever sat in, and leave each of them again when it goes."""
         self._disarm()
         self._open = False
+        self.server.lobby.removed(self)
         for session in self._audience():
             session.rooms.discard(self)
         for task in list(self._timed):
@@ -409,6 +410,7 @@ class Room:
         self.state = state
         self._decisions = None
         self.status = "playing"
+        self.server.lobby.changed(self)
         if self.clock_spec is not None:
             self.clock = Clock.new(self.clock_spec, self.num_seats)
         topic = f"rooms/{self.event_name}/game_started"
@@ -568,6 +570,7 @@ class Room:
     def _mark_finished(self, result: dict[str, Any]) -> None:
         self.result = result
         self.status = "finished"
+        self.server.lobby.changed(self)
         self.finished_at = asyncio.get_running_loop().time()
         self.endings.draw_offer = None
         if self.clock is not None:
@@ -745,6 +748,7 @@ class Room:
             return
         self.status = "aborted"
         self.finished_at = asyncio.get_running_loop().time()
+        self.server.lobby.changed(self)
         await self.server.store.finish_game(self.game_id, None, status="aborted")
         self.broadcast_room()
         for session in self._audience():
@@ -821,6 +825,7 @@ class Room:
             send_all(self.spectators, self._seat_update(None, shared, pending))
 
     def broadcast_room(self) -> None:
+        self.server.lobby.changed(self)
         audience = [session for session in self._audience() if not session.closed]
         if audience:  # built only for someone to get it (players who went, say, leave a room nobody is in)
             send_all(audience, server_message("room", room=self.code, summary=self.summary()))

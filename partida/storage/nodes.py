@@ -232,22 +232,24 @@ class NodeDirectory:
         async with self.db.session() as session:
             return list(await session.scalars(query))
 
-    async def lobby(self, exclude_node: str) -> list[dict[str, Any]]:
-        """The public rooms of the other live nodes, waiting or in play, as their nodes summed
-        them up last."""
-        query = (
-            select(RoomLease.summary)
-            .join(Node, Node.name == RoomLease.node)
-            .where(
-                and_(
-                    RoomLease.node != exclude_node,
-                    RoomLease.public.is_(True),
-                    RoomLease.status.in_(("waiting", "playing")),
-                    Node.lease_until >= func.now(),
-                )
-            )
-            .order_by(RoomLease.game_id)
-        )
+    async def lobby(
+        self, exclude_node: str, game: str | None = None, status: str | None = None, after: int = 0, limit: int = 50
+    ) -> list[dict[str, Any]]:
+        """A page of the public rooms of the other live nodes, waiting or in play, as their
+        nodes summed them up last: those of `game` and `status` (None: any) whose game id is
+        above `after`, by game id."""
+        conditions = [
+            RoomLease.node != exclude_node,
+            RoomLease.public.is_(True),
+            RoomLease.status.in_(("waiting", "playing")) if status is None else RoomLease.status == status,
+            Node.lease_until >= func.now(),
+            RoomLease.game_id > after,
+        ]
+        query = select(RoomLease.summary).join(Node, Node.name == RoomLease.node)
+        if game is not None:
+            query = query.join(GameRecord, GameRecord.id == RoomLease.game_id)
+            conditions.append(GameRecord.game == game)
+        query = query.where(and_(*conditions)).order_by(RoomLease.game_id).limit(limit)
         async with self.db.session() as session:
             return [dict(s) for s in await session.scalars(query)]
 
