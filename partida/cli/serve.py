@@ -52,6 +52,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         f"the names and defaults are in docs/server.md, Limits; ${LIMITS_ENV} holds more, space-separated)",
     )
     p.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="a reverse proxy (address or network, e.g. 127.0.0.1 or 10.0.0.0/8) in front of the server: "
+        "connections from it are limited by the client address its X-Forwarded-For names (repeatable)",
+    )
+    p.add_argument(
         "--abandon-after",
         type=float,
         default=300.0,
@@ -92,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level)
     from partida.bots.registry import all_agents
     from partida.games.registry import GameLoadError
+    from partida.server.addresses import check_networks
     from partida.server.app import Server, ServerConfig
     from partida.server.limits import Limits
     from partida.storage.accounts import check_name
@@ -112,6 +121,10 @@ def run(args: argparse.Namespace) -> int:
         limits = Limits().with_settings([*os.environ.get(LIMITS_ENV, "").split(), *args.limit])
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    try:
+        trusted_proxies = check_networks(args.trusted_proxy)
+    except ValueError as exc:
+        raise CliError(f"--trusted-proxy: {exc}") from None
     if not 0 < args.abandon_after <= 86400:
         raise CliError("--abandon-after must be more than 0 seconds and at most a day")
     public_url = args.public_url
@@ -136,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
         game_files=args.game_file,
         game_dirs=args.games_dir,
         limits=limits,
+        trusted_proxies=trusted_proxies,
         abandon_after=args.abandon_after,
         node=args.node,
         public_url=public_url,

@@ -20,6 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from websockets.asyncio.server import Server as WsServer
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
 
 from partida import __version__
 from partida.bots.registry import all_agents
@@ -39,7 +40,8 @@ from partida.protocol import (
     server_message,
 )
 from partida.protocol import messages as m
-from partida.server import ending_requests, history
+from partida.server import ending_requests, history, web
+from partida.server.addresses import Addresses
 from partida.server.challenges import Challenge, Challenges
 from partida.server.clocks import MAX_SECONDS, BadClock, ClockSpec
 from partida.server.cluster import DEFAULT_LEASE, Cluster, FencedStore
@@ -56,7 +58,6 @@ from partida.server.rematch import offer_rematch, open_rematch
 from partida.server.room_counts import RoomsByAddress
 from partida.server.rooms import Room
 from partida.server.session import OUTBOX_BYTES, Identity, Session
-from partida.server.web import process_request
 from partida.storage.accounts import check_name
 from partida.storage.database import Database, StorageError, default_url, describe_error
 from partida.storage.sqlite_claim import SqliteClaim
@@ -96,6 +97,8 @@ class ServerConfig:
     node: str | None = None
     public_url: str | None = None
     lease: float = DEFAULT_LEASE
+    # Reverse proxies (addresses or networks) whose X-Forwarded-For names the client (server/addresses.py).
+    trusted_proxies: list[str] = field(default_factory=list)
     # The CPUs the SQLite writer's process runs on, when the server pinned itself to one
     # (`partida serve --cpu`); None: the server's own.
     writer_cpus: frozenset[int] | None = None
@@ -109,6 +112,7 @@ class Server:
         self._waiting_by_address = RoomsByAddress(self.rooms, lambda room: room.status == "waiting")
         self._public_by_address = RoomsByAddress(self.rooms, lambda room: room.status in ("waiting", "playing"))
         self.limiter = Limiter(config.limits)
+        self.addresses = Addresses(config.trusted_proxies)
         self.sessions: set[Session] = set()
         self.challenges = Challenges(on_lapse=self._challenge_lapsed)
         self.db: Database | None = None
@@ -189,7 +193,7 @@ class Server:
             compression=None,  # messages are small MessagePack maps: deflate costs CPU and memory for little
             ping_interval=20,
             ping_timeout=20,
-            process_request=process_request,  # plain HTTP GETs get the browser client (server/web.py)
+            process_request=self._process_request,  # plain HTTP GETs get the browser client (server/web.py)
             server_header=None,  # no software and versions to look up vulnerabilities by
             create_connection=Connection,  # ordinary frames read without websockets' parser (server/receiving.py)
         )
@@ -290,8 +294,19 @@ class Server:
 
     # Connections.
 
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        """Every HTTP request, before any handshake: too many from one address are refused
+        here, cheaply; websocket upgrades go on to `connection`, the rest get a file."""
+        websocket = "websocket" in request.headers.get("Upgrade", "").lower()
+        address = self.addresses.client(_peer(connection), request.headers.get("X-Forwarded-For"))
+        if not self.limiter.may_open(address, websocket):
+            return web.too_many_requests()
+        return None if websocket else web.respond(request)
+
     async def connection(self, websocket: ServerConnection) -> None:
-        address = _address(websocket)
+        request = websocket.request
+        forwarded = request.headers.get("X-Forwarded-For") if request is not None else None
+        address = self.addresses.client(_peer(websocket), forwarded)
         limits = self.limiter.admit(address)
         if limits is None:
             await websocket.close(1008, "too many connections from your address")
@@ -967,6 +982,6 @@ class Server:
         session.send(server_message("rematch_offered", req.id, room=room.code, rematch=new))
 
 
-def _address(websocket: ServerConnection) -> str:
+def _peer(websocket: ServerConnection) -> str:
     peer = websocket.remote_address
     return str(peer[0]) if isinstance(peer, tuple) and peer else str(peer or "")

@@ -33,7 +33,11 @@ class Limits:
     request_burst: float = 1000.0
     address_requests_per_second: float = 2500.0  # all connections of one address together
     address_request_burst: float = 5000.0
-    connections_per_address: int = 256
+    connections_per_address: int = 256  # open at once
+    connections_per_second: float = 20.0  # new websocket connections per address
+    connection_burst: float = 256.0  # (or connections_per_address, if more) opened at once before that rate
+    http_requests_per_second: float = 20.0  # plain HTTP requests (the browser client's files) per address
+    http_request_burst: float = 200.0
     hello_timeout: float = 10.0  # seconds a new connection has to say hello
     idle_timeout: float = 600.0  # a greeted connection with no room that sends nothing is closed (not bots)
     guesses_per_second: float = 2.0  # requests naming a room that does not exist, per connection
@@ -108,6 +112,10 @@ class TokenBucket:
         self.stamp = now
         return self.tokens >= n
 
+    def full(self) -> bool:
+        """Whether the bucket has refilled to its burst (nothing would be lost by forgetting it)."""
+        return self.has(self.burst)
+
     @property
     def exhausted(self) -> bool:
         """True once the debt reaches a whole burst: the client ignores `rate_limited`."""
@@ -119,6 +127,8 @@ class _Address:
     requests: TokenBucket
     guesses: TokenBucket
     creations: TokenBucket
+    opened: TokenBucket  # new websocket connections
+    http: TokenBucket  # plain HTTP requests
     connections: int = 0
     refused: int = 0
     login_failures: int = 0
@@ -139,6 +149,7 @@ class ConnectionLimits:
 class Limiter:
     limits: Limits = field(default_factory=Limits)
     _addresses: dict[str, _Address] = field(default_factory=dict)
+    _swept_at: int = 0  # how many addresses were kept at the last sweep
     _hashing: asyncio.Semaphore | None = None
     _hashing_waiting: int = 0
 
@@ -150,11 +161,36 @@ class Limiter:
                 TokenBucket(lim.address_requests_per_second, lim.address_request_burst),
                 TokenBucket(lim.address_guesses_per_second, lim.address_guess_burst),
                 TokenBucket(lim.rooms_created_per_second, lim.rooms_created_burst),
+                TokenBucket(lim.connections_per_second, max(lim.connection_burst, lim.connections_per_address)),
+                TokenBucket(lim.http_requests_per_second, lim.http_request_burst),
             )
             self._addresses[address] = state
+            if len(self._addresses) > 2 * self._swept_at + 1024:
+                self._sweep()
         return state
 
+    def _sweep(self) -> None:
+        """Forget the addresses that hold nothing: no connection, no failed login, every bucket
+        full again (an address that only fetched files, or came and went)."""
+        for address, state in list(self._addresses.items()):
+            if state.connections <= 0 and state.login_failures == 0 and _rested(state):
+                del self._addresses[address]
+        self._swept_at = len(self._addresses)
+
     # Connections.
+
+    def may_open(self, address: str, websocket: bool) -> bool:
+        """Before the handshake: may `address` open a websocket connection (or, not `websocket`,
+        have a plain HTTP request answered)? Refusing here costs a short HTTP reply, where a
+        connection let through costs a handshake, a session and a goodbye."""
+        state = self._address(address)
+        if (state.opened if websocket else state.http).take():
+            return True
+        state.refused += 1
+        if state.refused in (1, 10) or state.refused % 1000 == 0:  # a log line per flood, not per try
+            what = "connections" if websocket else "HTTP requests"
+            log.warning("refused %d %s from %s: too many a second", state.refused, what, address)
+        return False
 
     def admit(self, address: str) -> ConnectionLimits | None:
         """The buckets of a new connection, or None when its address has too many already."""
@@ -177,7 +213,7 @@ class Limiter:
         if state is None:
             return
         state.connections -= 1
-        if state.connections <= 0 and state.login_failures == 0:
+        if state.connections <= 0 and state.login_failures == 0 and _rested(state):
             del self._addresses[conn.address]
 
     # Requests.
@@ -284,3 +320,7 @@ class Limiter:
             yield
         finally:
             self._hashing.release()
+
+
+def _rested(state: _Address) -> bool:
+    return all(b.full() for b in (state.opened, state.http, state.requests, state.guesses, state.creations))

@@ -10,10 +10,11 @@ else. A request that asks to upgrade to a websocket passes through untouched.
 from __future__ import annotations
 
 import email.utils
+import functools
+import hashlib
 import http
 from importlib import resources
 
-from websockets.asyncio.server import ServerConnection
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
@@ -70,7 +71,7 @@ def route(path: str) -> str | None:
     return FILES.get(path)
 
 
-def _response(status: http.HTTPStatus, body: bytes, content_type: str) -> Response:
+def _response(status: http.HTTPStatus, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> Response:
     headers = Headers(
         {
             "Date": email.utils.formatdate(usegmt=True),
@@ -78,18 +79,36 @@ def _response(status: http.HTTPStatus, body: bytes, content_type: str) -> Respon
             "Content-Length": str(len(body)),
             "Connection": "close",
             **SECURITY_HEADERS,
+            **(extra or {}),
         }
     )
     return Response(status.value, status.phrase, headers, body)
 
 
-def process_request(connection: ServerConnection, request: Request) -> Response | None:
-    """Answer a plain HTTP GET with a shipped file (or 404); let websocket upgrades through."""
-    if "websocket" in request.headers.get("Upgrade", "").lower():
-        return None
+@functools.cache
+def _file(name: str) -> tuple[bytes, str]:
+    """A shipped file's bytes and its ETag, read once: the files change only with the package."""
+    body = resources.files("partida.web").joinpath(name).read_bytes()
+    return body, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def respond(request: Request) -> Response:
+    """A plain HTTP GET answered with a shipped file, `304 Not Modified` when the browser has it
+    already (its ETag), or 404."""
     name = route(request.path)
     if name is None:
         return _response(http.HTTPStatus.NOT_FOUND, b"not found\n", CONTENT_TYPES[".txt"])
-    body = resources.files("partida.web").joinpath(name).read_bytes()
+    body, etag = _file(name)
     content_type = CONTENT_TYPES[name[name.rfind(".") :]]
-    return _response(http.HTTPStatus.OK, body, content_type)
+    if etag in request.headers.get("If-None-Match", ""):
+        return _response(http.HTTPStatus.NOT_MODIFIED, b"", content_type, {"ETag": etag})
+    return _response(http.HTTPStatus.OK, body, content_type, {"ETag": etag})
+
+
+def too_many_requests() -> Response:
+    return _response(
+        http.HTTPStatus.TOO_MANY_REQUESTS,
+        b"too many requests; slow down\n",
+        CONTENT_TYPES[".txt"],
+        {"Retry-After": "1"},
+    )
