@@ -169,6 +169,11 @@ class Client:
             await client.close()
             raise
         client.trust(*_listed_nodes(client.welcome))
+        if isinstance(client.welcome.get("resume"), str):
+            # Connections to come (another node, a reconnect) offer the session first: the
+            # server then needs no password check; the password stays for a server that
+            # restarted since, or another node, which do not know the session.
+            client._hello = {**hello, "resume": client.welcome["resume"]}
         return client
 
     def trust(self, *urls: str) -> None:

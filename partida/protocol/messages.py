@@ -48,6 +48,7 @@ class Hello(Request):
     token: str | None = None
     agent: str | None = None
     games: list[str] | None = None
+    resume: str | None = None  # the `resume` of an earlier welcome, with `name`: no password needed
 
 
 @dataclass

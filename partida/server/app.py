@@ -52,6 +52,7 @@ from partida.server.ladders import LadderService
 from partida.server.limits import Limiter, Limits
 from partida.server.lobby import Lobby, check_page_request
 from partida.server.lobby import reply as rooms_reply
+from partida.server.logins import Logins
 from partida.server.presence import plays
 from partida.server.receiving import Connection
 from partida.server.rematch import offer_rematch, open_rematch
@@ -60,6 +61,7 @@ from partida.server.rooms import Room
 from partida.server.session import OUTBOX_BYTES, Identity, Session
 from partida.storage.accounts import check_name
 from partida.storage.database import Database, StorageError, default_url, describe_error
+from partida.storage.models import Account
 from partida.storage.sqlite_claim import SqliteClaim
 from partida.storage.store import Store, StoredGame
 
@@ -112,6 +114,7 @@ class Server:
         self._waiting_by_address = RoomsByAddress(self.rooms, lambda room: room.status == "waiting")
         self._public_by_address = RoomsByAddress(self.rooms, lambda room: room.status in ("waiting", "playing"))
         self.limiter = Limiter(config.limits)
+        self.logins = Logins(config.limits)
         self.addresses = Addresses(config.trusted_proxies)
         self.sessions: set[Session] = set()
         self.challenges = Challenges(on_lapse=self._challenge_lapsed)
@@ -448,13 +451,14 @@ class Server:
                 f"protocol version {req.version} is not supported (supported: {supported})",
                 close=True,
             )
+        resume = None
         if req.token is not None:
-            self.limiter.check_login(session.address)
+            self.logins.check(session.address, None)
             account = await self.store.check_token(req.token)
             if account is None:
-                self.limiter.login_failed(session.address, req.name or "(bot token)")
+                self.logins.failed(session.address, None)
                 raise ProtocolError(ErrorCode.AUTH_FAILED, "unknown bot token", close=True)
-            self.limiter.login_succeeded(session.address)
+            self.logins.succeeded(session.address, None)
             if session.limits is not None:
                 session.limits.exempt = True
             agent = req.agent if req.agent is not None else account.name
@@ -468,18 +472,23 @@ class Server:
                 "only a bot account may declare an agent or games: log in with its token "
                 "(an operator creates one with `partida db create-bot NAME`)",
             )
-        elif req.password is not None:
+        elif req.password is not None or req.resume is not None:
             if not req.name:
                 raise ProtocolError(ErrorCode.AUTH_FAILED, "a password needs an account name", close=True)
-            self.limiter.check_login(session.address)
-            async with self.limiter.hashing():
-                self.limiter.check_login(session.address)  # failures may have come in while waiting
-                account = await self.store.check_password(req.name, req.password)
+            account = await self._resumed(req.name, req.resume) if req.resume is not None else None
             if account is None:
-                self.limiter.login_failed(session.address, req.name)
-                raise ProtocolError(ErrorCode.AUTH_FAILED, "wrong account name or password", close=True)
-            self.limiter.login_succeeded(session.address)
+                if req.password is None:
+                    raise ProtocolError(ErrorCode.AUTH_FAILED, "that session has ended: log in again", close=True)
+                self.logins.check(session.address, req.name)
+                async with self.logins.turn(session.address):
+                    self.logins.check(session.address, req.name)  # failures may have come in while waiting
+                    account = await self.store.check_password(req.name, req.password)
+                if account is None:
+                    self.logins.failed(session.address, req.name)
+                    raise ProtocolError(ErrorCode.AUTH_FAILED, "wrong account name or password", close=True)
+                self.logins.succeeded(session.address, req.name)
             identity = Identity(account.name, "user", account.id)
+            resume = self.logins.resume_token(account.id)
         else:
             name = (req.name or "").strip()[:GUEST_NAME_LENGTH] or f"guest-{session.id}"
             problem = check_name(name, GUEST_NAME_LENGTH, "a name")
@@ -505,10 +514,21 @@ class Server:
                 session=session.id,
                 you=identity.to_data(),
                 **({"nodes": self.cluster.node_urls} if self.cluster is not None else {}),
+                **({"resume": resume} if resume is not None else {}),
             )
         )
         if identity.account_id is not None and identity.kind == "bot":
             await self.return_bot_to_its_seats(session)
+
+    async def _resumed(self, name: str, token: str) -> Account | None:
+        """The user account `name` if `token` is a session token this server gave it."""
+        account_id = self.logins.resumed(token)
+        if account_id is None:
+            return None
+        account = await self.store.get_account(account_id)
+        if account is None or account.kind != "user" or account.name.lower() != name.lower():
+            return None
+        return account
 
     async def return_bot_to_its_seats(self, session: Session) -> None:
         """After a restart the pool bots reconnect (and after a takeover they are here already):

@@ -1,8 +1,8 @@
 """Rate and resource limits: what one connection, or one address, may cost the server.
 
 Pure bookkeeping with no sockets: the server asks before it does the work (`admit` a connection,
-`request` a frame, `may_guess` a room code, `check_login`, `may_create_room`, `may_watch`) and
-reports what happened (`release`, `guessed`, `login_failed`, `login_succeeded`). A refusal is a
+`request` a frame, `may_guess` a room code, `may_create_room`, `may_watch`) and reports what
+happened (`release`, `guessed`); logins have their own bookkeeping (server/logins.py). A refusal is a
 `ProtocolError` with the code `rate_limited` and a sentence saying what to wait for.
 
 The defaults are far above what a person or a bot ever does: a bot ladder at full speed logs in
@@ -12,12 +12,9 @@ second. Every limit can be changed on `partida serve --limit NAME=VALUE`.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from partida.protocol import ErrorCode, ProtocolError
@@ -49,10 +46,12 @@ class Limits:
     waiting_rooms_per_address: int = 200  # rooms not yet started whose creator has this address
     public_rooms_per_address: int = 100  # public rooms waiting or in play whose creator has this address
     rooms_watched: int = 100  # per connection
-    login_failures_allowed: int = 5  # failed logins per address before the back-off starts
+    login_failures_allowed: int = 5  # failed logins for one account from one address before the back-off starts
+    login_failures_per_address: int = 20  # failed logins from one address, whatever the account
+    login_failures_per_network: int = 100  # from one /24 (IPv4) or /64 (IPv6)
     login_backoff_max: float = 300.0  # the longest wait between attempts, in seconds
     hashing_at_once: int = 1  # password checks (argon2, 64 MiB each) running at the same time
-    hashing_queue: int = 64  # password checks waiting their turn; more are refused
+    hashing_queue: int = 64  # password checks waiting their turn, from clean addresses and from others each
     waiting_room_ttl: float = 3600.0  # a room that never starts is closed after this many seconds
     options_bytes: int = 4096  # the largest encoded `options` of a room
 
@@ -131,8 +130,6 @@ class _Address:
     http: TokenBucket  # plain HTTP requests
     connections: int = 0
     refused: int = 0
-    login_failures: int = 0
-    next_login: float = 0.0
 
 
 @dataclass
@@ -150,8 +147,6 @@ class Limiter:
     limits: Limits = field(default_factory=Limits)
     _addresses: dict[str, _Address] = field(default_factory=dict)
     _swept_at: int = 0  # how many addresses were kept at the last sweep
-    _hashing: asyncio.Semaphore | None = None
-    _hashing_waiting: int = 0
 
     def _address(self, address: str) -> _Address:
         state = self._addresses.get(address)
@@ -173,7 +168,7 @@ class Limiter:
         """Forget the addresses that hold nothing: no connection, no failed login, every bucket
         full again (an address that only fetched files, or came and went)."""
         for address, state in list(self._addresses.items()):
-            if state.connections <= 0 and state.login_failures == 0 and _rested(state):
+            if state.connections <= 0 and _rested(state):
                 del self._addresses[address]
         self._swept_at = len(self._addresses)
 
@@ -213,7 +208,7 @@ class Limiter:
         if state is None:
             return
         state.connections -= 1
-        if state.connections <= 0 and state.login_failures == 0 and _rested(state):
+        if state.connections <= 0 and _rested(state):
             del self._addresses[conn.address]
 
     # Requests.
@@ -275,51 +270,6 @@ class Limiter:
     def may_watch(self, watching: int) -> None:
         if watching >= self.limits.rooms_watched:
             raise ProtocolError(ErrorCode.RATE_LIMITED, f"you are watching {watching} rooms already; leave some first")
-
-    # Logins.
-
-    def check_login(self, address: str) -> None:
-        """Before a password is checked: refuse during the back-off after repeated failures."""
-        state = self._addresses.get(address)
-        if state is None:
-            return
-        wait = state.next_login - time.monotonic()
-        if wait > 0:
-            raise ProtocolError(
-                ErrorCode.RATE_LIMITED, f"too many failed logins; try again in {wait:.0f} s", close=True
-            )
-
-    def login_failed(self, address: str, name: str) -> None:
-        state = self._address(address)
-        state.login_failures += 1
-        over = state.login_failures - self.limits.login_failures_allowed
-        if over > 0:  # 1 s after the first failure past the allowance, then 2, 4, 8... up to the max
-            state.next_login = time.monotonic() + min(2.0 ** (over - 1), self.limits.login_backoff_max)
-        log.warning("failed login for %r from %s (%d in a row)", name, address, state.login_failures)
-
-    def login_succeeded(self, address: str) -> None:
-        state = self._addresses.get(address)
-        if state is not None:
-            state.login_failures = 0
-            state.next_login = 0.0
-
-    @asynccontextmanager
-    async def hashing(self) -> AsyncIterator[None]:
-        """A turn to hash a password: a bounded number at once (each takes 64 MiB and a core for
-        a while), a bounded number waiting; beyond that, `rate_limited`."""
-        if self._hashing is None:
-            self._hashing = asyncio.Semaphore(max(self.limits.hashing_at_once, 1))
-        if self._hashing_waiting >= self.limits.hashing_queue:
-            raise ProtocolError(ErrorCode.RATE_LIMITED, "the server is busy checking passwords; try again", close=True)
-        self._hashing_waiting += 1
-        try:
-            await self._hashing.acquire()
-        finally:
-            self._hashing_waiting -= 1
-        try:
-            yield
-        finally:
-            self._hashing.release()
 
 
 def _rested(state: _Address) -> bool:

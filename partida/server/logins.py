@@ -1,0 +1,195 @@
+"""Logins under attack: back-off after failures, a fair queue for password checks, and session
+tokens that let a returning connection in without checking its password again.
+
+A password check (argon2, 64 MiB and tens of milliseconds of a core) is the most expensive
+thing a client can make the server do, so a crowd sending wrong passwords must neither starve
+everyone else's logins nor lock out people who happen to share an address with it:
+
+- failures are counted three ways: per address and account name (a guesser of one account),
+  per address (a guesser of many), and per network (/24, /64: a guesser spread over its
+  neighbourhood), each with its own allowance before the back-off starts;
+- an address has at most one check queued or running at a time;
+- checks from addresses and networks with no recent failure go before the others, so a
+  person logging in from a clean address waits for at most the clean checks ahead of them;
+- a successful password login is given a session token (`resume`): a reconnect presents it and
+  needs no argon2 at all.
+
+Session tokens are signed with a secret of this server process: they last `RESUME_SECONDS` or
+until the server restarts, after which the client logs in with its password again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import collections
+import contextlib
+import hashlib
+import hmac
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from partida.protocol import ErrorCode, ProtocolError
+from partida.server.addresses import network_of
+from partida.server.limits import Limits
+
+log = logging.getLogger(__name__)
+
+RECENT = 600.0  # seconds a failure keeps an address or network from the front of the queue
+RESUME_SECONDS = 7 * 24 * 3600.0
+
+
+@dataclass
+class _Failures:
+    count: int = 0
+    next_try: float = 0.0  # monotonic time before which a login is refused
+    last: float = 0.0
+
+
+class Logins:
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._failures: dict[tuple[str, str], _Failures] = {}
+        self._swept_at = 0
+        self._checking: set[str] = set()  # addresses with a check queued or running
+        self._running = 0
+        # Waiting checks (address, woken when its turn comes), from clean addresses and from others.
+        self._clean: collections.deque[tuple[str, asyncio.Future[None]]] = collections.deque()
+        self._suspect: collections.deque[tuple[str, asyncio.Future[None]]] = collections.deque()
+        self._secret = secrets.token_bytes(32)
+
+    # Back-off.
+
+    def _keys(self, address: str, name: str | None) -> list[tuple[tuple[str, str], int]]:
+        """Each count a login from `address` for `name` falls under, with its allowance."""
+        keys = [(("address", address), self.limits.login_failures_per_address)]
+        keys.append((("network", network_of(address)), self.limits.login_failures_per_network))
+        if name is not None:
+            keys.append((("account", f"{address} {name.lower()}"), self.limits.login_failures_allowed))
+        return keys
+
+    def check(self, address: str, name: str | None) -> None:
+        """Before a login is checked: refuse during a back-off that applies to it."""
+        now = time.monotonic()
+        wait = max(
+            (f.next_try - now for f in map(self._failures.get, [k for k, _ in self._keys(address, name)]) if f),
+            default=0.0,
+        )
+        if wait > 0:
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED, f"too many failed logins; try again in {wait:.0f} s", close=True
+            )
+
+    def failed(self, address: str, name: str | None) -> None:
+        now = time.monotonic()
+        for key, allowed in self._keys(address, name):
+            failures = self._failures.get(key)
+            if failures is None:
+                failures = self._failures[key] = _Failures()
+            failures.count += 1
+            failures.last = now
+            over = failures.count - allowed
+            if over > 0:  # 1 s after the first failure past the allowance, then 2, 4, 8... up to the max
+                failures.next_try = now + min(2.0 ** (over - 1), self.limits.login_backoff_max)
+        if len(self._failures) > 2 * self._swept_at + 1024:
+            self._sweep(now)
+        count = self._failures[("address", address)].count
+        log.warning("failed login for %r from %s (%d in a row)", name or "(bot token)", address, count)
+
+    def succeeded(self, address: str, name: str | None) -> None:
+        """A right password or token forgives its address and account their failures (not its
+        network's: a neighbour's success says nothing of the guesser next door)."""
+        for key, _ in self._keys(address, name):
+            if key[0] != "network":
+                self._failures.pop(key, None)
+
+    def has_failures(self, address: str) -> bool:
+        """Whether `address` or its network failed a login recently."""
+        now = time.monotonic()
+        for key in (("address", address), ("network", network_of(address))):
+            failures = self._failures.get(key)
+            if failures is not None and now - failures.last < RECENT:
+                return True
+        return False
+
+    def _sweep(self, now: float) -> None:
+        for key, failures in list(self._failures.items()):
+            if now - failures.last > max(RECENT, self.limits.login_backoff_max) and failures.next_try <= now:
+                del self._failures[key]
+        self._swept_at = len(self._failures)
+
+    # The queue of password checks.
+
+    @asynccontextmanager
+    async def turn(self, address: str) -> AsyncIterator[None]:
+        """A turn to check a password from `address`: one at a time per address, a bounded number
+        at once, clean addresses first; beyond the queue's bound, `rate_limited`."""
+        if address in self._checking:
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED, "a login from your address is being checked; wait for its answer", close=True
+            )
+        queue = self._suspect if self.has_failures(address) else self._clean
+        if len(queue) >= self.limits.hashing_queue:
+            raise ProtocolError(ErrorCode.RATE_LIMITED, "the server is busy checking passwords; try again", close=True)
+        self._checking.add(address)
+        try:
+            if self._running >= max(self.limits.hashing_at_once, 1) or self._clean or self._suspect:
+                waiter = asyncio.get_running_loop().create_future()
+                queue.append((address, waiter))
+                try:
+                    await waiter
+                except BaseException:
+                    for waiting in (self._clean, self._suspect):
+                        with contextlib.suppress(ValueError):
+                            waiting.remove((address, waiter))
+                    if waiter.done() and not waiter.cancelled():
+                        self._running -= 1  # it was handed a turn it will not take
+                        self._next()
+                    raise
+            else:
+                self._running += 1
+            try:
+                yield
+            finally:
+                self._running -= 1
+                self._next()
+        finally:
+            self._checking.discard(address)
+
+    def _next(self) -> None:
+        while self._running < max(self.limits.hashing_at_once, 1) and (self._clean or self._suspect):
+            if self._clean:
+                address, waiter = self._clean.popleft()
+                if self.has_failures(address):  # its neighbours failed since it was queued
+                    self._suspect.append((address, waiter))
+                    continue
+            else:
+                address, waiter = self._suspect.popleft()
+            if not waiter.done():
+                self._running += 1
+                waiter.set_result(None)
+
+    # Session tokens.
+
+    def resume_token(self, account_id: int) -> str:
+        expires = int(time.time() + RESUME_SECONDS)
+        body = f"{account_id}.{expires}"
+        return f"{body}.{self._sign(body)}"
+
+    def resumed(self, token: str) -> int | None:
+        """The account a session token was given to, if it is this server's and still good."""
+        body, _, signature = token.rpartition(".")
+        account, _, expires = body.partition(".")
+        if not (account.isdigit() and expires.isdigit() and len(token) < 200):
+            return None
+        if not hmac.compare_digest(signature, self._sign(body)) or int(expires) < time.time():
+            return None
+        return int(account)
+
+    def _sign(self, body: str) -> str:
+        digest = hmac.new(self._secret, body.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")

@@ -1,0 +1,136 @@
+"""Logins under attack: a crowd of guessers neither starves a person logging in from elsewhere nor
+locks out a person behind the guessers' address, and a session token skips the password check."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect as ws_connect
+
+from partida.client import Client, ServerError
+from partida.server.app import Server, ServerConfig
+from partida.server.limits import Limits
+
+
+@pytest.fixture
+async def limited(db_url: str) -> AsyncIterator[Callable[..., Any]]:
+    servers: list[Server] = []
+
+    async def start(**changes: Any) -> Server:
+        server = Server(ServerConfig(port=0, db_url=db_url, limits=Limits(**changes)))
+        await server.start()
+        await server.store.create_user("ada", "correct horse")
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        with contextlib.suppress(Exception):
+            await server.stop()
+
+
+async def login(url: str, address: str, name: str, password: str) -> dict[str, Any]:
+    """One password login from the loopback address `address`; the server's reply."""
+    async with ws_connect(url, local_addr=(address, 0)) as ws:
+        await ws.send(json.dumps({"type": "hello", "version": 2, "name": name, "password": password}))
+        return json.loads(await asyncio.wait_for(ws.recv(), 60))
+
+
+async def guess_forever(url: str, address: str) -> None:
+    while True:
+        with contextlib.suppress(Exception):
+            await login(url, address, "ada", "wrong guess")
+        await asyncio.sleep(0.05)  # the guessers share the server's event loop here: leave it room
+
+
+async def test_a_crowd_of_guessers_does_not_starve_a_login_from_a_clean_address(limited) -> None:
+    """40 addresses, two connections each, guess ada's password without pause; ada logs in from
+    another network. Before, the queue of 64 checks was full of guesses and ada was refused."""
+    server = await limited(hashing_at_once=1, hashing_queue=64, login_failures_allowed=1000)
+    guessers = [
+        asyncio.create_task(guess_forever(server.url, f"127.0.0.{host}")) for host in range(2, 42) for _ in range(2)
+    ]
+    try:
+        await asyncio.sleep(1.0)  # every guesser has failed by now: the queue is theirs
+        started = time.monotonic()
+        replies = [await login(server.url, f"127.0.1.{i}", "ada", "correct horse") for i in range(1, 4)]
+        took = time.monotonic() - started
+    finally:
+        for task in guessers:
+            task.cancel()
+        await asyncio.gather(*guessers, return_exceptions=True)
+    assert [r["type"] for r in replies] == ["welcome"] * 3, replies
+    assert took < 30  # a bound for a loaded machine; ada waits for the clean checks ahead only
+
+
+async def test_a_person_behind_a_guessers_address_can_still_log_in(limited) -> None:
+    """A NAT or a proxy: the same address guesses bob's password; ada's own login is not locked."""
+    server = await limited()
+    await server.store.create_user("bob", "battery staple")
+    for _ in range(10):
+        reply = await login(server.url, "127.0.0.9", "bob", "wrong guess")
+        assert reply["type"] == "error"
+    assert (await login(server.url, "127.0.0.9", "bob", "battery staple"))["code"] == "rate_limited"
+    assert (await login(server.url, "127.0.0.9", "ada", "correct horse"))["type"] == "welcome"
+
+
+async def test_an_address_that_guesses_many_accounts_is_backed_off(limited) -> None:
+    server = await limited(login_failures_per_address=4)
+    for i in range(5):  # four allowed, then a back-off from the fifth failure on
+        assert (await login(server.url, "127.0.0.9", f"user{i}", "wrong guess"))["code"] == "auth_failed"
+    assert (await login(server.url, "127.0.0.9", "ada", "correct horse"))["code"] == "rate_limited"
+    assert (await login(server.url, "127.0.3.9", "ada", "correct horse"))["type"] == "welcome"
+
+
+async def test_one_password_check_at_a_time_per_address(limited) -> None:
+    server = await limited()
+    replies = await asyncio.gather(*(login(server.url, "127.0.0.7", "ada", "wrong guess") for _ in range(6)))
+    codes = sorted(r["code"] for r in replies)
+    assert "rate_limited" in codes and "auth_failed" in codes
+
+
+async def hello(url: str, **fields: Any) -> dict[str, Any]:
+    async with ws_connect(url) as ws:
+        await ws.send(json.dumps({"type": "hello", "version": 2, **fields}))
+        return json.loads(await asyncio.wait_for(ws.recv(), 10))
+
+
+async def test_a_session_token_logs_in_again_without_a_password_check(limited) -> None:
+    server = await limited()
+    ada = await Client.connect(server.url, name="ada", password="correct horse")
+    token = ada.welcome["resume"]
+    await ada.close()
+    server.logins.limits.hashing_queue = 0  # from now on every password check is refused
+    with pytest.raises(ServerError) as refused:
+        await Client.connect(server.url, name="ada", password="correct horse")
+    assert refused.value.code == "rate_limited"
+    welcome = await hello(server.url, name="ada", resume=token)
+    assert welcome["type"] == "welcome" and welcome["you"] == {"name": "ada", "kind": "user", "agent": None}
+    assert welcome["resume"]
+    forged = token[:-1] + ("A" if token[-1] != "A" else "B")
+    await server.store.create_user("bob", "battery staple")
+    for name, bad in (("bob", token), ("ada", forged), ("ada", "1.99999999999.x")):
+        reply = await hello(server.url, name=name, resume=bad)
+        assert reply["code"] == "auth_failed", (name, bad)
+
+
+async def test_a_session_token_from_before_a_restart_falls_back_to_the_password(limited, db_url: str) -> None:
+    server = await limited()
+    ada = await Client.connect(server.url, name="ada", password="correct horse")
+    token = ada.welcome["resume"]
+    await ada.close()
+    await server.stop()
+    restarted = Server(ServerConfig(port=0, db_url=db_url))
+    await restarted.start()
+    try:
+        assert (await hello(restarted.url, name="ada", resume=token))["code"] == "auth_failed"
+        both = await hello(restarted.url, name="ada", resume=token, password="correct horse")
+        assert both["type"] == "welcome"
+    finally:
+        await restarted.stop()
