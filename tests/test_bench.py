@@ -89,3 +89,9 @@ def test_the_sqlite_commit_benchmark_times_both_ways_of_writing() -> None:
         ("INSERT alone (autocommit)", True),
     ]
     assert all(0 < r["ms_p50"] <= r["ms_p99"] for r in runs)
+
+
+def test_the_determinize_benchmark_scores_its_pairs() -> None:
+    *games, summary = run_bench("ismcts_determinize.py", "--game", "agram", "--pairs", "2", "--iterations", "4")
+    assert len(games) == 4 and {tuple(g["consistent_seats"]) for g in games} == {(0, 2), (1, 3)}
+    assert summary["pairs"] == 2 and 0 <= summary["share"] <= 1
