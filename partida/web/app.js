@@ -10,8 +10,10 @@ import { duel } from "./board_duel.js";
 import { CLOCKS, clockBar, endingControls } from "./room_controls.js";
 import { showReplay, storedGamesList } from "./replay.js";
 import { laddersList, showLadder } from "./ladder.js";
+import { headline, scoresText } from "./results.js";
 
 const BOARDS = { tictactoe, othello, duel };
+const DEFAULT_GAME = "tictactoe"; // the new-room form's first choice: two seats, a minute's game
 const SEATS_KEY = "partida.seats"; // room code -> {seat, token}: a reload returns to the seat
 const NAME_KEY = "partida.name";
 const PASSWORD_KEY = "partida.password"; // sessionStorage only: survives a reload, not the tab
@@ -135,10 +137,25 @@ function reconnectSoon() {
   }, delay);
 }
 
+// Addresses: a room is /r/CODE (the server answers it with this page), a replay /#/replay/ID and
+// a ladder /#/ladder/NAME (fragments: the server serves / for both), so reload and share keep you there.
+function pageFromHash() {
+  const match = location.pathname === "/" && location.hash.match(/^#\/(replay|ladder)\/([^/]+)$/);
+  if (!match) return null;
+  return { kind: match[1], key: decodeURIComponent(match[2]) };
+}
+
 async function route(watch = false) {
   const code = codeFromPath();
+  const page = pageFromHash();
   if (code) await enterRoom(code, { watch });
+  else if (page && page.kind === "replay" && /^\d+$/.test(page.key)) openReplay(Number(page.key));
+  else if (page && page.kind === "ladder") await openLadder(page.key);
   else await showLobby();
+}
+
+function goTo(address) {
+  if (location.pathname + location.hash !== address) history.pushState({}, "", address);
 }
 
 // The lobby.
@@ -168,10 +185,10 @@ async function showLobby() {
   );
   clear(
     main,
-    h("section.card", {}, h("h2", {}, "New room"), createForm()),
     h("section.card", {}, h("h2", {}, "Public rooms"), rooms, h("h3", {}, "A room by its code"), joinForm),
-    h("section.card", {}, h("h2", {}, "Finished games"), stored),
+    h("section.card", {}, h("h2", {}, "New room"), createForm()),
     ladders,
+    h("section.card", {}, h("h2", {}, "Finished games"), stored),
   );
   laddersList(app.conn, openLadder).then(
     (list) => {
@@ -187,8 +204,7 @@ async function showLobby() {
   );
   const refresh = async () => {
     try {
-      const reply = await app.conn.request("list_rooms");
-      drawRooms(rooms, reply.rooms);
+      drawRooms(rooms, await fetchRooms());
     } catch {
       /* the reconnect path redraws */
     }
@@ -198,7 +214,14 @@ async function showLobby() {
   app.lobbyTimer = setInterval(refresh, 4000);
 }
 
+// The lobby's one source of rooms (the public rooms' summaries); every lobby fetch goes through here.
+async function fetchRooms() {
+  const reply = await app.conn.request("list_rooms");
+  return reply.rooms;
+}
+
 function openReplay(gameId) {
+  goTo(`/#/replay/${gameId}`);
   stopLobbyPolling();
   app.room = null;
   const boardFor = (game, view) => BOARDS[game] || (view && Array.isArray(view.locations) ? recycle : generic);
@@ -207,6 +230,7 @@ function openReplay(gameId) {
 
 // A ladder's standings and rating plot, asked again every few seconds while shown.
 async function openLadder(name) {
+  goTo(`/#/ladder/${encodeURIComponent(name)}`);
   stopLobbyPolling();
   try {
     const refresh = await showLadder(main, app.conn, name);
@@ -244,7 +268,7 @@ function createForm() {
   const gameSelect = h(
     "select",
     { id: "game", name: "game" },
-    [...app.games.values()].map((g) => h("option", { value: g.name }, g.title)),
+    [...app.games.values()].map((g) => h("option", { value: g.name, selected: g.name === DEFAULT_GAME }, g.title)),
   );
   const details = h("div");
   const form = h("form.create", { id: "create" }, h("label", { for: "game" }, "Game"), gameSelect, details);
@@ -391,17 +415,25 @@ function moveTo(url, code, saved, watch) {
   location.assign(`${base}/r/${code}#${carried}`);
 }
 
+// A link that carries a seat token could come from anyone: it seats this browser (under the
+// link's name) only if the person says yes. A carried name alone never replaces a stored one.
 function keepCarried() {
-  if (!location.hash.startsWith("#")) return false;
-  const carried = new URLSearchParams(location.hash.slice(1));
-  if (carried.get("name")) localStorage.setItem(NAME_KEY, carried.get("name"));
-  const seat = carried.get("seat");
   const code = codeFromPath();
-  if (seat && code) {
-    const [number, token] = seat.split(":");
-    saveSeat(code, Number(number), token);
-  }
+  if (!code || !location.hash.startsWith("#")) return false;
+  const carried = new URLSearchParams(location.hash.slice(1));
   history.replaceState({}, "", location.pathname);
+  const name = carried.get("name");
+  const seat = carried.get("seat");
+  if (seat) {
+    const [number, token] = seat.split(":");
+    const as = name || localStorage.getItem(NAME_KEY) || "a guest";
+    const question = `This link seats you in room ${code} (seat ${Number(number) + 1}) as ${as}. Take that seat?`;
+    if (!/^\d+$/.test(number) || !token || !window.confirm(question)) return carried.get("watch") === "1";
+    if (name) localStorage.setItem(NAME_KEY, name);
+    saveSeat(code, Number(number), token);
+  } else if (name && !localStorage.getItem(NAME_KEY)) {
+    localStorage.setItem(NAME_KEY, name);
+  }
   return carried.get("watch") === "1";
 }
 
@@ -420,6 +452,8 @@ function openRoom(code, summary, seat, keepUpdate = false) {
     update: keepUpdate && previous ? previous.update : null,
     prev: null,
     log: previous ? previous.log : [],
+    lastMove: previous ? previous.lastMove : 0,
+    recordAsked: previous ? previous.recordAsked : false,
     checked: previous ? previous.checked : null,
     pendingUpdate: null,
   };
@@ -429,6 +463,7 @@ function openRoom(code, summary, seat, keepUpdate = false) {
     delete app.pendingUpdates[code];
   }
   drawRoom();
+  fetchRecord(app.room);
 }
 
 // Before the start, leaving frees the seat (and its token stops working).
@@ -466,6 +501,7 @@ function onPush(message) {
     room.update = message;
     if (message.seat !== undefined && message.seat !== null) room.seat = message.seat;
     drawRoom();
+    fetchRecord(room);
   } else if (message.type === "room" && room && codeOf(message) === room.code && summaryOf(message)) {
     noteSeats(room, room.summary, summaryOf(message));
     room.summary = summaryOf(message);
@@ -487,15 +523,64 @@ function onPush(message) {
   }
 }
 
+// A seat's name; seats that share one (three bots of one agent) are told apart by their number.
 function seatName(room, seat) {
-  const s = room.summary && room.summary.seats[seat];
-  const name = s && s.name ? s.name : `seat ${seat + 1}`;
+  const seats = room.summary ? room.summary.seats : [];
+  const s = seats[seat];
+  let name = s && s.name ? s.name : `seat ${seat + 1}`;
+  if (s && s.name && seats.filter((other) => other.name === s.name).length > 1) name = `${s.name} #${seat + 1}`;
   return seat === room.seat ? `${name} (you)` : name;
 }
 
-function addLog(room, text) {
-  room.log.push(text);
-  if (room.log.length > 200) room.log.shift();
+// The room's record: moves keyed by their number (`seq` after the move), and notes (joins,
+// passes, offers) that belong after a move number. Drawn in order of move, then arrival.
+function addLog(room, text, move = null, by = {}) {
+  const after = move ?? room.lastMove ?? 0;
+  if (move !== null) {
+    if (room.log.some((entry) => entry.move === move)) return;
+    room.lastMove = Math.max(room.lastMove ?? 0, move);
+  }
+  room.log.push({ move, after, text, order: room.log.length, seat: by.seat, action: by.action });
+}
+
+// Who played a card, from the moves seen (a trick's cards are told apart by their players).
+function playedBy(room, card) {
+  let seat;
+  for (const entry of logEntries(room)) {
+    if (typeof entry.action === "string" && (entry.action === card || entry.action.startsWith(`${card}:`))) seat = entry.seat;
+  }
+  return seat;
+}
+
+function logEntries(room) {
+  return [...room.log].sort((a, b) => a.after - b.after || (a.move === null) - (b.move === null) || a.order - b.order);
+}
+
+// The moves made before this page saw the room (a reload, a late spectator, a finished game):
+// the stored game's `log` (every move in words once the game is over; the actions of a live
+// perfect-information game). Asked once per room; a hidden-information game in play has none.
+async function fetchRecord(room) {
+  const update = room.update;
+  if (room.recordAsked || !update || !update.game_id || !update.seq) return;
+  const known = new Set(room.log.filter((e) => e.move !== null).map((e) => e.move));
+  let missing = false;
+  for (let move = 1; move <= update.seq; move++) if (!known.has(move)) missing = true;
+  if (!missing) return;
+  room.recordAsked = true;
+  let reply;
+  try {
+    reply = await app.conn.request("game", { game_id: update.game_id });
+  } catch {
+    return; // a private game of others, or a server without stored games: what was seen stays
+  }
+  if (app.room !== room) return;
+  const board = boardOf(room);
+  (reply.game.log || []).forEach((entry, i) => {
+    const who = entry.seat === null || entry.seat === undefined ? "" : `${seatName(room, entry.seat)} `;
+    const what = entry.text ?? (entry.action !== null && entry.action !== undefined ? board.actionText(entry.action, room.update) : "acts");
+    addLog(room, `${who}${what}`, i + 1, entry);
+  });
+  drawRoom();
 }
 
 function boardOf(room) {
@@ -511,7 +596,7 @@ function noteLast(room, update) {
   const board = boardOf(room);
   const who = last.seat === null || last.seat === undefined ? "" : `${seatName(room, last.seat)} `;
   const what = last.text ?? (last.action !== null && last.action !== undefined ? board.actionText(last.action, update) : "acts");
-  addLog(room, `${who}${what}`);
+  addLog(room, `${who}${what}`, update.seq, last);
   if (board.passNote) {
     const note = board.passNote(update);
     if (note) addLog(room, note);
@@ -611,6 +696,7 @@ function drawRoom() {
       act,
       redraw: drawRoom,
       seatName: (seat) => seatName(room, seat),
+      playedBy: (card) => playedBy(room, card),
     };
     const drawn = board.render(ctx);
     body.push(h("div.board", { id: "board", dataset: { game: summary.game, seq: update.seq } }, drawn.element));
@@ -618,7 +704,13 @@ function drawRoom() {
     body.unshift(clockBar(update, (seat) => seatName(room, seat)));
     side.push(endingControls(room, update, (type) => request(room, type), (seat) => seatName(room, seat)));
   }
-  const log = h("ol.log", { id: "log" }, room.log.slice(-30).map((line) => h("li", {}, line)));
+  const log = h(
+    "ol.log",
+    { id: "log" },
+    logEntries(room).map((entry) =>
+      h("li", { class: entry.move === null ? "note" : "", dataset: entry.move === null ? {} : { move: entry.move } }, entry.move === null ? "" : h("span.n", {}, `${entry.move}.`), entry.text),
+    ),
+  );
   clear(
     main,
     h("section.room", {}, header, seats, h("div.play", {}, h("div.board-col", {}, body), h("aside.side", {}, side, h("h3", {}, "Moves"), log))),
@@ -636,7 +728,7 @@ function sidePanel(room, update, board, drawn, ctx) {
       h(
         "div.prompt",
         { id: "prompt", dataset: { kind: decision.kind, name: decision.name } },
-        h("p.prompt-text", {}, "Your move: ", decision.text || decision.name),
+        h("p.prompt-text", {}, "Your move: ", promptText(decision, board)),
         drawn.handles ? null : promptWidget(decision, act, (v) => (board.nameOf ? board.nameOf(v, ctx) : String(v))),
         drawn.extra || null,
       ),
@@ -647,16 +739,19 @@ function sidePanel(room, update, board, drawn, ctx) {
   return out;
 }
 
+// What the open decision asks, in words: the game's own text, else the board's, else by its kind.
+function promptText(decision, board) {
+  const own = decision.text && !/^choose (one|some)$/i.test(decision.text.trim()) ? decision.text : null;
+  if (own) return own;
+  if (board.promptText) return board.promptText(decision);
+  return { choose_one: "pick one option below", choose_subset: "tick the options you want, then confirm", assign: "assign each item below, then confirm", order: "put these in order, then confirm" }[decision.kind] || decision.name;
+}
+
 function resultPanel(room, update) {
   const result = update.result || {};
-  const winners = result.winners || [];
-  // why it ended, when not by the rules (the server's result.reason)
-  const why = { time: " on time", resign: " by resignation", draw_agreed: " by agreement", abandoned: " (a player left)" }[result.reason] || "";
-  let headline;
-  if (result.reason === "aborted") headline = "Aborted: no result.";
-  else if (winners.length === 0 || winners.length === room.summary.seats.length) headline = `Draw${why}.`;
-  else headline = `${winners.map((s) => seatName(room, s)).join(" and ")} ${winners.length > 1 ? "win" : "wins"}${why}.`;
-  const scores = result.scores && result.scores.length ? h("p", {}, "Scores: ", result.scores.map((s, i) => `${seatName(room, i)} ${s}`).join(", ")) : null;
+  const names = (seat) => seatName(room, seat);
+  const scoreLine = scoresText(room.summary.game, result, names);
+  const scores = scoreLine ? h("p", { id: "scores" }, scoreLine) : null;
   const check = h("p.fair", { id: "fair" }, "checking the seed…");
   const seed = update.seed === undefined || update.seed === null ? null : String(update.seed);
   if (seed !== null) verifySeed(room, seed, check);
@@ -664,13 +759,13 @@ function resultPanel(room, update) {
   return h(
     "div.result",
     { id: "result" },
-    h("p.headline", {}, "Game over. ", headline),
+    h("p.headline", {}, "Game over. ", headline(result, room.summary.seats.length, names)),
     scores,
     seed !== null ? h("p.seed", {}, "Seed: ", h("code", { id: "seed" }, seed)) : null,
     h("p.hash", {}, "Hash published at the start: ", h("code", {}, room.summary.seed_hash)),
     check,
     h("button", { type: "button", id: "to-lobby", onclick: () => { history.pushState({}, "", "/"); showLobby(); } }, "Back to the lobby"),
-    update.game_id && room.summary.public ? h("button", { type: "button", id: "replay-this", onclick: () => { history.pushState({}, "", "/"); openReplay(update.game_id); } }, "Replay this game") : null,
+    update.game_id && room.summary.public ? h("button", { type: "button", id: "replay-this", onclick: () => openReplay(update.game_id) }, "Replay this game") : null,
   );
 }
 

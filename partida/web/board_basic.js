@@ -74,7 +74,10 @@ export const othello = {
     const notes = [];
     const pass = othello.passNote(ctx.update);
     if (pass) notes.push(h("p.pass", {}, pass));
-    return { element: h("div.othello-wrap", {}, info, h("div.othello", {}, squares), notes), handles: true };
+    const files = h("div.files", { "aria-hidden": "true" }, [...FILES].map((f) => h("span", {}, f)));
+    const ranks = h("div.ranks", { "aria-hidden": "true" }, [1, 2, 3, 4, 5, 6, 7, 8].map((r) => h("span", {}, String(r))));
+    const frame = h("div.othello-frame", {}, h("span"), files, ranks, h("div.othello", {}, squares));
+    return { element: h("div.othello-wrap", {}, info, frame, notes), handles: true };
   },
   // Passes are automatic: the same side moving twice in a row means the other had no move.
   passNote(update) {

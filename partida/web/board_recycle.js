@@ -34,11 +34,16 @@ function cardFace(card, clickable, onclick) {
   );
 }
 
+// On the table a card carries the name of the seat that played it, when the page saw it played.
 function zone(loc, ctx, choose) {
+  const onTable = loc.owner < 0;
   const cards = loc.cards
     ? loc.cards.map((card) => {
         const option = choose(card);
-        return cardFace(card, option !== undefined, () => ctx.act(option));
+        const face = cardFace(card, option !== undefined, () => ctx.act(option));
+        const by = onTable && ctx.playedBy ? ctx.playedBy(cardText(card)) : undefined;
+        if (by === undefined || by === null) return face;
+        return h("span.played", { dataset: { by } }, face, h("small.by", {}, ctx.seatName(by)));
       })
     : Array.from({ length: Math.min(loc.count, 13) }, () => h("span.pcard.back", { "aria-hidden": "true" }));
   return h(
@@ -86,7 +91,11 @@ export const recycle = {
       handles: false, // options that name no card (throw the dice, pass) stay as buttons
     };
   },
-  actionText: (action) => `chooses ${action}`,
+  actionText: (action) => `plays ${action}`,
+  promptText: (decision) => {
+    const cards = (decision.options || []).filter((o) => typeof o === "string" && /^\S+ \S+(:|$)/.test(o));
+    return cards.length ? "click a card to play it" : "pick one option below";
+  },
 };
 
 function roundTable(view, ctx) {

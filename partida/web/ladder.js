@@ -3,6 +3,7 @@
 // playing while one looks, so the page asks again every few seconds.
 
 import { clear, h } from "./dom.js";
+import { clockText } from "./results.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const COLORS = ["#1f6f4a", "#b3261e", "#2456a6", "#c77d00", "#7b3fa0", "#00838f", "#6d4c41", "#c2185b", "#558b2f", "#37474f"];
@@ -59,7 +60,7 @@ export async function showLadder(main, conn, name) {
     ]);
     const info = list.ladders.find((l) => l.name === name);
     if (info) {
-      const clock = info.clock ? ` · clock ${JSON.stringify(info.clock)}` : "";
+      const clock = info.clock ? ` · clock ${clockText(info.clock)}` : "";
       head.textContent = `${info.game}, ${info.seats} seats${clock} · ${info.rated_games} rated games · ${info.connected} bots connected, ${info.playing} games in play`;
       main.querySelector("#ladder").dataset.rated = String(info.rated_games);
     }

@@ -8,18 +8,26 @@ import { clear, h } from "./dom.js";
 export async function storedGamesList(conn, open) {
   const reply = await conn.request("games", { status: "finished", limit: 20 });
   if (!reply.games.length) return h("p.muted", {}, "No finished games yet.");
+  const item = (g) => {
+    const winners = (g.result && g.result.winners) || [];
+    const names = g.seats.map((s) => s.name);
+    const outcome = !g.result ? "" : winners.length === 0 || winners.length === names.length ? " · a draw" : ` · ${winners.map((w) => names[w]).join(" and ")} won`;
+    return h(
+      "li",
+      { dataset: { gameId: g.game_id, game: g.game } },
+      h("b", {}, g.game),
+      ` #${g.game_id} · ${names.join(" vs ")}${outcome} · ${g.moves} moves `,
+      h("button", { type: "button", onclick: () => open(g.game_id) }, "Replay"),
+    );
+  };
+  // Games between bots only (ladders, mostly) are folded away so that people's games stay in sight.
+  const people = reply.games.filter((g) => g.seats.some((s) => s.kind !== "bot"));
+  const bots = reply.games.filter((g) => !g.seats.some((s) => s.kind !== "bot"));
   return h(
-    "ul.rooms",
+    "div",
     { id: "stored" },
-    reply.games.map((g) =>
-      h(
-        "li",
-        { dataset: { gameId: g.game_id, game: g.game } },
-        h("b", {}, g.game),
-        ` #${g.game_id} · ${g.seats.map((s) => s.name).join(" vs ")} · ${g.moves} moves `,
-        h("button", { type: "button", onclick: () => open(g.game_id) }, "Replay"),
-      ),
-    ),
+    people.length ? h("ul.rooms", {}, people.map(item)) : h("p.muted", {}, "No finished games between people yet."),
+    bots.length ? h("details", { id: "bot-games" }, h("summary", {}, `${bots.length} recent games between bots`), h("ul.rooms", {}, bots.map(item))) : null,
   );
 }
 
@@ -84,7 +92,7 @@ export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})
       { id: "replay" },
       h("h2", {}, `Replay: ${info.title || game.game} #${game.game_id}`),
       h("p", {}, game.seats.map((s) => s.name).join(" vs "), game.status === "finished" ? (result ? ` · won by ${result}` : " · a draw") : ` · ${game.status}`),
-      game.seed ? h("p.muted", {}, "Seed ", h("code", {}, String(game.seed)), " · hash ", h("code", {}, game.seed_hash)) : null,
+      game.seed ? h("p.muted.wrap", {}, "Seed ", h("code", {}, String(game.seed)), " · hash ", h("code", {}, game.seed_hash)) : null,
       h(
         "div.controls.replay-controls",
         {},
