@@ -173,6 +173,12 @@ async def test_a_person_plays_othello_against_a_bot_to_the_end_by_clicking(
     await page.click("#create-room")
     await page.wait_for_selector("#board")
     assert await page.locator('[data-count="black"]').inner_text() == "ada (you): 2"
+    # Coordinates around the board (the log says `plays G5`), and the prompt in sight on a phone.
+    assert await page.locator(".othello-frame .files span").all_inner_texts() == list("abcdefgh")
+    assert await page.locator(".othello-frame .ranks span").all_inner_texts() == [str(r) for r in range(1, 9)]
+    await page.wait_for_selector("#prompt")
+    prompt = await page.locator("#prompt").bounding_box()
+    assert prompt is not None and prompt["y"] + prompt["height"] <= 844
     moves = 0
     while True:
         await page.wait_for_selector(".sq.playable, #result")
@@ -240,7 +246,13 @@ async def test_a_recycle_card_game_plays_to_the_end_in_the_generic_renderer(
             break
         card = page.locator(".pcard.playable >> nth=0")
         chosen = await card.get_attribute("data-card")
+        assert "choose one" not in await page.locator("#prompt .prompt-text").inner_text()
         await ada.click_and_wait(".pcard.playable >> nth=0")
+        if await page.locator("#result").count() == 0 and clicks == 0:
+            # the card just played lies on the table under its player's name (unless the trick closed)
+            mine = page.locator(f'.table .played[data-by="0"] [data-card="{chosen}"]')
+            bots_cards = page.locator('.table .played:not([data-by="0"])')
+            assert await mine.count() == 1 or await bots_cards.count() == 0
         assert await page.locator(f'[data-seat-area="0"] [data-zone="HAND"] [data-card="{chosen}"]').count() == 0
         clicks += 1
     assert clicks == 6  # one card per trick, six tricks
@@ -457,6 +469,7 @@ async def test_a_stored_game_replays_move_by_move(server: Server, browser: Any, 
     await asyncio.gather(x.play(code, lambda u, p: next(moves)), o.play(code, lambda u, p: next(moves)))
     ada = await Person.open(browser, server.http_url, "ada")
     page = ada.page
+    assert "xena won" in await page.locator("#stored").inner_text()  # finished games say who won
     await page.click('#stored [data-game-id] button:text-is("Replay")')
     await page.wait_for_selector("#replay")
     assert await page.locator("#replay-step").inner_text() == "move 5 of 5"
@@ -580,4 +593,87 @@ async def test_ladder_standings_and_rating_plot(server: Server, browser: Any, ru
     assert await page.locator("#rating-plot .legend li").all_inner_texts() == [r["name"] for r in standings]
     # The phone shows the whole plot: nothing wider than the screen.
     assert await page.evaluate("document.documentElement.scrollWidth") <= 390
+    # The whole table too, `lost` included, without a sideways scroll of its own.
+    fits = "(() => { const t = document.querySelector('#standings'); return t.scrollWidth <= t.clientWidth; })()"
+    assert await page.evaluate(fits)
+    assert "clock 5 s per move" in await page.locator("#ladder-info").inner_text()
+    # The ladder has an address: a reload stays on it.
+    assert page.url.endswith("/#/ladder/ttt")
+    await page.reload()
+    await page.wait_for_selector(f'#ladder[data-rated="{rated}"]')
     assert ada.errors == [], ada.errors
+
+
+async def test_the_move_record_reaches_a_reload_and_a_late_spectator_and_replays_have_addresses(
+    server: Server, browser: Any, connect: Any
+) -> None:
+    """The move list is the whole record from the server with true move numbers: after a reload,
+    and for someone who opens a finished game; a replay keeps its address through a reload."""
+    xena = await connect(name="xena")
+    code = (await xena.create_room("tictactoe", seat=0))["room"]
+    moves = iter([0, 1, 2])
+    playing = asyncio.create_task(xena.play(code, lambda u, p: next(moves)))
+    ada = await Person.open(browser, f"{server.http_url}r/{code}", "ada")
+    page = ada.page
+    await page.wait_for_selector('[data-square="3"].playable')
+    await ada.click_and_wait('[data-square="3"]')
+    await page.wait_for_selector('[data-square="4"].playable')
+    await page.reload()
+    await page.wait_for_selector('#log [data-move="3"]')
+    assert await page.locator("#log [data-move]").all_inner_texts() == [
+        "1.xena plays a1",
+        "2.ada (you) plays a2",
+        "3.xena plays b1",
+    ]
+    await ada.click_and_wait('[data-square="4"]')
+    await playing
+    await page.wait_for_selector("#result")
+    # Someone opens the finished game's link on a phone: every move, numbered.
+    cy = await Person.open(browser, f"{server.http_url}r/{code}", "cy", viewport={"width": 390, "height": 844})
+    await cy.page.wait_for_selector('#log [data-move="5"]')
+    lines = await cy.page.locator("#log [data-move]").all_inner_texts()
+    assert [line.split(".", 1)[0] for line in lines] == ["1", "2", "3", "4", "5"]
+    assert lines[0].startswith("1.xena") and lines[1].startswith("2.ada")
+    assert "xena wins" in await cy.page.locator("#result .headline").inner_text()
+    assert "1 a win" in await cy.page.locator("#scores").inner_text()
+    # Its replay has an address: a reload stays there, and the phone never scrolls sideways.
+    game_id = server.rooms[code].game_id
+    await cy.page.click("#replay-this")
+    await cy.page.wait_for_selector("#replay")
+    assert cy.page.url.endswith(f"/#/replay/{game_id}")
+    await cy.page.reload()
+    await cy.page.wait_for_selector("#replay")
+    assert await cy.page.locator("#replay-step").inner_text() == "move 5 of 5"
+    assert await cy.page.evaluate("document.documentElement.scrollWidth") <= 390
+    await cy.page.go_back()
+    await cy.page.wait_for_selector("#result")
+    for person in (ada, cy):
+        assert person.errors == [], person.errors
+
+
+async def test_a_link_carrying_a_seat_token_asks_before_taking_the_seat(
+    server: Server, browser: Any, connect: Any
+) -> None:
+    """A crafted `/r/CODE#name=...&seat=0:TOKEN` neither renames the visitor nor seats them
+    unless they say yes."""
+    xena = await connect(name="xena")
+    created = await xena.create_room("tictactoe", seat=0)
+    code = created["room"]
+    dan = await Person.open(browser, server.http_url, "dan")
+    page = dan.page
+    await page.wait_for_selector("#create-room")
+    asked: list[str] = []
+
+    async def decline(dialog: Any) -> None:
+        asked.append(dialog.message)
+        await dialog.dismiss()
+
+    page.on("dialog", decline)
+    await page.goto(f"{server.http_url}r/{code}#name=mallory&seat=0:{created['token']}")
+    await page.wait_for_selector("#board")
+    assert len(asked) == 1 and f"room {code}" in asked[0] and "mallory" in asked[0]
+    assert await page.evaluate("localStorage.getItem('partida.name')") == "dan"
+    assert await page.locator("#you").inner_text() == "dan (guest)"
+    assert server.rooms[code].seats[0] is not None and await page.locator('li.me[data-seat="1"]').count() == 1
+    assert "#" not in page.url
+    assert dan.errors == [], dan.errors

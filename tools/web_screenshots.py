@@ -73,7 +73,7 @@ async def finished_game(url: str, game: str) -> int:
     x, o = await Client.connect(url, name="xena"), await Client.connect(url, name="oscar")
     try:
         created = await x.create_room(game, seat=0)
-        code = created["room"]["code"]
+        code = created["room"]
         await o.join(code)
         final, _ = await asyncio.gather(
             x.play(code, lambda u, p: p.random_answer(rng)), o.play(code, lambda u, p: p.random_answer(rng))
@@ -138,6 +138,11 @@ async def main(out: Path) -> None:
                 await play(phone, 4, ".sq.playable")
                 await phone.screenshot(path=out / "web-phone.png", full_page=True)
 
+                phone = await login(browser, url, "bo", PHONE)
+                await create(phone, "duel", {1: "bot:duel-lookahead"})
+                await play(phone, 10, "#prompt button.choice, #prompt [data-confirm]")
+                await phone.screenshot(path=out / "web-phone-duel.png")
+
                 page = await login(browser, url, "ada", DESKTOP)
                 await create(page, "othello", {1: "bot:random"}, clock="3 min + 2 s")
                 await play(page, 6, ".sq.playable")
@@ -157,6 +162,10 @@ async def main(out: Path) -> None:
                 await page.fill("#replay-slider", str(middle))
                 await page.wait_for_selector(f'#replay-board[data-step="{middle}"]')
                 await page.screenshot(path=out / "web-replay.png", full_page=True)
+                phone = await login(browser, url, "bo", PHONE)
+                await phone.goto(f"{url}#/replay/{duel}")
+                await phone.wait_for_selector("#replay-board .duel")
+                await phone.screenshot(path=out / "web-phone-replay.png")
 
                 while (await server.store.ladders.require("arena")).rated_games < 40:
                     await asyncio.sleep(0.2)
@@ -164,6 +173,10 @@ async def main(out: Path) -> None:
                 await page.click('#ladders [data-ladder="arena"] button')
                 await page.wait_for_selector("#rating-plot svg")
                 await page.screenshot(path=out / "web-ladder.png", full_page=True)
+                phone = await login(browser, url, "bo", PHONE)
+                await phone.goto(f"{url}#/ladder/arena")
+                await phone.wait_for_selector("#rating-plot svg")
+                await phone.screenshot(path=out / "web-phone-ladder.png", full_page=True)
                 await browser.close()
         finally:
             for task in runners:

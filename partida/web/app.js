@@ -540,14 +540,15 @@ function addLog(room, text, move = null, by = {}) {
     if (room.log.some((entry) => entry.move === move)) return;
     room.lastMove = Math.max(room.lastMove ?? 0, move);
   }
-  room.log.push({ move, after, text, order: room.log.length, seat: by.seat, action: by.action });
+  room.log.push({ move, after, text, order: room.log.length, seat: by.seat, action: by.action, words: by.words });
 }
 
 // Who played a card, from the moves seen (a trick's cards are told apart by their players).
 function playedBy(room, card) {
   let seat;
   for (const entry of logEntries(room)) {
-    if (typeof entry.action === "string" && (entry.action === card || entry.action.startsWith(`${card}:`))) seat = entry.seat;
+    const said = typeof entry.action === "string" ? entry.action : entry.words || "";
+    if (said === card || said.startsWith(`${card}:`) || said.endsWith(` ${card}`) || said.includes(` ${card}:`)) seat = entry.seat;
   }
   return seat;
 }
@@ -578,7 +579,7 @@ async function fetchRecord(room) {
   (reply.game.log || []).forEach((entry, i) => {
     const who = entry.seat === null || entry.seat === undefined ? "" : `${seatName(room, entry.seat)} `;
     const what = entry.text ?? (entry.action !== null && entry.action !== undefined ? board.actionText(entry.action, room.update) : "acts");
-    addLog(room, `${who}${what}`, i + 1, entry);
+    addLog(room, `${who}${what}`, i + 1, { ...entry, words: what });
   });
   drawRoom();
 }
@@ -596,7 +597,7 @@ function noteLast(room, update) {
   const board = boardOf(room);
   const who = last.seat === null || last.seat === undefined ? "" : `${seatName(room, last.seat)} `;
   const what = last.text ?? (last.action !== null && last.action !== undefined ? board.actionText(last.action, update) : "acts");
-  addLog(room, `${who}${what}`, update.seq, last);
+  addLog(room, `${who}${what}`, update.seq, { ...last, words: what });
   if (board.passNote) {
     const note = board.passNote(update);
     if (note) addLog(room, note);
@@ -672,7 +673,7 @@ function drawRoom() {
         "li",
         { class: [toAct.has(i) ? "to-act" : "", i === room.seat ? "me" : ""].join(" "), dataset: { seat: i } },
         boardOf(room).seatLabel ? h("b", {}, boardOf(room).seatLabel(i), " ") : null,
-        s.name ? s.name : h("span.muted", {}, "free seat"),
+        s.name ? seatName({ summary, seat: null }, i) : h("span.muted", {}, "free seat"),
         s.name ? h("small.muted", {}, ` ${s.agent ? `bot ${s.agent}` : s.kind}${s.connected === false ? ", away" : ""}`) : null,
         i === room.seat ? h("small", {}, " · you") : null,
       ),
