@@ -324,6 +324,82 @@ async def attack_big_options(url: str, seconds: float, rooms: int = 80) -> dict[
     return {"rooms_created": created, "refused": refused, "list_rooms_bytes": len(frame)}
 
 
+async def _requests(url: str, seconds: float, frames: list[bytes], hello: dict[str, Any]) -> dict[str, Any]:
+    """Send `frames` in turn, pipelined as fast as the connection takes them, and count the
+    replies by code (or type): an `internal_error` is a traceback in the server's log."""
+    raw = await Raw.open(url, hello=hello)
+    replies: dict[str, int] = {}
+
+    async def count() -> None:
+        async for frame in raw.ws:
+            message = msgpack.unpackb(frame, strict_map_key=False) if isinstance(frame, bytes) else json.loads(frame)
+            key = message.get("code", message["type"])
+            replies[key] = replies.get(key, 0) + 1
+
+    reader = asyncio.create_task(count())
+    deadline = time.monotonic() + seconds
+    sent = 0
+    try:
+        while time.monotonic() < deadline and sent < FRAME_CAP:
+            await raw.ws.send(frames[sent % len(frames)])
+            sent += 1
+            if sent % 50 == 0:
+                await asyncio.sleep(0.005)
+    except Exception:
+        pass
+    await asyncio.sleep(1.0)  # the last replies
+    reader.cancel()
+    return {"frames_sent": sent, "replies": replies}
+
+
+async def attack_deep_decklist(url: str, seconds: float) -> dict[str, Any]:
+    """Duel rooms whose custom deck list is JSON text nested 3,000 deep, or holds a 5,000-digit
+    count (checked against the 4 KiB options cap only after the game parsed it, once)."""
+    frames = [
+        msgpack.packb(
+            {
+                "type": "create_room",
+                "id": i,
+                "game": "duel",
+                "public": False,
+                "auto_start": False,
+                "options": {"custom_decks": True, "decklist0": text},
+            }
+        )
+        for i, text in enumerate(["[" * 3000, '{"Plains": ' + "6" * 5000 + "}"])
+    ]
+    return await _requests(url, seconds, frames, {"name": "decks"})
+
+
+async def attack_huge_game_id(url: str, seconds: float) -> dict[str, Any]:
+    """`game` with a game id of 2**63 (past what the database's integer holds)."""
+    return await _requests(url, seconds, [msgpack.packb({"type": "game", "id": 1, "game_id": 2**63})], {"name": "ids"})
+
+
+async def attack_pipelined_get(url: str, seconds: float, parallel: int = 8) -> dict[str, Any]:
+    """Two HTTP GETs in one segment, connection after connection, from `parallel` loops."""
+    host, port = url.removeprefix("ws://").split(":")
+    request = f"GET / HTTP/1.1\r\nHost: {host}\r\n\r\n".encode()
+    deadline = time.monotonic() + seconds
+    counts = {"connections": 0, "answered": 0}
+
+    async def loop() -> None:
+        while time.monotonic() < deadline and counts["connections"] < FRAME_CAP:
+            try:
+                reader, writer = await asyncio.open_connection(host, int(port), local_addr=ATTACKER)
+                writer.write(request + request)
+                answer = await asyncio.wait_for(reader.read(), 5)
+                writer.close()
+            except (OSError, TimeoutError):
+                await asyncio.sleep(0.05)
+                continue
+            counts["connections"] += 1
+            counts["answered"] += answer.startswith(b"HTTP/1.1 200")
+
+    await asyncio.gather(*(loop() for _ in range(parallel)))
+    return counts
+
+
 ATTACKS = {
     "seat_hijack": attack_seat_hijack,
     "surrogate_name": attack_surrogate_name,
@@ -335,6 +411,9 @@ ATTACKS = {
     "login_flood": attack_login_flood,
     "guess_codes": attack_guess_codes,
     "big_options": attack_big_options,
+    "deep_decklist": attack_deep_decklist,
+    "huge_game_id": attack_huge_game_id,
+    "pipelined_get": attack_pipelined_get,
 }
 
 
