@@ -390,20 +390,13 @@ def test_a_malformed_postgresql_url_is_one_line(capsys) -> None:
 
 
 async def test_replay_fails_on_a_seed_or_result_that_does_not_match(server, connect, db_url: str) -> None:
-    import random
 
     from sqlalchemy import update
 
     from partida.cli import main
     from partida.storage.models import GameRecord
 
-    alice, bob = await connect(name="alice"), await connect(name="bob")
-    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
-    await bob.join(code)
-    rng = random.Random(5)
-    finals = await asyncio.gather(
-        alice.play(code, lambda u, p: p.random_answer(rng)), bob.play(code, lambda u, p: p.random_answer(rng))
-    )
+    finals = await _a_finished_game(connect, seed=5)
     game_id = finals[0]["game_id"]
 
     def replay() -> int:
@@ -420,24 +413,31 @@ async def test_replay_fails_on_a_seed_or_result_that_does_not_match(server, conn
     assert await asyncio.to_thread(replay) == 1
 
 
+async def _a_finished_game(connect: Any, seed: int) -> list[dict[str, Any]]:
+    """Two guests play a private tic-tac-toe game at random to its end: both final updates."""
+    import random
+
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
+    await bob.join(code)
+    rng = random.Random(seed)
+    return list(
+        await asyncio.gather(
+            alice.play(code, lambda u, p: p.random_answer(rng)), bob.play(code, lambda u, p: p.random_answer(rng))
+        )
+    )
+
+
 async def test_replay_fails_when_the_last_action_of_a_finished_game_is_gone(
     server, connect, db_url: str, capsys
 ) -> None:
-    import random
 
     from sqlalchemy import delete, func, select
 
     from partida.cli import main
     from partida.storage.models import ActionRecord
 
-    alice, bob = await connect(name="alice"), await connect(name="bob")
-    code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
-    await bob.join(code)
-    rng = random.Random(7)
-    finals = await asyncio.gather(
-        alice.play(code, lambda u, p: p.random_answer(rng)), bob.play(code, lambda u, p: p.random_answer(rng))
-    )
-    game_id = finals[0]["game_id"]
+    game_id = (await _a_finished_game(connect, seed=7))[0]["game_id"]
     async with server.db.write() as conn:
         last = await conn.scalar(select(func.max(ActionRecord.index)).where(ActionRecord.game_id == game_id))
         await conn.execute(delete(ActionRecord).where(ActionRecord.game_id == game_id, ActionRecord.index == last))
