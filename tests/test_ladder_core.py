@@ -93,6 +93,60 @@ def test_no_immediate_rematch_when_someone_else_is_idle() -> None:
     # nobody else: the pair plays again rather than nobody playing
     group = pick_group([a, b], 2)
     assert group is not None and {c.id for c in group} == {1, 2}
+    # others are playing: wait for them rather than replay, unless the caller has waited enough
+    assert pick_group([a, b], 2, busy=2) is None
+    group = pick_group([a, b], 2, busy=2, may_repeat=True)
+    assert group is not None and {c.id for c in group} == {1, 2}
+
+
+def test_least_met_pairs_go_first() -> None:
+    a = cand(1, 25, 5, met={2: 3, 3: 0})
+    often = cand(2, 25, 5, met={1: 3})
+    never = cand(3, 25, 5)
+    group = pick_group([a, often, never], 2)
+    assert group is not None and {c.id for c in group} == {1, 3}
+
+
+@pytest.mark.parametrize("bots", [4, 5, 6])
+def test_concurrency_two_mixes_pairs_as_games_end_at_different_times(bots: int) -> None:
+    """The issue's lock-in: with two games at once, the two bots of the game that ends first
+    used to be the only idle members and were paired again at once, so a ladder of four played
+    the same two pairs for ever. Now they wait for the others, every pair meets, and the pair
+    counts stay even."""
+    rng = random.Random(bots)
+    members = {i: cand(i) for i in range(1, bots + 1)}
+    playing: list[tuple[float, list[Candidate]]] = []  # (ends at, seat order)
+    pair_games: dict[frozenset[int], int] = {}
+    last: dict[int, frozenset[int]] = {}
+    now, played = 0.0, 0
+    while played < 20 * bots:
+        busy = {c.id for _, group in playing for c in group}
+        while len(playing) < 2:
+            idle = [c for c in members.values() if c.id not in busy]
+            group = pick_group(idle, 2, busy=len(busy))
+            if group is None:
+                break
+            playing.append((now + rng.uniform(1, 10), group))
+            busy |= {c.id for c in group}
+        playing.sort(key=lambda game: game[0])
+        now, group = playing.pop(0)
+        played += 1
+        key = frozenset(c.id for c in group)
+        pair_games[key] = pair_games.get(key, 0) + 1
+        for c in group:  # nobody played the same opponent twice in a row
+            assert last.get(c.id) != key, (played, sorted(key))
+            last[c.id] = key
+        new = rate([members[c.id].rating for c in group], rng.choice([[1, 2], [2, 1]]))
+        for seat, (c, r) in enumerate(zip(group, new, strict=True)):
+            old = members[c.id]
+            counts = dict(old.seat_counts)
+            counts[seat] = counts.get(seat, 0) + 1
+            met = dict(old.met)
+            other = next(iter(key - {c.id}))
+            met[other] = met.get(other, 0) + 1
+            members[c.id] = Candidate(c.id, r, old.games + 1, key - {c.id}, counts, met)
+    assert len(pair_games) == bots * (bots - 1) // 2  # every pair met
+    assert max(pair_games.values()) <= 3 * min(pair_games.values())
 
 
 def test_seats_balance_the_first_move() -> None:

@@ -285,3 +285,24 @@ async def test_a_ladder_game_ending_wakes_the_scheduler_and_no_game_builds_an_ev
         for client in clients:
             with contextlib.suppress(Exception):
                 await client.close()
+
+
+async def test_four_bots_two_at_a_time_meet_everyone(
+    server: Server, runners: Callable[..., Awaitable[BotRunner]]
+) -> None:
+    """The two bots whose game ends first are not paired again at once while the other two are
+    still playing: the scheduler waits for them, so the ladder does not lock into two pairs."""
+    ladder = await server.store.ladders.create("mix", "tictactoe", {}, 2, CLOCK, 2)
+    names = ("ann", "bob", "cid", "dan")
+    for name in names:
+        await runners(name, ladders=["mix"])
+    await wait_for(lambda: _at_least(server, "mix", 12), "twelve rated games")
+    await server.ladders.stop()
+    games = [g for g in await server.store.ladders.games(ladder.id) if g.status == "finished"]
+    pairs = [frozenset(account for _, account, _ in g.seats) for g in games]
+    assert len(set(pairs)) >= 4, pairs  # today's pairs were two, for ever
+    last: dict[int, frozenset[int]] = {}
+    for pair in pairs:
+        for account in pair:
+            assert last.get(account) != pair, pairs
+            last[account] = pair

@@ -5,19 +5,26 @@ idle members as the game has seats. The rule, in order:
 
 1. **Most uncertain first.** The anchor is the idle member with the highest sigma (ties: fewer
    rated games, then the lower member id). A game teaches most about the bot we know least about.
-2. **Closest, least known opponents.** The other seats go to the idle members that maximize the
-   group's score: how unpredictable its winner is (the entropy of OpenSkill's predicted win
-   probabilities over its maximum: 1 for an even match, near 0 for a foregone one) times how much
-   is still unknown about it (the mean of sigma squared, over the initial sigma squared). The
-   first factor wants close ratings; the second keeps a sure bot from being everyone's favourite
-   opponent (OpenSkill's draw probability alone, its usual match quality, rises as sigma falls,
-   so it picks the most-played bot again and again). For two seats every opponent is tried; for
+2. **Least met, closest, least known opponents.** The other seats go to the idle members that
+   maximize the group's score: how unpredictable its winner is (the entropy of OpenSkill's
+   predicted win probabilities over its maximum: 1 for an even match, near 0 for a foregone one)
+   times how much is still unknown about it (the mean of sigma squared, over the initial sigma
+   squared), divided by one plus how often its members have already met (summed over its
+   pairs). The first factor wants close ratings; the second keeps a sure bot from being
+   everyone's favourite opponent (OpenSkill's draw probability alone, its usual match quality,
+   rises as sigma falls, so it picks the most-played bot again and again); the third spreads
+   the games over every pair, so that two bots ranked next to each other have met rather than
+   being ordered through third parties. For two seats every opponent is tried; for
    more seats every group containing the anchor is tried while there are at most `MAX_GROUPS` of
    them, else the seats are filled one at a time, each time with the member that keeps the score
    highest.
-3. **No immediate rematch.** A group in which some member's previous game was against another
-   member of the group is set aside whenever any other group of idle members exists; the same pair
-   plays twice in a row only when nobody else is free.
+3. **No immediate rematch; wait rather than repeat.** A group in which some member's previous
+   game was against another member of the group is set aside whenever any other group of idle
+   members exists. When only such groups exist and other members are busy in games that will
+   end (`busy` > 0), `pick_group` returns None: the scheduler waits for them to come free (up
+   to `WAIT_FOR_OTHERS`, `may_repeat` after that), so that two bots that finish together are
+   not paired again at once while the rest of the ladder is playing. The same pair plays twice
+   in a row only when nobody else is in the ladder, or after that wait.
 4. **Balanced seats.** The chosen members are ordered to even out how often each has sat in each
    seat (in two-seat games: who moves first, the colours): the order minimizing the sum, over
    members, of games already played in the seat given, ties broken by the members' order in the
@@ -40,22 +47,29 @@ from partida.ladder.ratings import SIGMA, Rating, outcome_uncertainty
 
 MAX_GROUPS = 2000  # groups scored exhaustively; beyond that, greedy filling
 MAX_PERMUTED_SEATS = 6  # seat orders tried exhaustively (6! = 720); beyond that, greedy
+WAIT_FOR_OTHERS = 30.0  # seconds a scheduler waits for busy members before allowing a rematch
 
 
 @dataclass
 class Candidate:
     """An idle ladder member as the pairing rule sees it. `last_opponents` are the members of its
-    previous ladder game; `seat_counts[s]` how many of its games it played in seat s."""
+    previous ladder game; `seat_counts[s]` how many of its games it played in seat s; `met[m]`
+    how many ladder games it played with member m."""
 
     id: int
     rating: Rating
     games: int = 0
     last_opponents: frozenset[int] = frozenset()
     seat_counts: dict[int, int] = field(default_factory=dict)
+    met: dict[int, int] = field(default_factory=dict)
 
 
-def pick_group(idle: Sequence[Candidate], seats: int) -> list[Candidate] | None:
-    """The next game's members in seat order, or None when fewer than `seats` are idle."""
+def pick_group(
+    idle: Sequence[Candidate], seats: int, busy: int = 0, may_repeat: bool = False
+) -> list[Candidate] | None:
+    """The next game's members in seat order, or None: fewer than `seats` are idle, or only a
+    rematch is possible while `busy` other members are in games (wait for them, rule 3) and the
+    caller has not yet allowed it (`may_repeat`)."""
     if len(idle) < seats or seats < 1:
         return None
     pool = sorted(idle, key=lambda c: c.id)
@@ -63,6 +77,15 @@ def pick_group(idle: Sequence[Candidate], seats: int) -> list[Candidate] | None:
     others = [c for c in pool if c is not anchor]
     group = _best_group(anchor, others, seats, avoid_repeats=True)
     if group is None:
+        # the anchor's every group is a rematch; another member may still have a fresh one
+        for other in others:
+            rest = [c for c in pool if c is not other]
+            group = _best_group(other, rest, seats, avoid_repeats=True)
+            if group is not None:
+                break
+    if group is None:
+        if busy > 0 and not may_repeat:
+            return None
         group = _best_group(anchor, others, seats, avoid_repeats=False)
     assert group is not None
     return order_seats(group)
@@ -73,11 +96,16 @@ def _is_repeat(group: Sequence[Candidate]) -> bool:
     return any(c.last_opponents & (ids - {c.id}) for c in group)
 
 
+def meetings(group: Sequence[Candidate]) -> int:
+    """How many games the members of `group` have played with each other, summed over pairs."""
+    return sum(a.met.get(b.id, 0) for a, b in itertools.combinations(group, 2))
+
+
 def score(group: Sequence[Candidate]) -> float:
     """What a game of `group` would teach (rule 2)."""
     ratings = [c.rating for c in group]
     unknown = sum(r.sigma**2 for r in ratings) / (len(ratings) * SIGMA**2)
-    return outcome_uncertainty(ratings) * unknown
+    return outcome_uncertainty(ratings) * unknown / (1 + meetings(group))
 
 
 def _best_group(anchor: Candidate, others: list[Candidate], seats: int, avoid_repeats: bool) -> list[Candidate] | None:

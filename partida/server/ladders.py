@@ -20,11 +20,12 @@ import asyncio
 import contextlib
 import logging
 import random
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from partida.bots.registry import all_agents
-from partida.ladder.pairing import Candidate, pick_group, pick_random
+from partida.ladder.pairing import WAIT_FOR_OTHERS, Candidate, pick_group, pick_random
 from partida.ladder.ratings import Rating
 from partida.ladder.report import rating_series
 from partida.protocol import ErrorCode, ProtocolError, server_message
@@ -58,6 +59,7 @@ class Recent:
 
     last_opponents: frozenset[int] = frozenset()
     seat_counts: dict[int, int] = field(default_factory=dict)
+    met: dict[int, int] = field(default_factory=dict)  # account id -> games played together
 
 
 @dataclass(eq=False)
@@ -70,6 +72,7 @@ class LiveLadder:
     remote: dict[int, list[int]] = field(default_factory=dict)
     recent: dict[int, Recent] = field(default_factory=dict)  # account id -> pairing memory
     rng: random.Random = field(default_factory=random.Random)
+    waiting_since: float | None = None  # when the pairing rule began waiting for busy members
 
     @property
     def in_play(self) -> int:
@@ -137,7 +140,10 @@ class LadderService:
             by_game.setdefault(change.game_id, set()).add(change.account_id)
         for accounts in by_game.values():  # in rating order: the last game of each member wins
             for account in accounts:
-                live.recent[account].last_opponents = frozenset(accounts - {account})
+                recent = live.recent[account]
+                recent.last_opponents = frozenset(accounts - {account})
+                for other in accounts - {account}:
+                    recent.met[other] = recent.met.get(other, 0) + 1
         return self.ladders.setdefault(info.name, live)  # a concurrent request may have loaded it meanwhile
 
     async def ladder(self, name: str) -> LiveLadder:
@@ -427,12 +433,20 @@ class LadderService:
                         standing.games if standing else 0,
                         recent.last_opponents,
                         recent.seat_counts,
+                        recent.met,
                     )
                 )
             if live.info.pairing == "random":
                 group = pick_random(candidates, live.info.seats, live.rng)
             else:
-                group = pick_group(candidates, live.info.seats)
+                busy = sum(1 for m in live.members.values() if not m.session.closed) - len(idle)
+                now = time.monotonic()
+                waited = now - live.waiting_since if live.waiting_since is not None else 0.0
+                group = pick_group(candidates, live.info.seats, busy, may_repeat=waited >= WAIT_FOR_OTHERS)
+                if group is None:  # only a rematch while others play: wait for them (next tick)
+                    live.waiting_since = now if live.waiting_since is None else live.waiting_since
+                    return
+            live.waiting_since = None
             members = [live.members.get(c.id) for c in group or []]
             if group is None or None in members:  # someone left while the standings were read
                 return
@@ -453,6 +467,8 @@ class LadderService:
             recent = live.recent.setdefault(member.account_id, Recent())
             recent.seat_counts[seat] = recent.seat_counts.get(seat, 0) + 1
             recent.last_opponents = frozenset(accounts - {member.account_id})
+            for other in accounts - {member.account_id}:
+                recent.met[other] = recent.met.get(other, 0) + 1
         payload = {
             "ladder": info.name,
             "room": room.code,
