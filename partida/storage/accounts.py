@@ -17,8 +17,14 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from confusable_homoglyphs import confusables
 
 _hasher = PasswordHasher()
-# Verified against when the name is unknown, so that a wrong name costs as long as a wrong password.
-_DUMMY_HASH = _hasher.hash("partida: no such account")
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """Verified against when the name is unknown, so that a wrong name costs as long as a wrong
+    password. Made on first use, not at import: every command and bot process that imports the
+    storage layer would otherwise pay for an argon2 hash it never checks."""
+    return _hasher.hash("partida: no such account")
 
 MAX_NAME = 64
 MIN_PASSWORD = 8
@@ -31,7 +37,7 @@ def hash_password(password: str) -> str:
 def verify_password(password_hash: str | None, password: str) -> bool:
     """True if `password` matches; a missing hash (a bot, an unknown name) still spends the time."""
     try:
-        return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
+        return _hasher.verify(password_hash or _dummy_hash(), password) and password_hash is not None
     except (VerificationError, InvalidHashError):
         return False
 
