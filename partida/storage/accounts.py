@@ -26,6 +26,7 @@ def _dummy_hash() -> str:
     storage layer would otherwise pay for an argon2 hash it never checks."""
     return _hasher.hash("partida: no such account")
 
+
 MAX_NAME = 64
 MIN_PASSWORD = 8
 
