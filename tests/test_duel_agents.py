@@ -260,7 +260,7 @@ def test_terminal_takes_big_attacks_and_blocks_piece_by_piece() -> None:
     prompt = state.pending()[0].prompt
     out.truncate(0)
     assert player.answers_table(prompt, state.view(1)) == []
-    assert "Siege Mastodon  (to a, b, c)" in out.getvalue() and "e.g. 1a 2b" in out.getvalue()
+    assert "Siege Mastodon #1  (to a, b, c)" in out.getvalue() and "e.g. 1a 2b" in out.getvalue()
     blocks = player.read_answer("1a 2a 4c", {"view": state.view(1)}, prompt, [])
     assert prompt.validate(blocks) == [[walls[0], bears[0]], [walls[1], bears[0]], [walls[3], bears[3]]]
     assert player.read_answer("none", {"view": state.view(1)}, prompt, []) == []
@@ -312,3 +312,55 @@ def test_search_takes_its_caps_as_parameters() -> None:
     assert SearchAgent(seed=1, main_nodes=1).act(turn_for(state, 0)) == "pass"
     with pytest.raises(ValueError, match="at least 1"):
         SearchAgent(block_sets=0)
+
+
+def test_duel_speaks_in_card_names_and_tells_what_combat_did() -> None:
+    """Prompts and the board carry no ids or protocol words; two creatures of one name get two
+    names; a creature that cannot attack says why; combat is narrated; a creature is not called
+    summoning sick while its owner blocks with it."""
+    import io
+
+    from rich.console import Console
+
+    from partida.client.terminal import TerminalPlayer
+    from partida.games.base import IllegalAction
+
+    state = blank()
+    for _ in range(2):
+        put(state, "Mountain", 0)
+    give(state, "Volcanic Hammer", 0)
+    raptor = put(state, "Frenzied Raptor", 0)
+    bears = put(state, "Grizzly Bears", 0)
+    put(state, "Dwarven Priest", 0, sick=True)
+    put(state, "Pensive Minotaur", 1)
+    put(state, "Pensive Minotaur", 1)
+    priest = put(state, "Walking Corpse", 1, sick=True)
+    decision = state.pending()[0].prompt
+    labels_now = [decision.label(o) for o in decision.options]
+    assert "cast Volcanic Hammer -> opponent's Pensive Minotaur #1 (2/3)" in labels_now
+    assert "cast Volcanic Hammer -> opponent's Pensive Minotaur #2 (2/3)" in labels_now
+    out = io.StringIO()
+    player = TerminalPlayer(None, DUEL, Console(file=out, width=160))  # type: ignore[arg-type]
+    player.show({"view": state.view(0), "room": "R", "seq": 1})
+    assert "<" not in out.getvalue() and "Pensive Minotaur #2 2/3" in out.getvalue()
+    state.apply(0, "pass")
+    prompt = state.pending()[0].prompt
+    with pytest.raises(IllegalAction, match="Dwarven Priest has summoning sickness and cannot attack"):
+        player.read_answer("Dwarven Priest", {"view": state.view(0)}, prompt, [])
+    assert player.read_answer("grizzly bears, Frenzied Raptor", {"view": state.view(0)}, prompt, []) == [
+        bears,
+        raptor,
+    ]
+    state.apply(0, [raptor, bears])
+    prompt = state.pending()[0].prompt
+    assert prompt.text == (
+        "choose which of your creatures block which attacker; attacking you: Frenzied Raptor (4/2), Grizzly Bears (2/2)"
+    )
+    out.truncate(0)
+    player.show({"view": state.view(1), "room": "R", "seq": 2})
+    assert "Walking Corpse 2/2" in out.getvalue() and "Walking Corpse 2/2 [summoning sick]" not in out.getvalue()
+    state.apply(1, [[priest, raptor]])
+    assert state.last_event() == (
+        "blocks: Walking Corpse blocks Frenzied Raptor; combat: Frenzied Raptor and Walking Corpse die, "
+        "2 damage goes through (18 life left)"
+    )

@@ -35,11 +35,12 @@ function permanentTile(ctx, perm, combat, click) {
   const flags = [
     ...(card.keywords || []),
     perm.tapped ? "tapped" : null,
-    perm.sick && card.type === "creature" ? "summoning sick" : null,
+    // sickness only stops attacking on its owner's turn, never a block
+    perm.sick && card.type === "creature" && perm.owner === ctx.update.view.active ? "summoning sick" : null,
     perm.damage ? `${perm.damage} damage` : null,
     perm.counters ? `+${perm.counters}/+${perm.counters}` : null,
     attacking ? "attacking" : null,
-    blocking ? `blocking ${names[blocking[1]] || "?"}` : null,
+    blocking ? (names[blocking[1]] ? `blocking ${names[blocking[1]]}` : "blocked (its attacker is gone)") : null,
   ].filter(Boolean);
   return h(
     click ? "button.perm" : "div.perm",

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from partida.games.base import BadOptions, Game, IllegalAction, Option, View, json_option
 from partida.games.duel.cards import CardPool, default_pool
 from partida.games.duel.state import DuelState, Permanent, Player
-from partida.games.duel.views import render_view
+from partida.games.duel.views import nicknames, render_view
 from partida.games.prompts import ChooseOne, ChooseSubset, Prompt
 
 STOCK_DECKS = ("white", "red")
@@ -147,7 +147,7 @@ class Duel(Game):
 
     def format_action(self, view: View, action: Any) -> str:
         names = {c["id"]: c["name"] for c in view.get("hand", [])}
-        names.update({p["id"]: p["name"] for p in view["battlefield"]})
+        names.update(nicknames(view["battlefield"]))
         if isinstance(action, dict):
             cid = action.get("play", action.get("cast"))
             verb = "play" if "play" in action else "cast"
@@ -183,4 +183,36 @@ class Duel(Game):
         if text.strip().lower() in ("none", "-", ""):
             if isinstance(prompt, ChooseSubset) or prompt.kind == "assign":
                 return []
+        if isinstance(prompt, ChooseSubset) and not text.strip().startswith("["):
+            return self._subset_by_name(view, prompt, text)
         return prompt.parse(text)
+
+    def _subset_by_name(self, view: View, prompt: ChooseSubset, text: str) -> list[Any]:
+        """Cards typed by name, separated by commas: `Grizzly Bears, Serra Angel`. A name that is
+        on the board but not a choice says why (tapped, summoning sick, not yours)."""
+        names = nicknames(view["battlefield"])
+        names.update({c["id"]: c["name"] for c in view.get("hand", [])})
+        chosen = []
+        for part in (p.strip() for p in text.split(",")):
+            wanted = part.lower()
+            match = [c for c in prompt.candidates if names.get(c, "").lower() == wanted and c not in chosen]
+            if match:
+                chosen.append(match[0])
+                continue
+            perm = next((p for p in view["battlefield"] if names[p["id"]].lower() == wanted), None)
+            if perm is None or prompt.name != "attackers":
+                hint = "type their numbers, e.g. 1 3, or their names"
+                raise IllegalAction(f"{part!r} is not one of the choices: {hint}", code="bad_action")
+            name = names[perm["id"]]
+            if perm["owner"] != view["seat"]:
+                reason = "is not your creature"
+            elif not self.pool.card(perm["name"]).is_creature:
+                reason = "is not a creature"
+            elif perm["tapped"]:
+                reason = "is tapped and cannot attack"
+            elif perm["sick"]:
+                reason = "has summoning sickness and cannot attack this turn"
+            else:
+                reason = "cannot attack now"
+            raise IllegalAction(f"{name} {reason}", code="bad_action")
+        return chosen

@@ -17,6 +17,7 @@ from typing import Any
 
 from partida.games.base import Decision, IllegalAction, Result, State, View
 from partida.games.duel.cards import Card, CardPool, Effect
+from partida.games.duel.views import nicknames
 from partida.games.prompts import Assign, ChooseOne, ChooseSubset, Order
 
 START_LIFE = 20
@@ -60,8 +61,9 @@ class Permanent:
         p.damage, p.counters, p.sick = self.damage, self.counters, self.sick
         return p
 
-    def label(self) -> str:
-        return f"{self.card.name} ({self.power}/{self.toughness})"
+    def label(self, name: str | None = None) -> str:
+        """`name` (its nickname on the board, `DuelState.label`) or its card name, with its stats."""
+        return f"{name or self.card.name} ({self.power}/{self.toughness})"
 
 
 @dataclass
@@ -99,7 +101,7 @@ def target_label(state: DuelState, seat: int, target: Any) -> str:
     if perm is None:
         return str(target)
     whose = "your" if perm.owner == seat else "opponent's"
-    return f"{whose} {perm.label()}"
+    return f"{whose} {state.label(perm)}"
 
 
 class DuelState(State):
@@ -364,14 +366,14 @@ class DuelState(State):
             )
         if self.phase == "attackers":
             ids = self.attack_candidates()
-            labels = [self.permanent(i).label() for i in ids]  # type: ignore[union-attr]
+            labels = [self.label(self.permanent(i)) for i in ids]  # type: ignore[arg-type]
             return ChooseSubset(name="attackers", text="choose your attackers", candidates=ids, labels=labels)
         if self.phase == "blockers":
             sources, targets = self.block_options()
-            attacking = ", ".join(f"{p.label()} <{p.id}>" for p in map(self.permanent, self.attackers) if p)
+            attacking = ", ".join(self.label(p) for p in map(self.permanent, self.attackers) if p)
             return Assign(
                 name="blockers",
-                text=f"choose your blockers (answer: [blocker, attacker] pairs); attacking: {attacking}",
+                text=f"choose which of your creatures block which attacker; attacking you: {attacking}",
                 sources=sources,
                 targets=targets,
             )
@@ -380,10 +382,10 @@ class DuelState(State):
             assert attacker is not None
             prompt = Order(
                 name="damage_order",
-                text=f"order the blockers of {attacker.label()}: it deals damage to them in this order",
+                text=f"order the blockers of {self.label(attacker)}: it deals damage to them in this order",
                 items=self.blockers_of(attacker.id),
             )
-            names = ", ".join(f"{p.label()} <{p.id}>" for p in map(self.permanent, prompt.items) if p)
+            names = ", ".join(self.label(p) for p in map(self.permanent, prompt.items) if p)
             return Order(
                 name=prompt.name,
                 text=f"{prompt.text} ({names})",
@@ -413,6 +415,13 @@ class DuelState(State):
             return f"cast {name} -> {target_label(self, seat, action['target'])}"
         return f"cast {name}"
 
+    def nicknames(self) -> dict[str, str]:
+        """Permanent id -> the name people read (`views.nicknames`)."""
+        return nicknames([{"id": p.id, "name": p.card.name, "owner": p.owner} for p in self.battlefield])
+
+    def label(self, perm: Permanent) -> str:
+        return perm.label(self.nicknames().get(perm.id))
+
     def hand_card(self, seat: int, cid: Any) -> Card | None:
         for hid, card in self.players[seat].hand:
             if hid == cid:
@@ -437,8 +446,25 @@ class DuelState(State):
         else:
             checked = self._check_discard(action)
         event = self._public_event(seat, checked)  # before the cards move: it names them
+        fighting = phase in ("attackers", "blockers", "order") and bool(self.attackers or checked)
+        names, defender = self.nicknames(), 1 - self.active
+        life = self.players[defender].life
         self.apply_fast(checked)
+        if fighting and self.phase not in ("blockers", "order"):  # combat damage was dealt
+            event += "; " + self._combat_story(names, defender, life)
         self.event = event
+
+    def _combat_story(self, names: dict[str, str], defender: int, life: int) -> str:
+        """What combat did, told after the answer that made it happen: who died, what got through."""
+        alive = {p.id for p in self.battlefield}
+        died = [name for pid, name in names.items() if pid not in alive]
+        parts = []
+        if died:
+            parts.append(f"{' and '.join(died)} {'dies' if len(died) == 1 else 'die'}")
+        lost = life - self.players[defender].life
+        if lost > 0:
+            parts.append(f"{lost} damage goes through ({self.players[defender].life} life left)")
+        return "combat: " + (", ".join(parts) if parts else "no creature dies and no damage goes through")
 
     def last_event(self) -> str | None:
         return self.event
@@ -447,7 +473,7 @@ class DuelState(State):
         """What everyone at the table learns from a checked answer: what was cast and at what,
         attacks and blocks, discards (they go to the graveyard face up), mulligans; of a scry
         only that it happened."""
-        names = {p.id: p.card.name for p in self.battlefield}
+        names = self.nicknames()
         phase = self.phase
         if phase == "mulligan":
             n = len(self.players[seat].hand)

@@ -77,10 +77,28 @@ def build_view(state: DuelState, seat: int | None) -> View:
     return view
 
 
-def _perm_text(perm: dict[str, Any], cards: Any) -> str:
+def nicknames(battlefield: list[dict[str, Any]]) -> dict[str, str]:
+    """Each permanent's name as people read it: its card name, with `#2`, `#3`... when its owner
+    has several of that card (numbered in battlefield order, as boards list them), so that two
+    answers about two Pensive Minotaurs never read the same. The board, the prompts and the
+    terminal all name permanents through this, so a name in a prompt is the name on the board."""
+    seen: dict[tuple[int, str], int] = {}
+    counts: dict[tuple[int, str], int] = {}
+    for perm in battlefield:
+        key = (perm["owner"], perm["name"])
+        counts[key] = counts.get(key, 0) + 1
+    names = {}
+    for perm in battlefield:
+        key = (perm["owner"], perm["name"])
+        seen[key] = seen.get(key, 0) + 1
+        names[perm["id"]] = perm["name"] if counts[key] == 1 else f"{perm['name']} #{seen[key]}"
+    return names
+
+
+def _perm_text(perm: dict[str, Any], cards: Any, name: str, active: int) -> str:
     card = cards[perm["name"]]
     if card.is_land:
-        return f"{perm['name']}{' (tapped)' if perm['tapped'] else ''}"
+        return f"{name}{' (tapped)' if perm['tapped'] else ''}"
     power = card.power + perm["counters"]
     toughness = card.toughness + perm["counters"]
     flags = []
@@ -92,10 +110,11 @@ def _perm_text(perm: dict[str, Any], cards: Any) -> str:
         flags.append(f"{perm['damage']} damage")
     if perm["counters"]:
         flags.append(f"+{perm['counters']}/+{perm['counters']}")
-    if perm["sick"] and card.is_creature:
+    if perm["sick"] and card.is_creature and perm["owner"] == active:
+        # sickness only stops attacking on its owner's turn; it never stops a block
         flags.append("summoning sick")
     extra = f" [{'; '.join(flags)}]" if flags else ""
-    return f"{perm['name']} {power}/{toughness}{extra}"
+    return f"{name} {power}/{toughness}{extra}"
 
 
 PHASE_NAMES = {
@@ -127,7 +146,8 @@ def render_view(view: View, cards: Any) -> str:
         header += " - " + whose(seat, view["active"], "your turn", "opponent's turn")
     lines = [header]
     order = [1 - seat, seat] if seat is not None else [0, 1]
-    ids = {p["id"]: p["name"] for p in view["battlefield"]}
+    ids = nicknames(view["battlefield"])
+    active = view["active"]
     for s in order:
         p = view["players"][s]
         who = "You" if s == seat else ("Opponent" if seat is not None else f"Player {s + 1}")
@@ -135,19 +155,23 @@ def render_view(view: View, cards: Any) -> str:
             f"{who} ({p['deck']}): {p['life']} life, {p['hand_count']} in hand, {p['library_count']} in library, "
             f"{len(p['graveyard'])} in graveyard, {p['mulligans']} mulligan(s)"
         )
-        lands = [_perm_text(x, cards) for x in view["battlefield"] if x["owner"] == s and cards[x["name"]].is_land]
+        lands = [
+            _perm_text(x, cards, ids[x["id"]], active)
+            for x in view["battlefield"]
+            if x["owner"] == s and cards[x["name"]].is_land
+        ]
         others = [x for x in view["battlefield"] if x["owner"] == s and not cards[x["name"]].is_land]
         untapped = sum(
             1 for x in view["battlefield"] if x["owner"] == s and cards[x["name"]].is_land and not x["tapped"]
         )
         lines.append(f"  lands: {len(lands)} ({untapped} untapped)")
         for x in others:
-            lines.append(f"  {_perm_text(x, cards)}  <{x['id']}>")
+            lines.append(f"  {_perm_text(x, cards, ids[x['id']], active)}")
         if p["graveyard"]:
             lines.append(f"  graveyard: {', '.join(p['graveyard'])}")
     if seat is not None:
         lines.append("Your hand:" + ("" if view["hand"] else " (empty)"))
-        lines.extend(f"  {cards[c['name']].text()}  <{c['id']}>" for c in view["hand"])
+        lines.extend(f"  {cards[c['name']].text()}" for c in view["hand"])
         known = view.get("library_known") or {}
         if known:
             lines.append("You know: " + ", ".join(f"{k} of library is {v}" for k, v in known.items()))
@@ -155,7 +179,7 @@ def render_view(view: View, cards: Any) -> str:
     if combat["attackers"] and view["phase"] in ("blockers", "order"):
         lines.append("Attacking: " + ", ".join(ids.get(a, a) for a in combat["attackers"]))
         for b, a in combat["blocks"]:
-            lines.append(f"  {ids.get(b, b)} blocks {ids.get(a, a)}")
+            lines.append(f"  {ids.get(b, 'a creature')} blocks {ids.get(a, 'an attacker that is gone')}")
     if view["phase"] == "over":
         winner = view.get("winner")
         if winner is None:
