@@ -97,7 +97,7 @@ async def test_a_game_the_server_loads_from_a_file_is_played_and_replayed_in_the
         code, out = await partida_(*play)
         assert code == 2 and "unknown game 'mydice'" in out and "--game-file FILE" in out, out
         code, out = await partida_(*play, "--game-file", str(description))
-        assert code == 0 and "scores: [" in out, out
+        assert code == 0 and "Scores: " in out, out
         shown = re.search(r"replay with: (partida replay \d+ --server \S+ --game-file \S+)\)", out)
         assert shown is not None, out
         code, out = await partida_(*shown.group(1).split()[1:])

@@ -100,13 +100,13 @@ def test_players_are_named_as_they_join_and_leave() -> None:
         return {"status": status, "seats": [dict(seat=i, **s) for i, s in enumerate(seats)]}
 
     player.on_room(room({"name": "ada", "kind": "user", "connected": True}, {"name": None}))
-    assert player.players_line([0]) == "Players: seat 0: ada, you; seat 1: free"
+    assert player.players_line([0]) == "Players: seat 0, X: ada, you; seat 1, O: free"
     player.on_room(
         room({"name": "ada", "kind": "user", "connected": True}, {"name": "bo", "kind": "guest", "connected": True})
     )
     player.on_room(room({"name": "ada", "kind": "user", "connected": True}, {"name": None}))
     text = out.getvalue()
-    assert "bo (guest) joined (seat 1)" in text and "bo left seat 1" in text
+    assert "bo (guest) joined (seat 1, O)" in text and "bo left seat 1" in text
 
 
 async def test_a_seat_token_alone_takes_the_seat_back(server: Server, connect) -> None:
@@ -207,7 +207,7 @@ def test_ctrl_c_leaves_at_once_and_says_how_to_come_back(serve: str) -> None:
     command = re.search(r"Come back with: (partida play [^\r\n]+)", said).group(1)  # type: ignore[union-attr]
     assert "--seat" not in command and f"--room {code}" in command
     back = subprocess.run([*PARTIDA, *command.split()[1:]], input="", capture_output=True, text=True, timeout=60)
-    assert "you are seat 0" in back.stdout, back.stdout + back.stderr
+    assert "you are seat 0, X" in back.stdout, back.stdout + back.stderr
 
 
 async def _partida(*args: str, lines: str) -> tuple[int, str]:
@@ -232,8 +232,9 @@ async def test_one_person_challenges_another_from_the_terminal(server: Server) -
     ann = await _partida("play", "tictactoe", "--challenge", "BEN", "--name", "ann", *login, lines="1\n" * 12)
     ben_code, ben_out = await ben
     assert ann[0] == 0 and ben_code == 0, ann[1] + ben_out
-    assert "Challenged ben to tictactoe" in ann[1] and "you are seat 0" in ann[1]
-    assert "ann challenges you to Tic-tac-toe" in ben_out and "you are seat 1" in ben_out
+    assert "Challenged ben to tictactoe" in ann[1] and "you are seat 0, X" in ann[1]
+    assert "Invite a friend" not in ann[1]  # the challenged seat is not open to anyone
+    assert "ann challenges you to Tic-tac-toe" in ben_out and "you are seat 1, O" in ben_out
     assert "Result" in ann[1] or "wins" in ann[1] or "draw" in ann[1].lower()
 
 
@@ -303,9 +304,9 @@ async def test_a_spectator_sees_the_room_waiting_and_names_the_players_who_join_
             watcher.kill()
     out = plain(seen + rest)
     assert watcher.returncode == 0, out
-    assert f"Watching room {code}: Tic-tac-toe" in out and "seat 0: ann (guest); seat 1: free" in out
+    assert f"Watching room {code}: Tic-tac-toe" in out and "seat 0, X: ann (guest); seat 1, O: free" in out
     assert "bob offers a draw\n" in out and "type draw" not in out
-    assert "bob (guest) joined (seat 1)" in out and "bob wins." in out and "waiting for seat" not in out
+    assert "bob (guest) joined (seat 1, O)" in out and "bob wins." in out and "waiting for seat" not in out
 
 
 async def test_a_move_is_told_once_though_updates_without_a_move_follow(server: Server, connect) -> None:
@@ -401,7 +402,7 @@ async def test_a_friend_joins_and_watches_by_the_invite_link_itself(server: Serv
         await asyncio.sleep(0.05)
     await ann.resign(code)
     status, out = await bob
-    assert status == 0 and f"Room {code}: Tic-tac-toe, you are seat 1" in out and "You win!" in out, out
+    assert status == 0 and f"Room {code}: Tic-tac-toe, you are seat 1, O" in out and "You win!" in out, out
 
 
 async def test_a_player_at_the_prompt_is_told_at_once_when_the_server_goes_away(db_url: str) -> None:
@@ -418,7 +419,9 @@ async def test_a_player_at_the_prompt_is_told_at_once_when_the_server_goes_away(
         while b"Waiting for players" not in seen:
             seen += await asyncio.wait_for(ann.stdout.read(1024), 20)
         code = re.search(r"Room (\w+)", plain(seen)).group(1)  # type: ignore[union-attr]
-        assert f"Invite a friend: partida play --room {code} --server {server.url}\n" in plain(seen)
+        link = f"http://{server.url.removeprefix('ws://')}/r/{code}"
+        invite = f"Invite a friend: partida play --room {code} --server {server.url} or in a browser: {link}\n"
+        assert invite in plain(seen)
         bob = await Client.connect(server.url, name="bob")
         await bob.join(code)
         while b"your move>" not in seen:
@@ -441,3 +444,32 @@ def test_the_command_to_come_back_reads_a_token_that_begins_with_a_dash() -> Non
     command = comeback_command("ABCDEF", "-kf_x-9", " --server ws://127.0.0.1:1")
     args = build_parser().parse_args(shlex.split(command)[1:])
     assert (args.room, args.token, args.server) == ("ABCDEF", "-kf_x-9", "ws://127.0.0.1:1")
+
+
+def test_terminal_names_seats_tells_passes_and_results_in_words() -> None:
+    """Seats say what the game calls them; two guests of one default name are told apart; an
+    Othello pass is announced; a draw offer says how to accept when typing is not read yet;
+    the result is in words, not a list of numbers."""
+    import io
+
+    from rich.console import Console
+
+    from partida.client.terminal import TerminalPlayer
+    from partida.games.othello.rules import Othello
+
+    out = io.StringIO()
+    player = TerminalPlayer(None, Othello(), Console(file=out, width=120))  # type: ignore[arg-type]
+    seats = [{"seat": 0, "name": "root", "kind": "guest"}, {"seat": 1, "name": "root", "kind": "guest"}]
+    player.on_room({"seats": seats, "status": "playing"})
+    assert player.players_line([0]) == (
+        "Players: seat 0, black (X): root (guest), you; seat 1, white (O): root-2 (guest)"
+    )
+    # white moved and is to move again: black had no move
+    view = {"board": "-" * 64, "legal": [], "counts": [30, 33], "to_move": 1, "over": False}
+    update = {"view": view, "room": "R", "seq": 9, "last": {"seat": 1, "action": "a1"}, "status": "playing"}
+    player.on_update({**update, "seat": 0, "decision": None, "draw_offer": 1, "to_act": [1]})
+    text = out.getvalue()
+    assert "black has no legal move and passes" in text
+    assert "offers a draw: to accept, type draw when your move is asked" in text
+    player.show_result({"result": {"winners": [1], "scores": [0.0, 1.0], "reason": "normal"}}, [0])
+    assert "root-2 wins. Scores: root 0, root-2 1." in out.getvalue()

@@ -106,6 +106,13 @@ def comeback_command(code: str, token: str, server: str = "") -> str:
     return f"partida play --room {code} --token={token}{server}"
 
 
+def browser_link(server: str, code: str) -> str:
+    """The room's page on the server's own web client (it serves HTTP on its websocket port)."""
+    url = urlsplit(server)
+    scheme = "https" if url.scheme.lower() == "wss" else "http"
+    return f"{scheme}://{url.netloc}/r/{code}"
+
+
 def replay_command(game_id: int, server: str, visible: bool, files: str = "") -> str:
     """How to replay a finished game from where this client is: through the server when anyone
     may see the game there (`visible`: it was played in a public room; `replay --server` does not
@@ -291,14 +298,18 @@ async def _play(args: argparse.Namespace) -> int:
         player = TerminalPlayer(client, game, ask=reader.ask)
         player.on_room(room)
         player.console.print(
-            f"Room [bold]{room['code']}[/bold]: {game.title}, you are seat {reply['seat']}. "
+            f"Room [bold]{room['code']}[/bold]: {game.title}, you are {escape(player.seat_text(reply['seat']))}. "
             f"Seat token (to come back after a disconnect): {reply['token']}"
         )
-        if room["status"] == "waiting":
+        free = len(room["seats"]) - 1 - len(args.vs or []) - (1 if args.challenge else 0)
+        if room["status"] == "waiting" and free > 0 and not args.room and not args.accept:
             player.console.print(
-                f"Waiting for players. Invite a friend: [bold]partida play --room {room['code']}{server}[/bold]",
+                f"Waiting for players. Invite a friend: [bold]partida play --room {room['code']}{server}[/bold]"
+                f" or in a browser: [bold]{browser_link(args.server, room['code'])}[/bold]",
                 soft_wrap=True,  # a command to copy: on one line
             )
+        elif room["status"] == "waiting":
+            player.console.print("Waiting for the other players to take their seats...")
         code, seat, token, public = room["code"], reply["seat"], reply["token"], room["public"]
         player.console.print(escape(player.players_line([seat])))
         while True:
@@ -327,7 +338,7 @@ async def _play(args: argparse.Namespace) -> int:
             new_room, seat, token = rematch["new_room"], rematch["seat"], rematch["token"]
             code, public = new_room["code"], new_room["public"]
             player.on_room(new_room)
-            player.console.print(f"Rematch in room [bold]{code}[/bold]: you are seat {seat} now.")
+            player.console.print(f"Rematch in room [bold]{code}[/bold]: you are {escape(player.seat_text(seat))} now.")
 
 
 async def _ask_rematch(client: Any, player: Any, code: str) -> dict[str, Any] | None:

@@ -120,6 +120,9 @@ class TerminalPlayer:
                 self.console.print(f"[dim]{who} {escape(last['text'])}[/dim]")
             elif last.get("action") is not None:
                 self.console.print(f"[dim]{who} played {escape(self.game.format_action(view, last['action']))}[/dim]")
+            note = self.game.pass_note(view, last.get("seat"))
+            if note:
+                self.console.print(f"[bold]{escape(note)}[/bold]")
         title = f"{self.game.title} - room {update['room']} - move {update['seq']}"
         # games draw plain text: brackets in it ('[flying; tapped]') are not rich markup
         self.console.print(Panel(Text(self.game.render(view)), title=title, expand=False))
@@ -130,12 +133,16 @@ class TerminalPlayer:
         before = self.taken if self.names else None
         self.taken = names
         self.names = [n or f"seat {s['seat']}" for n, s in zip(names, room["seats"], strict=True)]
+        for seat, name in enumerate(names):  # two guests called after one $USER: root, root-2
+            earlier = names[:seat].count(name) if name else 0
+            if earlier:
+                self.names[seat] = f"{name}-{earlier + 1}"
         self.kinds = [s.get("kind") for s in room["seats"]]
         connected = [s.get("connected") if s.get("name") else None for s in room["seats"]]
         if before is not None:
             for seat, (old, new) in enumerate(zip(before, names, strict=False)):
                 if new and old != new and not old:
-                    self.say(f"[green]{escape(self.who(seat))} joined (seat {seat})[/green]")
+                    self.say(f"[green]{escape(self.who(seat))} joined ({escape(self.seat_text(seat))})[/green]")
                 elif old and not new:
                     self.say(f"[yellow]{escape(old)} left seat {seat}[/yellow]")
         if room.get("status") == "playing":
@@ -157,8 +164,13 @@ class TerminalPlayer:
         for seat in range(len(self.names)):
             you = ", you" if seat in mine else ""
             taken = self.kinds[seat] is not None if seat < len(self.kinds) else True
-            parts.append(f"seat {seat}: {self.who(seat) if taken else 'free'}{you}")
+            parts.append(f"{self.seat_text(seat)}: {self.who(seat) if taken else 'free'}{you}")
         return "Players: " + "; ".join(parts)
+
+    def seat_text(self, seat: int) -> str:
+        """`seat 0, black (X)`: the seat's number and what the game calls it."""
+        label = self.game.seat_label(seat)
+        return f"seat {seat}, {label}" if label else f"seat {seat}"
 
     def on_message(self, message: dict[str, Any]) -> None:
         """Pushed messages other than updates: room changes, a seat taken over elsewhere."""
@@ -337,7 +349,12 @@ class TerminalPlayer:
             return
         offer = update.get("draw_offer")
         if offer is not None and offer != update.get("seat"):
-            accept = "" if update.get("seat") is None else ": type draw to accept"  # a spectator cannot
+            if update.get("seat") is None:  # a spectator cannot accept
+                accept = ""
+            elif update.get("decision") is not None:
+                accept = ": type draw to accept"
+            else:  # what is typed before one's own turn is not read
+                accept = ": to accept, type draw when your move is asked"
             self.console.print(f"[yellow]{escape(self._name(offer))} offers a draw{accept}[/yellow]")
         if update.get("decision") is None and update.get("to_act"):
             waiting = ", ".join(self._name(s) for s in update["to_act"])
@@ -375,7 +392,9 @@ class TerminalPlayer:
         else:
             headline = "Game over."
         why = f" ({REASONS[reason]})" if reason in REASONS else ""
-        self.console.print(f"[bold]{headline}[/bold]{why} scores: {escape(str(result.get('scores')))}")
+        scores = result.get("scores") or []
+        told = ", ".join(f"{self._name(seat)} {score:g}" for seat, score in enumerate(scores))
+        self.console.print(f"[bold]{headline}[/bold]{why}" + (f" Scores: {escape(told)}." if told else ""))
         if "seed" in final:
             replay = replay or f"partida replay {final['game_id']}"
             self.console.print(f"[dim]seed {final['seed']} (replay with: {escape(replay)})[/dim]", soft_wrap=True)

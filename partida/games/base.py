@@ -317,6 +317,16 @@ class Game(ABC):
         """How an action is written for people (a square like `f5`, a card name)."""
         return str(action)
 
+    def seat_label(self, seat: int) -> str | None:
+        """What a seat is called in this game (`X`, `black (X)`), beside its number and player's
+        name; None when seats have no name of their own."""
+        return None
+
+    def pass_note(self, view: View, last_seat: int | None) -> str | None:
+        """A sentence when the rules skipped a seat's turn by themselves (Othello's forced pass),
+        told after the move that caused it; `view` is the position after that move."""
+        return None
+
     def told_moves(self, state: State, actions: Iterable[tuple[int, Action]], *, over: bool) -> list[dict[str, Any]]:
         """Apply `actions` to `state` and tell each one as a replay prints it: the game's own
         sentence (`last_event`: "casts Lava Axe at their opponent"), else `format_action` of the

@@ -719,7 +719,8 @@ class Server:
 
     def pick_bot(self, wanted: str, game: str) -> Session:
         """The bot to seat for `wanted`: a connected bot account of that name (any agent, built-in
-        or its own), else the least busy bot running the built-in agent of that name."""
+        or its own), else the least busy bot running the built-in agent of that name: the server's
+        own pool bots first, someone's bot account running that agent only when no pool bot does."""
         bots = self.bot_sessions()
         bot = self._bot_account(wanted)
         if bot is not None:
@@ -728,7 +729,7 @@ class Server:
             return bot
         candidates = [s for s in bots if s.identity.agent == wanted and self._bot_plays(s, game)]  # type: ignore[union-attr]
         if candidates:
-            return min(candidates, key=lambda s: len(s.rooms))
+            return min(candidates, key=lambda s: (not s.name.startswith(RESERVED_PREFIX), len(s.rooms)))
         available = sorted({s.identity.agent for s in bots if self._bot_plays(s, game)})  # type: ignore[union-attr,misc]
         hint = ", ".join(available) if available else "none"
         if wanted not in all_agents():

@@ -177,6 +177,15 @@ class Othello(Game):
     def format_action(self, view: View, action: Any) -> str:
         return str(action)
 
+    def seat_label(self, seat: int) -> str | None:
+        return f"{COLORS[seat]} ({'XO'[seat]})"
+
+    def pass_note(self, view: View, last_seat: int | None) -> str | None:
+        # passes are automatic: the same side to move again means the other had no move
+        if last_seat is None or view.get("over") or view["to_move"] != last_seat:
+            return None
+        return f"{COLORS[1 - last_seat]} has no legal move and passes"
+
     def parse_action(self, view: View, prompt: Prompt, text: str) -> Any:
         square = rules.parse_square(text)
         if square is None:

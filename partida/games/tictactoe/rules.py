@@ -119,6 +119,9 @@ class TicTacToe(Game):
     def format_action(self, view: View, action: Any) -> str:
         return square_name(int(action))
 
+    def seat_label(self, seat: int) -> str | None:
+        return MARKS[seat]
+
     def parse_action(self, view: View, prompt: Prompt, text: str) -> Any:
         text = text.strip().lower()
         if len(text) == 2 and text[0] in "abc" and text[1] in "123":
