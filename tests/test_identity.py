@@ -84,3 +84,22 @@ async def test_a_custom_bot_is_seated_by_its_account_name(server: Server, connec
         assert refused.value.code == "unknown_agent"
     finally:
         player.cancel()
+
+
+async def test_an_agent_name_seats_the_servers_own_bot_before_someones_account(server: Server, connect) -> None:
+    """`--vs random` means the built-in bot: someone's account running the random agent (here
+    connected first, and as idle) is seated only by its account name."""
+    players = []
+    for name in ("mybot", "pool-random"):
+        _, token = await server.store.create_bot(name)
+        bot = await connect(token=token, agent="random", games=["tictactoe"])
+        players.append(asyncio.create_task(_play_seated_games(bot)))
+    try:
+        frank = await connect(name="frank")
+        created = await frank.create_room("tictactoe", seat=0, bots={1: "random"}, auto_start=False)
+        assert created["summary"]["seats"][1]["name"] == "pool-random"
+        created = await frank.create_room("tictactoe", seat=0, bots={1: "mybot"}, auto_start=False)
+        assert created["summary"]["seats"][1]["name"] == "mybot"
+    finally:
+        for player in players:
+            player.cancel()
