@@ -473,3 +473,12 @@ def test_terminal_names_seats_tells_passes_and_results_in_words() -> None:
     assert "offers a draw: to accept, type draw when your move is asked" in text
     player.show_result({"result": {"winners": [1], "scores": [0.0, 1.0], "reason": "normal"}}, [0])
     assert "root-2 wins. Scores: root 0, root-2 1." in out.getvalue()
+
+
+async def test_serve_console_is_kept_for_the_operator(serve: str, tmp_path) -> None:
+    """A game against a pool bot leaves no line of the bot's in `partida serve`'s output."""
+    code, out = await _partida("play", "tictactoe", "--vs", "random", "--server", serve, lines="1\n" * 9 + "n\n")
+    assert code == 0 and ("You win!" in out or "wins." in out or "Draw." in out), out
+    log = (tmp_path / "serve.log").read_text()
+    assert "Partida is serving on" in log and "Bot pool: random." in log
+    assert "partida.bots" not in log and "game in room" not in log, log

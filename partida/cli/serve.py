@@ -341,6 +341,8 @@ async def _supervise_bot(  # type: ignore[no-untyped-def]
         env = dict(os.environ, PARTIDA_BOT_TOKEN=token)
         process = await asyncio.create_subprocess_exec(
             *[sys.executable, "-m", "partida", "bot", agent, "--server", server.url, "--name", name],
+            # the operator's console: a pool bot's every game and rating only when debugging
+            *["--log-level", "debug" if log.isEnabledFor(logging.DEBUG) else "warning"],
             *[arg for ladder in ladders for arg in ("--ladder", ladder)],
             *[arg for path in server.config.game_files for arg in ("--game-file", str(path))],
             *[arg for path in server.config.game_dirs for arg in ("--games-dir", str(path))],
