@@ -167,6 +167,14 @@ def scribble(data: Any) -> None:
         data.append("scribbled")
 
 
+def check_running_facts(state: State) -> None:
+    """What the lab and replays read at any step: a finite running score per seat, and the last
+    event told as a sentence or not at all."""
+    scores = state.scores()
+    assert len(scores) == state.num_seats and all(math.isfinite(s) for s in scores)
+    assert state.last_event() is None or isinstance(state.last_event(), str)
+
+
 def check_pending(state: State) -> None:
     seats = [d.seat for d in state.pending()]
     assert len(seats) == len(set(seats)), "a seat has two open decisions"
@@ -204,6 +212,7 @@ def playout(game: Game, seats: int, seed: int) -> tuple[State, list[tuple[int, A
         check_hidden_ids(state, views, seen)
         check_views_are_copies(state, views)
         check_pending(state)
+        check_running_facts(state)
         check_determinize(game, state, views, rng)
         if state.is_over():
             check_result(state)
@@ -228,6 +237,13 @@ def test_random_playouts_keep_the_contract(name: str, seats: int) -> None:
         stored = json.loads(json.dumps(actions))  # as storage gives the log back
         replayed = game.replay(OPTIONS.get(name), seed, seats, [(seat, action) for seat, action in stored])
         assert all_views(replayed) == all_views(state), "replaying the log gives other views"
+
+
+@pytest.mark.parametrize("name", REGISTRY.names())
+def test_the_lobby_entry_crosses_the_wire(name: str) -> None:
+    game = REGISTRY.get(name)
+    round_trip(game.describe())
+    round_trip(game.resolve_options(None))
 
 
 def test_every_registered_game_is_covered() -> None:
