@@ -22,6 +22,7 @@ from typing import Any
 
 from partida.bots.base import Agent, Turn
 from partida.bots.registry import all_agents, make_agent
+from partida.bots.thinking import FairThinking
 from partida.client.connection import Client, ConnectionLost, ServerError
 from partida.games.prompts import Prompt
 from partida.games.registry import Registry, default_registry
@@ -101,6 +102,7 @@ class BotRunner:
         self.rng = random.Random()
         self.playing: set[str] = set()  # rooms with a play loop (one loop serves all our seats there)
         self.held: dict[str, dict[int, str]] = {}  # room -> seat -> token, to take seats back
+        self.thinking = FairThinking()  # the worker threads, shared in turn by the parties it plays
 
     async def run(self, reconnect: bool = True, max_delay: float = 10.0) -> None:
         """Connect, play, and when the connection drops connect again (the server may restart),
@@ -217,6 +219,10 @@ class BotRunner:
         room = notice["room"]
         game = self.registry.get(notice["summary"]["game"])
         agents: dict[int, Agent] = {}
+        # Who this room's thinking is for: the other seats' occupants (one person's many games
+        # are one party, and wait for each other rather than everyone else waiting for them).
+        me = client.welcome["you"]["name"]
+        party = tuple(sorted({s.get("name") or "" for s in notice["summary"]["seats"]} - {me})) or (room,)
 
         def agent_for(seat: int) -> Agent:
             if seat not in agents:
@@ -241,13 +247,13 @@ class BotRunner:
             turn = Turn(game, update["seat"], prompt, update["view"])
             budget = move_budget(update.get("clock"), update["seat"])
             if budget is None:
-                return await asyncio.to_thread(agent.act, turn)
+                return await self.thinking.run(party, agent.act, turn)
             seconds = getattr(agent, "seconds", None)
             if isinstance(seconds, int | float) and seconds > 0:  # a search with a time budget
                 configured.setdefault(update["seat"], float(seconds))
                 agent.seconds = min(configured[update["seat"]], budget)  # type: ignore[attr-defined]
             left = float(update["clock"]["remaining"][update["seat"]])
-            thinking = asyncio.ensure_future(asyncio.to_thread(agent.act, turn))
+            thinking = asyncio.ensure_future(self.thinking.run(party, agent.act, turn))
             try:
                 return await asyncio.wait_for(asyncio.shield(thinking), max(0.01, left - LATENCY))
             except TimeoutError:

@@ -113,6 +113,7 @@ class Server:
         self.rooms: dict[str, Room] = {}
         self._waiting_by_address = RoomsByAddress(self.rooms, lambda room: room.status == "waiting")
         self._public_by_address = RoomsByAddress(self.rooms, lambda room: room.status in ("waiting", "playing"))
+        self._bot_games_by_address = RoomsByAddress(self.rooms, lambda room: room.status in ("waiting", "playing"))
         self.limiter = Limiter(config.limits)
         self.logins = Logins(config.limits)
         self.addresses = Addresses(config.trusted_proxies)
@@ -623,7 +624,11 @@ class Server:
         if req.public and session.limits is not None:
             limit = self.limiter.limits.public_rooms_per_address
             self.limiter.may_open_public_room(session.limits, self._public_by_address.count(session.address, limit))
+        if req.bots:
+            self._may_play_bots(session)
         bots = await self._parse_bot_seats(req.bots or {}, seats, game.name)
+        if bots and clock is None:
+            clock = self._bot_game_clock()
         if req.seat is not None and not 0 <= req.seat < seats:
             raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
         grace = self.config.abandon_after if req.abandon_after is None else req.abandon_after
@@ -634,6 +639,8 @@ class Server:
         # `room_created` is sent once the room's row is committed: a room that could not be
         # stored (a full disk) is refused, never announced (docs/speed.md, "A new room's row").
         room = await self.open_room(game, options, seats, req.public, session, req.auto_start, clock, grace)
+        if bots:
+            self._bot_games_by_address.add(session.address, room)
         if self.publishes("lobby/room_created"):
             await self.publish(
                 "lobby/room_created", {"type": "room_created", **room.event_base(), "public": room.public}
@@ -701,6 +708,20 @@ class Server:
             chosen[seat] = (await self.find_bot(agent, game), agent)
         return chosen
 
+    def _may_play_bots(self, session: Session) -> None:
+        if session.limits is not None:
+            limit = self.limiter.limits.bot_games_per_address
+            self.limiter.may_play_bots(session.limits, self._bot_games_by_address.count(session.address, limit))
+
+    def _bot_game_clock(self) -> ClockSpec | None:
+        """The clock of a game with a bot whose creator asked for none: a player who walks away
+        without leaving (and so is never abandoned) must not hold the bot's game for good."""
+        seconds = self.limiter.limits.bot_move_seconds
+        return ClockSpec(per_move=seconds) if seconds > 0 else None
+
+    def _bot_games(self, bot: Session) -> int:
+        return sum(1 for room in bot.rooms if room.status in ("waiting", "playing"))
+
     def bot_sessions(self) -> list[Session]:
         """Connected bot accounts; only these can be seated as bots."""
         return [s for s in self.sessions if s.identity is not None and s.identity.kind == "bot" and not s.closed]
@@ -722,14 +743,26 @@ class Server:
         or its own), else the least busy bot running the built-in agent of that name: the server's
         own pool bots first, someone's bot account running that agent only when no pool bot does."""
         bots = self.bot_sessions()
+        most = self.limiter.limits.games_per_bot
         bot = self._bot_account(wanted)
         if bot is not None:
             if not self._bot_plays(bot, game):
                 raise ProtocolError(ErrorCode.NO_BOT_AVAILABLE, f"the bot {bot.name} does not play {game}")
+            if self._bot_games(bot) >= most:
+                raise ProtocolError(
+                    ErrorCode.NO_BOT_AVAILABLE, f"the bot {bot.name} is playing {most} games, its most; try again later"
+                )
             return bot
         candidates = [s for s in bots if s.identity.agent == wanted and self._bot_plays(s, game)]  # type: ignore[union-attr]
         if candidates:
-            return min(candidates, key=lambda s: (not s.name.startswith(RESERVED_PREFIX), len(s.rooms)))
+            free = [s for s in candidates if self._bot_games(s) < most]
+            if not free:
+                raise ProtocolError(
+                    ErrorCode.NO_BOT_AVAILABLE,
+                    f"every {wanted} bot is playing {most} games, its most; try again later",
+                )
+            # the server's own pool bot first (an agent's name means it), then the least busy
+            return min(free, key=lambda s: (not s.name.startswith(RESERVED_PREFIX), self._bot_games(s)))
         available = sorted({s.identity.agent for s in bots if self._bot_plays(s, game)})  # type: ignore[union-attr,misc]
         hint = ", ".join(available) if available else "none"
         if wanted not in all_agents():
@@ -808,13 +841,18 @@ class Server:
         if target.account_id == me.account_id:
             raise ProtocolError(ErrorCode.BAD_FIELD, "challenge: you cannot challenge yourself")
         game, options, seats, clock = self._room_terms(session, req.game, req.options, req.seats, req.clock)
+        if target.kind == "bot":
+            self._may_play_bots(session)
+            clock = clock or self._bot_game_clock()
         challenge = Challenge(session, target.account_id, target.name, game, options, seats, clock)
         if target.kind == "bot":
             # A bot answers by the games it declared: no round trip, it is seated like any bot.
             session.send(server_message("challenge_sent", req.id, challenge=challenge.to_data()))
-            bot = min(targets, key=lambda s: len(s.rooms))
-            if not self._bot_plays(bot, game.name):
-                reason = f"{target.name} does not play {game.name}"
+            bot = min(targets, key=self._bot_games)
+            most = self.limiter.limits.games_per_bot
+            if not self._bot_plays(bot, game.name) or self._bot_games(bot) >= most:
+                busy = f"{target.name} is playing {most} games, its most; try again later"
+                reason = busy if self._bot_plays(bot, game.name) else f"{target.name} does not play {game.name}"
                 declined = server_message("challenge_declined", challenge=challenge.id, by=target.name, reason=reason)
                 session.send(declined)
                 return
@@ -939,6 +977,7 @@ class Server:
         )
         assert opponent.identity is not None
         if opponent.identity.kind == "bot":
+            self._bot_games_by_address.add(challenge.challenger.address, room)
             seat = await room.call(lambda: room.seat_bot(opponent, 1))
             return room.summary(), seat, None
         seat = await room.call(lambda: room.join(opponent, 1, None))
@@ -969,8 +1008,10 @@ class Server:
         room = self.room(req.room)
         if room.owner is not None and session is not room.owner:
             raise ProtocolError(ErrorCode.NOT_OWNER, "only the room's creator can add bots to it")
+        self._may_play_bots(session)
         bot = await self.find_bot(req.agent, room.game.name)
         seat = await room.call(lambda: room.seat_bot(bot, req.seat))
+        self._bot_games_by_address.add(session.address, room)
         session.send(
             server_message("bot_added", req.id, room=room.code, summary=room.summary(), seat=seat, agent=req.agent)
         )

@@ -46,6 +46,9 @@ class Limits:
     waiting_rooms_per_address: int = 200  # rooms not yet started whose creator has this address
     public_rooms_per_address: int = 100  # public rooms waiting or in play whose creator has this address
     rooms_watched: int = 100  # per connection
+    games_per_bot: int = 32  # games one bot connection is seated in at once (waiting or in play)
+    bot_games_per_address: int = 8  # games with bots in them at once that one address asked for
+    bot_move_seconds: float = 900.0  # a game with a bot and no clock gets this many seconds a move (0: none)
     login_failures_allowed: int = 5  # failed logins for one account from one address before the back-off starts
     login_failures_per_address: int = 20  # failed logins from one address, whatever the account
     login_failures_per_network: int = 100  # from one /24 (IPv4) or /64 (IPv6)
@@ -265,6 +268,15 @@ class Limiter:
                 ErrorCode.RATE_LIMITED,
                 f"{public_rooms_of_address} public rooms created from your address are open; "
                 "finish some, or make this one private",
+            )
+
+    def may_play_bots(self, conn: ConnectionLimits, bot_games_of_address: int) -> None:
+        """A bot's thinking is shared by everyone it plays: one address may keep a bounded
+        number of games with bots going at once."""
+        if not conn.exempt and bot_games_of_address >= self.limits.bot_games_per_address:
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED,
+                f"{bot_games_of_address} games with bots are under way from your address; finish one first",
             )
 
     def may_watch(self, watching: int) -> None:
