@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -69,8 +70,10 @@ class Raw:
         self.text = text
 
     @classmethod
-    async def open(cls, url: str, text: bool = False, hello: dict[str, Any] | None = None) -> Raw:
-        raw = cls(await ws_connect(url, max_size=None, local_addr=ATTACKER, open_timeout=10), text)
+    async def open(
+        cls, url: str, text: bool = False, hello: dict[str, Any] | None = None, address: tuple[str, int] | None = None
+    ) -> Raw:
+        raw = cls(await ws_connect(url, max_size=None, local_addr=address or ATTACKER, open_timeout=10), text)
         if hello is not None:
             await raw.send({"type": "hello", "version": 1, "id": 0, **hello})
             await raw.recv()
@@ -395,9 +398,219 @@ async def attack_pipelined_get(url: str, seconds: float, parallel: int = 8) -> d
                 continue
             counts["connections"] += 1
             counts["answered"] += answer.startswith(b"HTTP/1.1 200")
+def _near(offset: int, host: int = 1) -> tuple[str, int]:
+    """Another loopback address of this attacker's (a crowd of hosts), away from the others'."""
+    third = int(ATTACKER[0].split(".")[3])
+    return (f"127.{offset}.{third}.{host}", 0)
+
+
+async def attack_lobby_freeze(url: str, seconds: float, makers: int = 4, listers: int = 256) -> dict[str, Any]:
+    """Pairs of guests from a few addresses open public rooms and start them at once (so the
+    waiting-room cap never applies); then connections that never read ask for `list_rooms` as
+    fast as they are let. A newcomer from elsewhere times `list_rooms` meanwhile."""
+    deadline = time.monotonic() + seconds
+    started = refused = 0
+    for m in range(makers):
+        a = await Raw.open(url, hello={"name": f"maker{m}a"}, address=_near(40, m + 1))
+        b = await Raw.open(url, hello={"name": f"maker{m}b"}, address=_near(40, m + 1))
+        for i in range(2000):
+            if time.monotonic() > deadline - seconds / 2:
+                break
+            await a.send({"type": "create_room", "id": i, "game": "tictactoe", "seat": 0})
+            answer = await a.reply(i)
+            if answer["type"] != "room_created":
+                refused += 1
+                break
+            await b.send({"type": "join", "id": i, "room": answer["room"]})
+            await b.reply(i)
+            started += 1
+    readers = []
+    for _ in range(listers):
+        try:
+            raw = await Raw.open(url, hello={"name": "reader"})
+        except Exception:
+            break
+        raw.ws.transport.pause_reading()
+        readers.append(raw)
+    newcomer = await Raw.open(url, hello={"name": "newcomer"}, address=_near(50))
+    sent = 0
+    waits: list[float] = []
+
+    async def flood(raw: Raw) -> None:
+        nonlocal sent
+        with contextlib.suppress(Exception):
+            while time.monotonic() < deadline and sent < FRAME_CAP * 5:
+                await asyncio.wait_for(raw.send({"type": "list_rooms", "id": sent}), 1)
+                sent += 1
+                await asyncio.sleep(0.01)
+
+    async def look() -> None:
+        i = 0
+        while time.monotonic() < deadline:
+            i += 1
+            began = time.monotonic()
+            with contextlib.suppress(Exception):
+                await newcomer.send({"type": "list_rooms", "id": f"n{i}"})
+                await newcomer.reply(f"n{i}", timeout=10)
+                waits.append((time.monotonic() - began) * 1000)
+            await asyncio.sleep(0.2)
+
+    await asyncio.gather(look(), *(flood(raw) for raw in readers))
+    return {
+        "public_rooms_started": started,
+        "refused": refused,
+        "readers": len(readers),
+        "list_rooms_sent": sent,
+        "newcomer_list_p50_ms": percentile(waits, 50),
+        "newcomer_list_max_ms": round(max(waits), 1) if waits else None,
+    }
+
+
+async def attack_bot_monopoly(url: str, seconds: float, rooms: int = 40) -> dict[str, Any]:
+    """One guest opens many Othello rooms against the pool's alphabeta and answers at once in
+    each; another player's game against the same agent times the bot's replies meanwhile."""
+    from partida.games.prompts import prompt_from_data
+
+    rng = random.Random(3)
+    deadline = time.monotonic() + seconds
+
+    early: dict[Raw, list[dict[str, Any]]] = {}  # updates that came before a room's reply
+
+    async def open_rooms(raw: Raw, n: int) -> tuple[int, int]:
+        opened = refused = 0
+        early[raw] = []
+        for i in range(n):
+            await raw.send(
+                {"type": "create_room", "id": f"c{i}", "game": "othello", "seat": 0, "public": False}
+                | {"bots": {"1": "alphabeta"}}
+            )
+            while (answer := await raw.recv(10)).get("id") != f"c{i}":
+                early[raw].append(answer)
+            opened += answer["type"] == "room_created"
+            refused += answer["type"] != "room_created"
+        return opened, refused
+
+    async def answer_at_once(raw: Raw, replies: list[float] | None = None) -> None:
+        """Answer every decision at once; with `replies`, time from each answer to the next
+        decision (the bot's thinking, and its wait for a turn to think)."""
+        sent: dict[str, float] = {}
+        with contextlib.suppress(Exception):
+            while time.monotonic() < deadline:
+                message = early[raw].pop(0) if early[raw] else await raw.recv(max(deadline - time.monotonic(), 0.01))
+                if message.get("type") != "update" or message.get("decision") is None:
+                    continue
+                room = message["room"]
+                if replies is not None and room in sent:
+                    replies.append((time.monotonic() - sent[room]) * 1000)
+                answer = prompt_from_data(message["decision"]).random_answer(rng)
+                await raw.send({"type": "act", "room": room, "action": answer, "seq": message["seq"]})
+                sent[room] = time.monotonic()
+
+    greedy = await Raw.open(url, hello={"name": "greedy"})
+    opened, refused = await open_rooms(greedy, rooms)
+    other = await Raw.open(url, hello={"name": "other"}, address=_near(60))
+    await open_rooms(other, 1)
+    replies: list[float] = []
+    await asyncio.gather(answer_at_once(greedy), answer_at_once(other, replies))
+    return {
+        "rooms_opened": opened,
+        "refused": refused,
+        "other_bot_replies": len(replies),
+        "other_reply_p50_ms": percentile(replies, 50),
+        "other_reply_max_ms": round(max(replies), 1) if replies else None,
+    }
+
+
+async def attack_login_crowd(url: str, seconds: float, hosts: int = 48) -> dict[str, Any]:
+    """48 addresses, two connections each, send wrong passwords without pause; a person from a
+    clean address logs in now and then (a wrong password too: the time to an answer is the
+    time to a check) and times the answer."""
+    deadline = time.monotonic() + seconds
+    counts: dict[str, int] = {}
+
+    async def guess(address: tuple[str, int]) -> None:
+        while time.monotonic() < deadline:
+            try:
+                raw = await Raw.open(url, address=address)
+                await raw.send({"type": "hello", "version": 2, "id": 0, "name": "admin", "password": "guess"})
+                code = (await raw.recv(max(deadline - time.monotonic(), 0.1))).get("code", "other")
+                counts[code] = counts.get(code, 0) + 1
+                await raw.ws.close()
+            except Exception:
+                counts["other"] = counts.get("other", 0) + 1
+                await asyncio.sleep(0.05)
+
+    person: list[tuple[str, float]] = []
+
+    async def log_in() -> None:
+        """Each try from a network of its own: a person mistyping once, not a second guesser."""
+        await asyncio.sleep(min(2.0, seconds / 3))
+        while time.monotonic() < deadline:
+            began = time.monotonic()
+            try:
+                raw = await Raw.open(url, address=_near(70 + len(person)))
+                await raw.send({"type": "hello", "version": 2, "id": 0, "name": "ada", "password": "mistyped"})
+                code = (await raw.recv(60)).get("code", "other")
+                await raw.ws.close()
+            except Exception as exc:
+                code = type(exc).__name__
+            person.append((code, (time.monotonic() - began) * 1000))
+            await asyncio.sleep(0.5)
+
+    await asyncio.gather(log_in(), *(guess(_near(20, h + 1)) for h in range(hosts) for _ in range(2)))
+    answered = [ms for code, ms in person if code == "auth_failed"]
+    return {
+        "guesses": counts,
+        "person_tries": len(person),
+        "person_checked": len(answered),
+        "person_refused": sum(1 for code, _ in person if code == "rate_limited"),
+        "person_p50_ms": percentile(answered, 50),
+    }
+
+
+async def attack_connect_loop(url: str, seconds: float, parallel: int = 64) -> dict[str, Any]:
+    """Connect, say hello, close, again, 64 at a time."""
+    deadline = time.monotonic() + seconds
+    counts = {"completed": 0, "refused": 0}
+
+    async def loop() -> None:
+        while time.monotonic() < deadline and counts["completed"] < FRAME_CAP:
+            try:
+                raw = await Raw.open(url, hello={"name": "loop"})
+                await raw.ws.close()
+                counts["completed"] += 1
+            except Exception:
+                counts["refused"] += 1
+                await asyncio.sleep(0.01)
 
     await asyncio.gather(*(loop() for _ in range(parallel)))
     return counts
+
+
+async def attack_http_flood(url: str, seconds: float, parallel: int = 8) -> dict[str, Any]:
+    """Plain GETs of the browser client's largest script, 8 at a time."""
+    host, port = url.removeprefix("ws://").rsplit(":", 1)
+    deadline = time.monotonic() + seconds
+    statuses: dict[str, int] = {}
+    received = 0
+
+    async def loop() -> None:
+        nonlocal received
+        while time.monotonic() < deadline and sum(statuses.values()) < FRAME_CAP:
+            try:
+                reader, writer = await asyncio.open_connection(host, int(port), local_addr=ATTACKER)
+                writer.write(f"GET /app.js HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+                data = await reader.read()
+                writer.close()
+                status = data.split(b" ", 2)[1].decode() if data.startswith(b"HTTP/") else "none"
+                statuses[status] = statuses.get(status, 0) + 1
+                received += len(data)
+            except Exception:
+                statuses["error"] = statuses.get("error", 0) + 1
+                await asyncio.sleep(0.01)
+
+    await asyncio.gather(*(loop() for _ in range(parallel)))
+    return {"statuses": statuses, "mb_received": round(received / 1e6, 1)}
 
 
 ATTACKS = {
@@ -414,6 +627,11 @@ ATTACKS = {
     "deep_decklist": attack_deep_decklist,
     "huge_game_id": attack_huge_game_id,
     "pipelined_get": attack_pipelined_get,
+    "lobby_freeze": attack_lobby_freeze,
+    "bot_monopoly": attack_bot_monopoly,
+    "login_crowd": attack_login_crowd,
+    "connect_loop": attack_connect_loop,
+    "http_flood": attack_http_flood,
 }
 
 
@@ -553,13 +771,14 @@ async def measure(
 
 
 async def run_bench(attacks: list[str], seconds: float) -> None:
+    bots = ["--bots", "alphabeta"] if "bot_monopoly" in attacks else ["--no-bots"]
     with tempfile.TemporaryDirectory() as tmp:
         port = free_port()
         log = Path(tmp) / "server.log"
         with log.open("wb") as log_file:
             server = subprocess.Popen(
                 [
-                    *(sys.executable, "-m", "partida", "serve", "--no-bots", "--port", str(port)),
+                    *(sys.executable, "-m", "partida", "serve", *bots, "--port", str(port)),
                     *("--db", f"sqlite+aiosqlite:///{tmp}/abuse.db", "--log-level", "info"),
                 ],
                 stdout=subprocess.DEVNULL,
