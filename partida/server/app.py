@@ -454,7 +454,7 @@ class Server:
             )
         resume = None
         if req.token is not None:
-            self.logins.check(session.address, None)
+            await self.logins.check(session.address, None)
             account = await self.store.check_token(req.token)
             if account is None:
                 self.logins.failed(session.address, None)
@@ -480,9 +480,9 @@ class Server:
             if account is None:
                 if req.password is None:
                     raise ProtocolError(ErrorCode.AUTH_FAILED, "that session has ended: log in again", close=True)
-                self.logins.check(session.address, req.name)
+                await self.logins.check(session.address, req.name)
                 async with self.logins.turn(session.address):
-                    self.logins.check(session.address, req.name)  # failures may have come in while waiting
+                    await self.logins.check(session.address, req.name, pause=False)  # failures came in meanwhile?
                     account = await self.store.check_password(req.name, req.password)
                 if account is None:
                     self.logins.failed(session.address, req.name)

@@ -8,7 +8,9 @@ everyone else's logins nor lock out people who happen to share an address with i
 - failures are counted three ways: per address and account name (a guesser of one account),
   per address (a guesser of many), and per network (/24, /64: a guesser spread over its
   neighbourhood), each with its own allowance before the back-off starts;
-- an address has at most one check queued or running at a time;
+- an address has at most one check queued or running at a time, and one more waiting behind
+  it; a refusal is answered after a second, not at once: a client that reconnects the moment
+  it is refused would otherwise cost the server a handshake per try, as fast as it can;
 - checks from addresses and networks with no recent failure go before the others, so a
   person logging in from a clean address waits for at most the clean checks ahead of them;
 - a successful password login is given a session token (`resume`): a reconnect presents it and
@@ -40,6 +42,8 @@ from partida.server.limits import Limits
 log = logging.getLogger(__name__)
 
 RECENT = 600.0  # seconds a failure keeps an address or network from the front of the queue
+PER_ADDRESS = 2  # checks of one address in the queue: one in its turn, one waiting behind it
+REFUSAL_DELAY = 1.0  # seconds a refused login waits for its answer
 RESUME_SECONDS = 7 * 24 * 3600.0
 
 
@@ -55,7 +59,7 @@ class Logins:
         self.limits = limits
         self._failures: dict[tuple[str, str], _Failures] = {}
         self._swept_at = 0
-        self._checking: set[str] = set()  # addresses with a check queued or running
+        self._by_address: dict[str, tuple[asyncio.Lock, list[int]]] = {}  # a turn per address, and its waiters
         self._running = 0
         # Waiting checks (address, woken when its turn comes), from clean addresses and from others.
         self._clean: collections.deque[tuple[str, asyncio.Future[None]]] = collections.deque()
@@ -72,14 +76,17 @@ class Logins:
             keys.append((("account", f"{address} {name.lower()}"), self.limits.login_failures_allowed))
         return keys
 
-    def check(self, address: str, name: str | None) -> None:
-        """Before a login is checked: refuse during a back-off that applies to it."""
+    async def check(self, address: str, name: str | None, pause: bool = True) -> None:
+        """Before a login is checked: refuse during a back-off that applies to it, after a pause
+        (none while holding a turn to check, which others wait for)."""
         now = time.monotonic()
         wait = max(
             (f.next_try - now for f in map(self._failures.get, [k for k, _ in self._keys(address, name)]) if f),
             default=0.0,
         )
         if wait > 0:
+            if pause:
+                await asyncio.sleep(min(wait, REFUSAL_DELAY))
             raise ProtocolError(
                 ErrorCode.RATE_LIMITED, f"too many failed logins; try again in {wait:.0f} s", close=True
             )
@@ -128,37 +135,48 @@ class Logins:
     async def turn(self, address: str) -> AsyncIterator[None]:
         """A turn to check a password from `address`: one at a time per address, a bounded number
         at once, clean addresses first; beyond the queue's bound, `rate_limited`."""
-        if address in self._checking:
+        lock, waiters = self._by_address.setdefault(address, (asyncio.Lock(), [0]))
+        if waiters[0] >= PER_ADDRESS:
+            await asyncio.sleep(REFUSAL_DELAY)
             raise ProtocolError(
-                ErrorCode.RATE_LIMITED, "a login from your address is being checked; wait for its answer", close=True
+                ErrorCode.RATE_LIMITED, "logins from your address are being checked; wait for their answers", close=True
             )
+        waiters[0] += 1
+        try:
+            async with lock:
+                async with self._queued(address):
+                    yield
+        finally:
+            waiters[0] -= 1
+            if not waiters[0]:
+                del self._by_address[address]
+
+    @asynccontextmanager
+    async def _queued(self, address: str) -> AsyncIterator[None]:
         queue = self._suspect if self.has_failures(address) else self._clean
         if len(queue) >= self.limits.hashing_queue:
+            await asyncio.sleep(REFUSAL_DELAY)
             raise ProtocolError(ErrorCode.RATE_LIMITED, "the server is busy checking passwords; try again", close=True)
-        self._checking.add(address)
-        try:
-            if self._running >= max(self.limits.hashing_at_once, 1) or self._clean or self._suspect:
-                waiter = asyncio.get_running_loop().create_future()
-                queue.append((address, waiter))
-                try:
-                    await waiter
-                except BaseException:
-                    for waiting in (self._clean, self._suspect):
-                        with contextlib.suppress(ValueError):
-                            waiting.remove((address, waiter))
-                    if waiter.done() and not waiter.cancelled():
-                        self._running -= 1  # it was handed a turn it will not take
-                        self._next()
-                    raise
-            else:
-                self._running += 1
+        if self._running >= max(self.limits.hashing_at_once, 1) or self._clean or self._suspect:
+            waiter = asyncio.get_running_loop().create_future()
+            queue.append((address, waiter))
             try:
-                yield
-            finally:
-                self._running -= 1
-                self._next()
+                await waiter
+            except BaseException:
+                for waiting in (self._clean, self._suspect):
+                    with contextlib.suppress(ValueError):
+                        waiting.remove((address, waiter))
+                if waiter.done() and not waiter.cancelled():
+                    self._running -= 1  # it was handed a turn it will not take
+                    self._next()
+                raise
+        else:
+            self._running += 1
+        try:
+            yield
         finally:
-            self._checking.discard(address)
+            self._running -= 1
+            self._next()
 
     def _next(self) -> None:
         while self._running < max(self.limits.hashing_at_once, 1) and (self._clean or self._suspect):
