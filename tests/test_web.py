@@ -677,3 +677,30 @@ async def test_a_link_carrying_a_seat_token_asks_before_taking_the_seat(
     assert server.rooms[code].seats[0] is not None and await page.locator('li.me[data-seat="1"]').count() == 1
     assert "#" not in page.url
     assert dan.errors == [], dan.errors
+
+
+async def test_the_lobby_shows_rooms_as_the_server_pushes_them_without_polling(
+    server: Server, browser: Any, connect: Any
+) -> None:
+    context = await browser.new_context()
+    page = await context.new_page()
+    page.set_default_timeout(STEP)
+    sent: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(str(payload))))
+    await page.goto(server.http_url)
+    await page.fill("#name", "ada")
+    await page.click("#enter")
+    await page.wait_for_selector("#rooms")
+    bob = await connect(name="bob")
+    code = (await bob.create_room("tictactoe", seat=0))["room"]
+    await page.wait_for_selector(f'[data-room="{code}"]')
+    assert "waiting" in await page.locator(f'[data-room="{code}"]').inner_text()
+    cy = await connect(name="cy")
+    await cy.join(code)  # the room starts: its line says so
+    await page.wait_for_function(
+        "code => document.querySelector(`[data-room=\"${code}\"]`)?.textContent.includes('playing')", arg=code
+    )
+    await asyncio.sleep(5)  # longer than the lobby's old polling period
+    listings = [frame for frame in sent if '"list_rooms"' in frame]
+    assert len(listings) == 1 and '"watch":true' in listings[0], listings
+    await context.close()

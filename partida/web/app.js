@@ -24,6 +24,7 @@ const app = {
   games: new Map(),
   room: null, // {code, summary, update, prev, seat, log: [], result}
   lobbyTimer: null,
+  lobby: null, // the public rooms shown, while the lobby is: { container, rooms: code -> summary }
   retry: 0,
 };
 
@@ -163,6 +164,10 @@ function goTo(address) {
 function stopLobbyPolling() {
   if (app.lobbyTimer) clearInterval(app.lobbyTimer);
   app.lobbyTimer = null;
+  if (app.lobby) {
+    app.lobby = null; // the server stops pushing lobby changes to this connection
+    app.conn.request("list_rooms", { limit: 1, watch: false }).catch(() => {});
+  }
 }
 
 async function showLobby() {
@@ -202,22 +207,37 @@ async function showLobby() {
     (list) => clear(stored, list),
     () => clear(stored, h("p.muted", {}, "This server does not list stored games.")),
   );
-  const refresh = async () => {
-    try {
-      drawRooms(rooms, await fetchRooms());
-    } catch {
-      /* the reconnect path redraws */
-    }
-  };
-  await refresh();
   stopLobbyPolling();
-  app.lobbyTimer = setInterval(refresh, 4000);
+  try {
+    await watchRooms(rooms);
+  } catch {
+    /* the reconnect path redraws */
+  }
 }
 
-// The lobby's one source of rooms (the public rooms' summaries); every lobby fetch goes through here.
-async function fetchRooms() {
-  const reply = await app.conn.request("list_rooms");
-  return reply.rooms;
+// The lobby's one source of rooms: the first page of public rooms, then the changes the server
+// pushes (`lobby`), applied here rather than polling the list again.
+async function watchRooms(container) {
+  const reply = await app.conn.request("list_rooms", { watch: true });
+  app.lobby = { container, rooms: new Map(reply.rooms.map((room) => [room.code, room])) };
+  drawLobbyRooms();
+}
+
+function onLobbyChange(message) {
+  const lobby = app.lobby;
+  if (!lobby) return;
+  if (message.resync) {
+    watchRooms(lobby.container).catch(() => {});
+    return;
+  }
+  for (const code of message.removed || []) lobby.rooms.delete(code);
+  for (const room of message.rooms || []) lobby.rooms.set(room.code, room);
+  drawLobbyRooms();
+}
+
+function drawLobbyRooms() {
+  const { container, rooms } = app.lobby;
+  drawRooms(container, [...rooms.values()]);
 }
 
 function openReplay(gameId) {
@@ -489,7 +509,9 @@ function summaryOf(message) {
 
 function onPush(message) {
   const room = app.room;
-  if (message.type === "update") {
+  if (message.type === "lobby") {
+    onLobbyChange(message);
+  } else if (message.type === "update") {
     if (!room || room.code !== codeOf(message)) {
       app.pendingUpdates = { ...(app.pendingUpdates || {}), [codeOf(message)]: message };
       return;
