@@ -95,3 +95,10 @@ def test_the_determinize_benchmark_scores_its_pairs() -> None:
     *games, summary = run_bench("ismcts_determinize.py", "--game", "agram", "--pairs", "2", "--iterations", "4")
     assert len(games) == 4 and {tuple(g["consistent_seats"]) for g in games} == {(0, 2), (1, 3)}
     assert summary["pairs"] == 2 and 0 <= summary["share"] <= 1
+
+
+def test_the_sprt_benchmark_measures_both_error_rates() -> None:
+    *rows, summary = run_bench("sprt_error_rates.py", "--runs", "5", "--elo1", "60", "--models", "logistic")
+    assert [r["counts"] for r in rows] == ["trinomial", "pentanomial"]
+    assert all(0 <= r["measured_alpha"] <= 1 and r["mean_games_h1"] > 0 for r in rows)
+    assert len(summary["summary"]) == 2
