@@ -28,6 +28,33 @@ def all_agents() -> dict[str, AgentSpec]:
     return specs
 
 
+def _value(text: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_agent(text: str) -> tuple[str, dict[str, Any]]:
+    """An agent with parameters, `othello-engine[depth=4]` or `mcts[iterations=200;c=1.4]`: its
+    name and its parameters (numbers read as numbers). Raises ValueError on a malformed one."""
+    text = text.strip()
+    if "[" not in text:
+        return text, {}
+    if not text.endswith("]"):
+        raise ValueError(f"{text!r}: parameters go in brackets at the end, like name[depth=4]")
+    name, _, inner = text[:-1].partition("[")
+    params: dict[str, Any] = {}
+    for pair in filter(None, (p.strip() for p in inner.split(";"))):
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{text!r}: {pair!r} is not KEY=VALUE")
+        params[key.strip()] = _value(value.strip())
+    return name.strip(), params
+
+
 def make_agent(name: str, game: Game | None = None, **params: Any) -> Agent:
     """Build an agent. Parameters the agent does not take are dropped, so a caller may pass a
     common set (seed, seconds) to any agent."""

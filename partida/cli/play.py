@@ -23,6 +23,7 @@ from partida.cli.common import (
     parse_option_pairs,
     print_json,
 )
+from partida.stats.sprt import MODELS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -95,6 +96,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help=f"games played at the same time (default: up to {DEFAULT_PARALLEL}; 1 plays them one after the other)",
     )
+    m.add_argument(
+        "--local",
+        action="store_true",
+        help="play in-process, without a server: paired games (every seat rotation of each deal), "
+        "Elo with a 95%% interval, and --sprt; agents take parameters: othello-engine[depth=4]",
+    )
+    m.add_argument(
+        "--sprt",
+        default=None,
+        metavar="SPEC",
+        help="with --local: stop when the SPRT decides, e.g. 'elo0=0 elo1=5 alpha=0.05 beta=0.05'",
+    )
+    m.add_argument("--model", choices=MODELS, default="normalized", help="SPRT Elo model (default: %(default)s)")
+    m.add_argument("--seed", type=int, default=1, help="with --local: the first deal's seed (default: %(default)s)")
+    m.add_argument("--no-book", action="store_true", help="with --local: start every game from the usual position")
+    add_game_files_flags(m)
     add_server_flag(m)
     add_json_flag(m)
     m.set_defaults(func=run_match)
@@ -423,6 +440,12 @@ def run_match(args: argparse.Namespace) -> int:
         raise CliError("--games must be at least 1")
     if args.parallel is not None and args.parallel < 1:
         raise CliError("--parallel must be at least 1")
+    if args.local:
+        from partida.cli.match_local import run_local_match
+
+        return run_local_match(args)
+    if args.sprt is not None:
+        raise CliError("--sprt needs --local (paired games in-process)")
     return asyncio.run(_match(args))
 
 

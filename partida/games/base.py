@@ -270,6 +270,11 @@ class Game(ABC):
         from the ones the seat has not seen, future chance from `rng`. For a perfect-information
         game this is an exact rebuild of the state. Search bots run on the result."""
 
+    def openings(self) -> list[str]:
+        """Balanced start positions for paired matches, as values of the game's `opening`
+        option (none: games whose seed varies the deal need no book)."""
+        return []
+
     def resolve_options(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
         given = dict(given or {})
         unknown = sorted(set(given) - set(self.options))

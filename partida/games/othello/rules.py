@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from typing import Any
+from functools import cache
+from importlib import resources
+from typing import Any, ClassVar
 
-from partida.games.base import Decision, Game, IllegalAction, Result, State, View
+from partida.games.base import BadOptions, Decision, Game, IllegalAction, Option, Result, State, View
 from partida.games.othello import board as rules
 from partida.games.prompts import ChooseOne, Prompt
 
@@ -144,8 +146,31 @@ class Othello(Game):
     title = "Othello"
     description = "Flip your opponent's discs by bracketing them; most discs at the end wins. Black moves first."
 
+    options: ClassVar[Mapping[str, Option]] = {
+        "opening": Option(
+            "opening",
+            "",
+            help="moves played before the game begins, as a transcript (f5d6c3): a start position for "
+            "engine matches (partida match --local takes them from the game's book)",
+        )
+    }
+
     def new_state(self, options: Mapping[str, Any], seed: int, seats: int) -> OthelloState:
-        return OthelloState()
+        state = OthelloState()
+        try:
+            squares = parse_transcript_squares(options.get("opening", ""))
+        except ValueError as exc:
+            raise BadOptions(f"option 'opening': {exc}") from None
+        for square in squares:
+            if square not in state.legal_moves():
+                raise BadOptions(f"option 'opening': {rules.square_name(square)} is not legal there")
+            state.play(square)
+        if state.is_over():
+            raise BadOptions("option 'opening': the game is over after it")
+        return state
+
+    def openings(self) -> list[str]:
+        return list(_book())
 
     def determinize(self, view: View, seat: int | None, rng: random.Random) -> OthelloState:
         moves = [s for s in parse_transcript_squares(view.get("moves", ""))]
@@ -205,3 +230,10 @@ def parse_transcript_squares(text: str) -> list[int]:
             raise ValueError(f"{text[i : i + 2]!r} is not a square")
         squares.append(square)
     return squares
+
+
+@cache
+def _book() -> tuple[str, ...]:
+    """openings.txt: balanced positions a few plies in, made by scripts/othello_openings.py."""
+    text = resources.files("partida.games.othello").joinpath("openings.txt").read_text()
+    return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))

@@ -1,0 +1,1 @@
+"""Matches between agents played in-process: paired sets of games for engine testing."""

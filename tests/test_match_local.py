@@ -1,0 +1,105 @@
+"""Paired in-process matches: seat rotations over one deal, Othello's openings book and its
+`opening` option, agent parameters, and `partida match --local --sprt` run as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from partida.bots.registry import parse_agent
+from partida.games.base import BadOptions
+from partida.games.othello import GAMES as OTHELLO
+from partida.games.othello import engine
+from partida.match.paired import Deal, Tally, deals, play_set, rotations
+
+PARTIDA = [sys.executable, "-m", "partida"]
+
+
+def test_agent_parameters_are_parsed() -> None:
+    assert parse_agent("random") == ("random", {})
+    assert parse_agent("othello-engine[depth=4]") == ("othello-engine", {"depth": 4})
+    assert parse_agent("mcts[iterations=200; c=1.4; mode=x]") == ("mcts", {"iterations": 200, "c": 1.4, "mode": "x"})
+    for bad in ("mcts[iterations]", "mcts[depth=1", "mcts[=3]"):
+        with pytest.raises(ValueError):
+            parse_agent(bad)
+
+
+def test_the_opening_option_starts_a_game_a_few_moves_in() -> None:
+    game = OTHELLO[0]
+    state = game.create({"opening": "f5d6c3"})
+    assert state.view(None)["moves"] == "f5d6c3" and state.to_move == 1
+    for bad in ("f5f5", "zz", "f5d"):
+        with pytest.raises(BadOptions):
+            game.create({"opening": bad})
+    assert game.create().view(None)["moves"] == ""
+
+
+def test_the_book_is_legal_distinct_and_balanced() -> None:
+    """Every opening is playable and the engine finds it within a disc or two of even: the book
+    is what scripts/othello_openings.py made, and nobody has hand-edited an unbalanced line in."""
+    game = OTHELLO[0]
+    book = game.openings()
+    assert len(book) >= 500 and len(set(book)) == len(book)
+    for line in book[::50]:
+        state = game.create({"opening": line})
+        value = engine.search(state.board, state.to_move, 6).value
+        assert abs(value) <= 4, (line, value)
+
+
+def test_a_set_plays_one_deal_under_every_rotation() -> None:
+    assert rotations(["a", "b", "c"]) == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
+    result = play_set("othello", ["othello-engine[depth=2]", "random"], {}, Deal(0, 7, "f5d6c3d3c4"))
+    first, second = result.games
+    assert first["seats"] == ["othello-engine[depth=2]", "random"]
+    assert second["seats"] == ["random", "othello-engine[depth=2]"]
+    assert first["seed"] == second["seed"] == 7 and first["opening"] == second["opening"] == "f5d6c3d3c4"
+    # the first agent's points follow it to the other seat
+    assert first["points"] == (1.0 if first["winners"] == [0] else 0.5 if len(first["winners"]) == 2 else 0.0)
+    assert second["points"] == (1.0 if second["winners"] == [1] else 0.5 if len(second["winners"]) == 2 else 0.0)
+    tally = Tally()
+    tally.add(result)
+    assert tally.trinomial.games == 2 and tally.pentanomial.pairs == 1
+    assert tally.penta[round(2 * (first["points"] + second["points"]))] == 1
+
+
+def test_deals_draw_openings_without_repeating_until_the_book_is_used_up() -> None:
+    planned = list(deals(5, 10, ["a", "b", "c"]))
+    assert [d.seed for d in planned] == [10, 11, 12, 13, 14]
+    assert sorted(d.opening or "" for d in planned[:3]) == ["a", "b", "c"]
+    assert all(d.opening is None for d in deals(2, 1, []))
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*PARTIDA, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_match_local_stops_when_the_sprt_decides() -> None:
+    done = run(
+        "match", "othello", "--local", "--seat", "othello-engine[depth=2]", "--seat", "random",
+        "--games", "400", "--parallel", "2", "--sprt", "elo0=0 elo1=100", "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    summary = lines[-1]["summary"]
+    assert summary["stopped_by_sprt"] and summary["sprt"]["accepted"] == "H1"
+    assert summary["games"] == len(lines) - 1 < 400
+    assert summary["sprt"]["llr"] >= summary["sprt"]["upper"]
+    assert summary["pentanomial"]["trials"] * 2 == summary["games"]
+    assert {g["opening"] for g in lines[:-1]} <= set(OTHELLO[0].openings())
+
+
+def test_match_local_prints_elo_and_takes_no_bad_flags() -> None:
+    done = run("match", "tictactoe", "--local", "--seat", "random", "--seat", "random", "--games", "6")
+    assert done.returncode == 0, done.stderr
+    assert "6 games" in done.stdout and "Elo" in done.stdout and "pairs 3" in done.stdout
+    done = run("match", "othello", "--seat", "random", "--seat", "random", "--sprt", "elo0=0 elo1=5")
+    assert done.returncode == 2 and "--sprt needs --local" in done.stderr
+    done = run("match", "othello", "--local", "--seat", "random", "--seat", "random", "--sprt", "elo0=5 elo1=0")
+    assert done.returncode == 2 and "elo0 (5) must be less than elo1 (0)" in done.stderr
+    done = run("match", "othello", "--local", "--seat", "nosuchbot", "--seat", "random")
+    assert done.returncode == 2 and "unknown agent" in done.stderr
+    done = run("match", "othello", "--local", "--seat", "random", "--seat", "random", "--option", "opening=a1")
+    assert done.returncode == 2 and "opening" in done.stderr
