@@ -659,6 +659,12 @@ async def test_a_link_carrying_a_seat_token_asks_before_taking_the_seat(
     xena = await connect(name="xena")
     created = await xena.create_room("tictactoe", seat=0)
     code = created["room"]
+    newcomer = await browser.new_context()
+    first = await newcomer.new_page()
+    await first.goto(server.http_url)
+    await first.wait_for_selector("#name")
+    assert not await first.locator("#logout").is_visible()  # no "change name" before a name exists
+    await newcomer.close()
     dan = await Person.open(browser, server.http_url, "dan")
     page = dan.page
     await page.wait_for_selector("#create-room")

@@ -64,6 +64,7 @@ function codeFromPath() {
 
 function showLogin(message) {
   stopLobbyPolling();
+  document.getElementById("logout").hidden = true; // nothing to change before a name is chosen
   const name = h("input", { id: "name", name: "name", value: localStorage.getItem(NAME_KEY) || "", maxlength: 32, autocomplete: "username", required: true });
   const password = h("input", { id: "password", name: "password", type: "password", autocomplete: "current-password", placeholder: "only for an account" });
   const form = h(
@@ -118,6 +119,7 @@ async function connect() {
   app.you = welcome.you;
   app.retry = 0;
   document.getElementById("you").textContent = `${welcome.you.name} (${welcome.you.kind})`;
+  document.getElementById("logout").hidden = false;
   const games = await conn.request("list_games");
   app.games = new Map(games.games.map((g) => [g.name, g]));
   say("");
