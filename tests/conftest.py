@@ -14,6 +14,7 @@ import pytest
 from partida.bots.runner import BotRunner
 from partida.client import Client
 from partida.server.app import Server, ServerConfig
+from partida.server.limits import Limits
 
 pytest_plugins = ["tests.services"]
 
@@ -31,6 +32,24 @@ async def server(db_url: str) -> AsyncIterator[Server]:
         yield srv
     finally:
         await srv.stop()
+
+
+@pytest.fixture
+async def limited(db_url: str) -> AsyncIterator[Callable[..., Awaitable[Server]]]:
+    """Start servers with some limits changed (and reverse proxies trusted, if given)."""
+    servers: list[Server] = []
+
+    async def start(trusted_proxies: list[str] | None = None, **changes: Any) -> Server:
+        config = ServerConfig(port=0, db_url=db_url, limits=Limits(**changes), trusted_proxies=trusted_proxies or [])
+        server = Server(config)
+        await server.start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        with contextlib.suppress(Exception):  # a test may have stopped it already
+            await server.stop()
 
 
 @pytest.fixture

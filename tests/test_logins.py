@@ -8,7 +8,7 @@ import contextlib
 import json
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,24 +17,18 @@ from websockets.asyncio.client import connect as ws_connect
 
 from partida.client import Client, ServerError
 from partida.server.app import Server, ServerConfig
-from partida.server.limits import Limits
 
 
 @pytest.fixture
-async def limited(db_url: str) -> AsyncIterator[Callable[..., Any]]:
-    servers: list[Server] = []
+def limited(limited: Callable[..., Any]) -> Callable[..., Any]:
+    """The shared fixture's servers, each with ada's account."""
 
     async def start(**changes: Any) -> Server:
-        server = Server(ServerConfig(port=0, db_url=db_url, limits=Limits(**changes)))
-        await server.start()
+        server = await limited(**changes)
         await server.store.create_user("ada", "correct horse")
-        servers.append(server)
         return server
 
-    yield start
-    for server in servers:
-        with contextlib.suppress(Exception):
-            await server.stop()
+    return start
 
 
 async def login(url: str, address: str, name: str, password: str) -> dict[str, Any]:

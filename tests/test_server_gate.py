@@ -4,32 +4,12 @@ with ETags, and the client address behind a trusted reverse proxy."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import pytest
 from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import InvalidStatus
 
 from partida.server.addresses import Addresses, network_of
-from partida.server.app import Server, ServerConfig
-from partida.server.limits import Limits
-
-
-@pytest.fixture
-async def gated(db_url: str) -> AsyncIterator[Callable[..., Any]]:
-    servers: list[Server] = []
-
-    async def start(trusted_proxies: list[str] | None = None, **changes: Any) -> Server:
-        config = ServerConfig(port=0, db_url=db_url, limits=Limits(**changes), trusted_proxies=trusted_proxies or [])
-        server = Server(config)
-        await server.start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        await server.stop()
 
 
 async def get(port: int, path: str = "/", headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
@@ -45,8 +25,8 @@ async def get(port: int, path: str = "/", headers: dict[str, str] | None = None)
     return int(status_line.split()[1]), fields, body
 
 
-async def test_plain_http_requests_per_address_are_rate_limited(gated) -> None:
-    server = await gated(http_request_burst=5, http_requests_per_second=0.5)
+async def test_plain_http_requests_per_address_are_rate_limited(limited) -> None:
+    server = await limited(http_request_burst=5, http_requests_per_second=0.5)
     statuses = [(await get(server.config.port, "/app.js"))[0] for _ in range(8)]
     assert statuses[:5] == [200] * 5 and statuses[5:] == [429] * 3
     async with ws_connect(server.url) as ws:  # websocket connections have a budget of their own
@@ -54,8 +34,8 @@ async def test_plain_http_requests_per_address_are_rate_limited(gated) -> None:
         assert "welcome" in await ws.recv()
 
 
-async def test_new_connections_per_address_are_rate_limited(gated) -> None:
-    server = await gated(connection_burst=4, connections_per_address=2, connections_per_second=0.5)
+async def test_new_connections_per_address_are_rate_limited(limited) -> None:
+    server = await limited(connection_burst=4, connections_per_address=2, connections_per_second=0.5)
     for _ in range(4):
         async with ws_connect(server.url):
             pass
@@ -65,8 +45,8 @@ async def test_new_connections_per_address_are_rate_limited(gated) -> None:
     assert (await get(server.config.port))[0] == 200  # the page itself is still served
 
 
-async def test_files_are_served_with_an_etag_and_not_sent_again(gated) -> None:
-    server = await gated()
+async def test_files_are_served_with_an_etag_and_not_sent_again(limited) -> None:
+    server = await limited()
     status, headers, body = await get(server.config.port, "/app.js")
     assert status == 200 and body and headers["etag"].startswith('"')
     again, _, empty = await get(server.config.port, "/app.js", {"If-None-Match": headers["etag"]})
@@ -75,16 +55,16 @@ async def test_files_are_served_with_an_etag_and_not_sent_again(gated) -> None:
     assert changed == 200 and full == body
 
 
-async def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget(gated) -> None:
-    server = await gated(trusted_proxies=["127.0.0.1"], http_request_burst=2, http_requests_per_second=0.1)
+async def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget(limited) -> None:
+    server = await limited(trusted_proxies=["127.0.0.1"], http_request_burst=2, http_requests_per_second=0.1)
     port = server.config.port
     for client in ("10.0.0.1", "10.0.0.2"):
         statuses = [(await get(port, "/", {"X-Forwarded-For": f"6.6.6.6, {client}"}))[0] for _ in range(3)]
         assert statuses == [200, 200, 429]  # the forged first hop is not who it is limited as
 
 
-async def test_forwarded_addresses_from_an_untrusted_peer_are_ignored(gated) -> None:
-    server = await gated(http_request_burst=2, http_requests_per_second=0.1)
+async def test_forwarded_addresses_from_an_untrusted_peer_are_ignored(limited) -> None:
+    server = await limited(http_request_burst=2, http_requests_per_second=0.1)
     port = server.config.port
     statuses = [(await get(port, "/", {"X-Forwarded-For": f"10.0.0.{i}"}))[0] for i in range(3)]
     assert statuses == [200, 200, 429]  # one peer, whatever it claims to forward

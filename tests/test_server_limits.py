@@ -7,7 +7,6 @@ import asyncio
 import json
 import logging
 import random
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import msgpack
@@ -19,23 +18,6 @@ from partida.bots.runner import BotRunner
 from partida.client import Client, ServerError
 from partida.server import app
 from partida.server.app import Server, ServerConfig
-from partida.server.limits import Limits
-
-
-@pytest.fixture
-async def limited(db_url: str) -> AsyncIterator[Callable[..., Any]]:
-    """Start a server with some limits changed."""
-    servers: list[Server] = []
-
-    async def start(**changes: Any) -> Server:
-        server = Server(ServerConfig(port=0, db_url=db_url, limits=Limits(**changes)))
-        await server.start()
-        servers.append(server)
-        return server
-
-    yield start
-    for server in servers:
-        await server.stop()
 
 
 async def pings(ws: Any, n: int) -> list[dict[str, Any]]:
