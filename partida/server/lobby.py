@@ -132,9 +132,6 @@ class Lobby:
         if self._watchers:
             self._changed.add(code)
 
-    def __len__(self) -> int:
-        return len(self._listed)
-
     # Listing.
 
     def cached(self, game: str | None, status: str | None, cursor: str | None, limit: int, encoding: Encoding) -> bool:
@@ -189,10 +186,6 @@ class Lobby:
     def unwatch(self, session: Session) -> None:
         self._watchers.pop(session, None)
         self._stale.discard(session)
-
-    @property
-    def watchers(self) -> int:
-        return len(self._watchers)
 
     async def stop(self) -> None:
         if self._pusher is not None:
