@@ -6,8 +6,8 @@ import pytest
 
 from partida.bots.runner import move_budget
 from partida.protocol import ProtocolError
-from partida.server.clocks import BadClock, Clock, ClockSpec
-from partida.server.endings import Endings, decisive, rotated, with_dropouts
+from partida.room.clocks import BadClock, Clock, ClockSpec
+from partida.room.endings import Endings, decisive, rotated, with_dropouts
 
 
 def test_fischer_charges_the_seat_that_acted_and_adds_the_increment() -> None:

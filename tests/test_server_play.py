@@ -12,7 +12,7 @@ from partida.cli.play import play_bot_game
 from partida.client import Client
 from partida.games.prompts import Prompt
 from partida.protocol import Encoding
-from partida.server.rooms import seed_hash
+from partida.room.seed import seed_hash
 
 
 def random_decider(seed: int):  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from partida.room.seed import seed_hash
 from partida.server.app import Server
 from tests.services import CHROMIUM_ARGS, ensure_chromium
 
@@ -281,7 +282,7 @@ async def test_a_duel_through_mulligan_land_creature_attack_and_block(
     plays lands and creatures, attacks with everything and never blocks)."""
     from partida.server import entropy, rooms
 
-    fixed = [(DUEL_SEED, rooms.seed_hash(DUEL_SEED))]
+    fixed = [(DUEL_SEED, seed_hash(DUEL_SEED))]
     monkeypatch.setattr(rooms, "_SEEDS", entropy.Pool(lambda n: fixed * n))  # every room's seed is DUEL_SEED
     games = {g["name"]: g for g in await (await connect(name="warm-up")).list_games()}
     cards = games["duel"]["cards"]
@@ -382,8 +383,6 @@ async def test_client_modules_read_big_seeds_check_hashes_and_announce_passes(se
     """The page's own modules, run in the browser: seeds beyond 2^53 survive (as numbers or as
     strings), the SHA-256 check agrees with the server's (the browser's SHA-256 and the bundled one
     used where browsers withhold theirs), and Othello's automatic passes are told."""
-    from partida.server.rooms import seed_hash
-
     page = await browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))

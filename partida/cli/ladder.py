@@ -134,7 +134,7 @@ def check_ladder(args: argparse.Namespace) -> dict[str, Any]:
     `CliError` saying which is wrong; nothing is stored before this passes."""
     from partida.games.base import BadOptions
     from partida.games.registry import GameLoadError, UnknownGame, default_registry
-    from partida.server.clocks import BadClock, ClockSpec
+    from partida.room.clocks import BadClock, ClockSpec
 
     try:
         registry = default_registry(args.game_file, args.games_dir)
@@ -218,7 +218,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _clock_text(clock: dict[str, Any]) -> str:
-    from partida.server.clocks import BadClock, ClockSpec
+    from partida.room.clocks import BadClock, ClockSpec
 
     try:
         spec = ClockSpec.parse(clock)

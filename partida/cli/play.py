@@ -150,7 +150,7 @@ def _clock(text: str | None) -> dict[str, Any] | None:
     """`--clock` as the protocol's clock spec (None: no clock)."""
     if text is None:
         return None
-    from partida.server.clocks import BadClock, ClockSpec
+    from partida.room.clocks import BadClock, ClockSpec
 
     try:
         return ClockSpec.from_text(text).to_data()
@@ -220,7 +220,7 @@ async def _await_challenge(client: Any, registry: Any, reader: Any) -> dict[str,
     terminal's one line reader, which goes on to read the moves); the `accept` reply (room, seat,
     token) of the first one taken."""
     from partida.client import ServerError
-    from partida.server.clocks import ClockSpec
+    from partida.room.clocks import ClockSpec
 
     you = client.welcome["you"]
     if you.get("kind") == "guest":  # nobody can challenge a guest: waiting would be forever

@@ -182,7 +182,7 @@ def replay_stored(stored: Any, registry: Any = None) -> dict[str, Any]:
     installation's). Shared by the CLI and tests."""
     from partida.games.base import IllegalAction
     from partida.games.registry import default_registry
-    from partida.server.rooms import seed_hash
+    from partida.room.seed import seed_hash
 
     game = known_game(registry or default_registry(), stored.game)
     try:
@@ -223,7 +223,7 @@ def _same_result(replayed: dict[str, Any] | None, stored: dict[str, Any] | None)
     if replayed is None:
         return False
     if stored.get("dropped"):  # seats that resigned from a game of three or more rank last
-        from partida.server.endings import with_dropouts
+        from partida.room.endings import with_dropouts
 
         replayed = with_dropouts(replayed, stored["dropped"])
     as_json = lambda value: json.dumps(value, sort_keys=True, default=list)  # noqa: E731

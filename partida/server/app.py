@@ -40,12 +40,12 @@ from partida.protocol import (
     server_message,
 )
 from partida.protocol import messages as m
+from partida.room.clocks import MAX_SECONDS, BadClock, ClockSpec
+from partida.room.endings import DEFAULT_ABANDON_AFTER
 from partida.server import ending_requests, history, web
 from partida.server.addresses import Addresses
 from partida.server.challenges import Challenge, Challenges
-from partida.server.clocks import MAX_SECONDS, BadClock, ClockSpec
 from partida.server.cluster import DEFAULT_LEASE, Cluster, FencedStore
-from partida.server.endings import DEFAULT_ABANDON_AFTER
 from partida.server.events import EventBus, open_bus
 from partida.server.idle import IdleWatch
 from partida.server.ladders import LadderService

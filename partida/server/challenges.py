@@ -23,7 +23,7 @@ from partida.server import entropy
 
 if TYPE_CHECKING:
     from partida.games.base import Game
-    from partida.server.clocks import ClockSpec
+    from partida.room.clocks import ClockSpec
     from partida.server.session import Session
 
 CHALLENGE_TTL = 300.0  # seconds an unanswered challenge stands

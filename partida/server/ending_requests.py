@@ -9,7 +9,7 @@ import copy
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from partida.server import endings
+from partida.room import endings
 
 if TYPE_CHECKING:
     from partida.server.rooms import Room

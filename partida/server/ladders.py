@@ -30,7 +30,7 @@ from partida.ladder.ratings import Rating
 from partida.ladder.report import rating_series
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
-from partida.server.clocks import ClockSpec
+from partida.room.clocks import ClockSpec
 from partida.server.scheduler_lock import SchedulerLock
 from partida.storage.ladders import LadderInfo, RatingChange, Standing
 

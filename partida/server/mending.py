@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from partida.games.base import Action
 from partida.protocol import ErrorCode, ProtocolError
-from partida.server import endings
+from partida.room import endings
 from partida.storage.database import NotWritten, log_failure
 from partida.storage.store import END_STATUSES
 

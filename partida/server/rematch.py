@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from partida.protocol import ErrorCode, ProtocolError, server_message
-from partida.server.endings import rotated
+from partida.room.endings import rotated
 from partida.server.rooms import Room, Seat, new_seat_token
 
 if TYPE_CHECKING:

@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from partida.games.base import Action, Decision, Game, IllegalAction, State
 from partida.protocol import ErrorCode, ProtocolError, server_message
-from partida.server import endings, entropy, mending
-from partida.server.clocks import Clock, ClockSpec
-from partida.server.endings import Endings
+from partida.room import endings
+from partida.room.clocks import Clock, ClockSpec
+from partida.room.endings import Endings
+from partida.room.seed import seed_hash
+from partida.server import entropy, mending
 from partida.server.session import send_all
 from partida.storage.database import log_failure
 
@@ -72,11 +74,6 @@ def new_room_code(length: int = PUBLIC_CODE_LENGTH) -> str:
     pool = _CODES.get(length)
     return _room_codes(length)(1)[0] if pool is None else pool.take()
 
-
-def seed_hash(seed: int) -> str:
-    """The commitment published when a game starts; the seed itself is revealed at the end, and
-    anyone can check `sha256("partida-seed:" + str(seed))` against it and re-run the game."""
-    return hashlib.sha256(f"partida-seed:{seed}".encode()).hexdigest()
 
 
 def _seeds(n: int) -> list[tuple[int, str]]:

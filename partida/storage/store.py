@@ -80,7 +80,7 @@ class StoredGame:
     seat_list: list[tuple[int, int | None, str]] = field(default_factory=list)
     seat_kinds: dict[int, str] = field(default_factory=dict)  # seat -> guest | user | bot
     clock: dict[str, Any] | None = None  # the time control, None for none
-    endings: dict[str, Any] | None = None  # the ending bookkeeping (see server.endings)
+    endings: dict[str, Any] | None = None  # the ending bookkeeping (see room.endings)
     clock_state: list[float] | None = None  # remaining seconds per seat at the last action
     actions: list[tuple[int, Any]] = field(default_factory=list)
     action_count: int = 0
@@ -261,7 +261,7 @@ class Store:
         durable: bool = True,
     ) -> int:
         """Record a new game in status 'waiting' and return its id. `clock` is its time control
-        (None: no clock), `endings` its ending bookkeeping (see `server.endings`).
+        (None: no clock), `endings` its ending bookkeeping (see `partida.room.endings`).
 
         `durable=False` returns the id without waiting for the row's commit: the row is queued
         for the group writer, which commits it before any later write of the game (so starting

@@ -1,0 +1,80 @@
+"""The import rules of docs/design.md ("Layout and import rules"), checked on the source: the
+protocol, the games and the room core stand on nothing above them, and the server is a leaf that
+only the CLI starts. A module that breaks a rule fails here with the line that broke it."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import partida
+
+PACKAGE = Path(partida.__file__).parent
+
+# package -> the partida packages it may import (itself always)
+MAY_IMPORT = {
+    "protocol": set(),
+    "games": {"protocol"},
+    "room": {"games", "protocol"},
+}
+# partida.server may be imported only from these packages (tests and bench are outside the package)
+SERVER_IMPORTERS = {"server", "cli"}
+
+
+def partida_imports(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, imported module) for every `partida...` import in the file, at any depth (a lazy
+    import inside a function counts as much as one at the top)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("partida."):
+                    yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "partida":
+                for alias in node.names:
+                    yield node.lineno, f"partida.{alias.name}"
+            elif node.module.startswith("partida."):
+                yield node.lineno, node.module
+
+
+def package_of(path: Path) -> str:
+    return path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+
+
+def sources() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("package", sorted(MAY_IMPORT))
+def test_lower_packages_import_nothing_above_them(package: str) -> None:
+    allowed = MAY_IMPORT[package] | {package}
+    broken = [
+        f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}"
+        for path in sources()
+        if package_of(path) == package
+        for line, module in partida_imports(path)
+        if module.split(".")[1] not in allowed
+    ]
+    assert not broken, f"partida.{package} may import only {sorted(allowed)}:\n" + "\n".join(broken)
+
+
+def test_only_the_cli_imports_the_server() -> None:
+    broken = [
+        f"{path.relative_to(PACKAGE.parent)}:{line} imports {module}"
+        for path in sources()
+        if package_of(path) not in SERVER_IMPORTERS
+        for line, module in partida_imports(path)
+        if module == "partida.server" or module.startswith("partida.server.")
+    ]
+    assert not broken, "only partida.cli (and tests, bench) may import partida.server:\n" + "\n".join(broken)
+
+
+def test_the_rules_see_imports() -> None:
+    """The checker itself: it finds the imports it is meant to judge (a parser that saw nothing
+    would pass every rule)."""
+    found = {module for path in sources() if package_of(path) == "room" for _, module in partida_imports(path)}
+    assert "partida.room.clocks" in found and "partida.games.base" in found
