@@ -229,7 +229,7 @@ async def test_exactly_one_node_claims_each_expired_room(nodes) -> None:  # type
 
 def test_a_lease_must_be_sane() -> None:
     with pytest.raises(ValueError):
-        Cluster(None, "a", "ws://a", lease=0)  # type: ignore[arg-type]
+        Cluster("a", "ws://a", lease=0)
 
 
 def test_serve_refuses_node_flags_that_cannot_work(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -16,8 +16,8 @@ from websockets.exceptions import ConnectionClosed
 
 from partida.bots.runner import BotRunner
 from partida.client import Client, ServerError
-from partida.server import app
 from partida.server.app import Server, ServerConfig
+from partida.server.services import rooms as room_service
 
 
 async def pings(ws: Any, n: int) -> list[dict[str, Any]]:
@@ -267,7 +267,7 @@ async def test_password_checks_run_one_at_a_time_and_the_queue_is_bounded(limite
 async def test_a_finished_room_leaves_its_players_connections_when_it_is_reaped(limited, monkeypatch) -> None:
     """Connections that stay (a bot playing game after game) do not hold every room they ever
     sat in: once a finished room leaves the server, its players' connections forget it."""
-    monkeypatch.setattr(app, "FINISHED_ROOM_TTL", 0.1)
+    monkeypatch.setattr(room_service, "FINISHED_ROOM_TTL", 0.1)
     server = await limited(waiting_room_ttl=0.2)  # the reaper looks every 0.1 s
     ann, bea = await Client.connect(server.url, name="ann"), await Client.connect(server.url, name="bea")
     code = (await ann.create_room("tictactoe", seat=0, public=False))["room"]

@@ -156,13 +156,19 @@ def serve(tmp_path) -> Any:
     )
 
     async def up() -> None:
-        for _ in range(300):
+        """Until the server answers and its random pool bot has connected (tests play it)."""
+        for _ in range(600):
             try:
                 client = await Client.connect(url, name="probe")
-                await client.close()
-                return
+                try:
+                    games = {g["name"]: g for g in await client.list_games()}
+                finally:
+                    await client.close()
+                if "random" in games["tictactoe"]["bots"]:
+                    return
             except Exception:
-                await asyncio.sleep(0.1)
+                pass
+            await asyncio.sleep(0.1)
 
     asyncio.run(up())
     yield url

@@ -7,7 +7,7 @@ without a round trip: the server seats it as it seats any bot (`seated`). The ch
 the outcome by a pushed `challenge_accepted` (with the room, its seat and token) or
 `challenge_declined` (with `reason` "expired" when it lapses unanswered).
 
-The bookkeeping here is plain data, testable without a socket; `Server` wires it to requests.
+The bookkeeping here is plain data, testable without a socket; `services/challenges.py` answers the requests.
 """
 
 from __future__ import annotations

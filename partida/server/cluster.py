@@ -5,10 +5,10 @@ one node, named in the `room_leases` table; a node holds its rooms under its own
 renews every third of the lease time (`partida.storage.nodes`). From there:
 
 - A request naming a room another node owns is answered with the error `moved` and that node's
-  public URL; the client SDK follows it (`Server.handle_frame` asks `locate`).
+  public URL; the client SDK follows it (the shell asks the locator, `room_elsewhere`).
 - A node whose lease has run out is taken for dead: the other nodes take its rows (each row by
   exactly one of them, `claim_expired`) and rebuild the games in play from their logs, exactly as
-  a restarted server does (`Server.resume_games`), clocks included.
+  a restarted server does (`RoomService.resume_games`), clocks included.
 - A node that could not renew its lease stops writing before the lease can run out (`fence`):
   its rooms refuse actions with `storage_unavailable` rather than write a move that the node
   taking over might not see. So no game is played on two nodes at once, and no acknowledged move
@@ -16,7 +16,7 @@ renews every third of the lease time (`partida.storage.nodes`). From there:
 - Every node's lobby lists every node's public rooms, from the summaries each node writes to
   its rows once a tick when they changed.
 
-A single server (no `--node`) has no `Cluster` and pays nothing for any of this.
+A single server (no `--node`) has `SingleNode` for its locator and pays nothing for any of this.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from partida.protocol import ErrorCode, ProtocolError, error_message, server_message
@@ -36,10 +38,18 @@ from partida.storage.nodes import CodeTaken, NodeDirectory
 from partida.storage.store import Store
 
 if TYPE_CHECKING:
-    from partida.server.app import Server
+    from partida.games.registry import Registry
+    from partida.server.challenges import Challenge, Challenges
+    from partida.server.events import EventBus
+    from partida.server.limits import Limiter
+    from partida.server.locator import Dispatch, OtherRooms
+    from partida.server.presence import RemoteChallenge
+    from partida.server.publisher import Publisher
     from partida.server.rooms import Room
     from partida.server.session import Session
     from partida.storage.database import Database
+    from partida.storage.nodes import Presence as Where
+    from partida.storage.store import StoredGame
 
 log = logging.getLogger(__name__)
 
@@ -89,11 +99,31 @@ class FencedStore(Store):
         await super().save_endings(*args, **kwargs)
 
 
+@dataclass
+class NodeParts:
+    """What a node uses of the server's parts: handed over at `Cluster.start`, once they exist."""
+
+    db: Database
+    store: Store
+    bus: EventBus
+    publisher: Publisher
+    registry: Registry
+    limiter: Limiter
+    rooms: dict[str, Room]  # this node's rooms by code
+    challenges: Challenges
+    bots: Callable[[], list[Session]]  # the bot accounts connected here
+    resume: Callable[[list[StoredGame]], Awaitable[list[Room]]]  # rebuild games from their logs
+    seat_bot_again: Callable[[Session], Awaitable[None]]  # a bot back to the seats it held
+
+
 class Cluster:
-    def __init__(self, server: Server, name: str, public_url: str, lease: float = DEFAULT_LEASE) -> None:
+    """The locator of a node among several (`server/locator.py`)."""
+
+    parts: NodeParts
+
+    def __init__(self, name: str, public_url: str, lease: float = DEFAULT_LEASE) -> None:
         if not 0.5 <= lease <= 3600:
             raise ValueError(f"a node's lease is 0.5 to 3600 seconds, not {lease}")
-        self.server = server
         self.name = name
         self.public_url = public_url
         self.lease = lease
@@ -112,11 +142,11 @@ class Cluster:
 
     # Life cycle.
 
-    async def start(self) -> None:
+    async def start(self, parts: NodeParts) -> None:
         """Enter the node, resume the games it held under this name before (a restart) and those
         left by dead nodes or a single-node server, then keep the leases renewed."""
-        assert self.server.db is not None
-        self.directory = NodeDirectory(self.server.db)
+        self.parts = parts
+        self.directory = NodeDirectory(parts.db)
         loop = asyncio.get_running_loop()
         sent = loop.time()
         await self.directory.register(self.name, self.public_url, self.lease)
@@ -173,7 +203,7 @@ class Cluster:
             for game_id in gone:
                 self._summaries.pop(game_id, None)
             await self.directory.release(self.name, gone)
-        local = {room.game_id: room for room in self.server.rooms.values()}
+        local = {room.game_id: room for room in self.parts.rooms.values()}
         changed = {}
         for game_id in self.owned:
             room = local.get(game_id)  # not yet there while it is being resumed
@@ -188,10 +218,10 @@ class Cluster:
     def _drop_lost(self, lost: set[int]) -> None:
         """Rooms another node has taken (this node was cut off past its lease): they leave
         this node at once; their players find the new owner through `moved`."""
-        for code, room in list(self.server.rooms.items()):
+        for code, room in list(self.parts.rooms.items()):
             if room.game_id in lost:
                 log.warning("node %s: lost the lease on room %s (game %s)", self.name, code, room.game_id)
-                del self.server.rooms[code]
+                del self.parts.rooms[code]
                 gone = error_message(ErrorCode.MOVED, f"room {code} has moved to another node", room=code)
                 for session in {*room.spectators, *(s.session for s in room.seats if s and s.session)}:
                     session.rooms.discard(room)
@@ -216,22 +246,22 @@ class Cluster:
         """Rebuild the games in play as a restart does; a waiting room nobody can reach any more
         is closed (its game stored as aborted), and ended games' rows are let go."""
         assert self.directory is not None
-        server = self.server
+        parts = self.parts
         stale = [game_id for game_id, _ in other]
         for game_id, status in other:
             if status == "waiting":
                 with contextlib.suppress(Exception):
-                    await server.store.finish_game(game_id, None, status="aborted")
-        stored = [g for g in await server.store.unfinished_games(playing) if g.id in set(playing)] if playing else []
+                    await parts.store.finish_game(game_id, None, status="aborted")
+        stored = [g for g in await parts.store.unfinished_games(playing) if g.id in set(playing)] if playing else []
         found = {g.id for g in stored}
         stale += [game_id for game_id in playing if game_id not in found]  # ended meanwhile
         self.owned.difference_update(stale)
         await self.directory.release(self.name, stale)
-        rooms = await server.resume_games(stored)
+        rooms = await parts.resume(stored)
         for room in rooms:
             log.info("node %s: took over room %s (game %s) at move %d", self.name, room.code, room.game_id, room.seq)
-        for session in server.bot_sessions():
-            await server.return_bot_to_its_seats(session)
+        for session in parts.bots():
+            await parts.seat_bot_again(session)
         return rooms
 
     # Rooms.
@@ -246,7 +276,7 @@ class Cluster:
             except CodeTaken:
                 length = PUBLIC_CODE_LENGTH if room.public else PRIVATE_CODE_LENGTH
                 room.code = new_room_code(length)
-                while room.code in self.server.rooms:
+                while room.code in self.parts.rooms:
                     room.code = new_room_code(length)
                 await self.directory.recode(room.game_id, room.code)
                 continue
@@ -276,7 +306,7 @@ class Cluster:
         else:  # this node's: perhaps being resumed right now
             async with self._taking:
                 pass
-        if code in self.server.rooms:
+        if code in self.parts.rooms:
             return True
         again = await self.directory.locate(code)
         if again is not None and again.node != self.name and again.live:
@@ -290,7 +320,7 @@ class Cluster:
     @property
     def relaying(self) -> bool:
         """Other nodes' events reach this node only through a broker."""
-        return isinstance(self.server.bus, MqttEventBus)
+        return isinstance(self.parts.bus, MqttEventBus)
 
     async def serve_here(self, session: Session, request: Any) -> bool:
         """`watch` of a room on another live node, served on this node from the room's events;
@@ -305,12 +335,12 @@ class Cluster:
             session.send(server_message("left", request.id, room=code))
             return True
         if relay is None or session not in relay.spectators:
-            self.server.limiter.may_watch(sum(1 for r in session.rooms if session in r.spectators))
+            self.parts.limiter.may_watch(sum(1 for r in session.rooms if session in r.spectators))
         where = await self.directory.locate(code)
         if relay is None:
             if where is None or where.node == self.name or not where.live:
                 return False
-            relay = Relay(self.server, code, where.game_id, where.public)
+            relay = Relay(self.parts, self.relays, code, where.game_id, where.public)
             await relay.open()
             if code in self.relays:  # opened meanwhile by another request: keep that one
                 await relay.close()
@@ -324,6 +354,52 @@ class Cluster:
         """The public URL of a live node."""
         assert self.directory is not None
         return await self.directory.node_url(node)
+
+    # The locator's answers (server/locator.py).
+
+    @property
+    def other_rooms(self) -> OtherRooms:
+        return self.lobby
+
+    async def room_elsewhere(
+        self, session: Session, request: Any, missing: ProtocolError, dispatch: Dispatch
+    ) -> ProtocolError | None:
+        """`moved` if another node has the room; if its node is dead, this node takes it over
+        and runs the request; a spectator of another node's room is served from its events."""
+        if request.type in ("watch", "leave") and self.relaying:
+            if await self.serve_here(session, request):
+                return None
+        if not await self.find(request.room):
+            return missing
+        await dispatch(session, request)
+        return None
+
+    async def entered(self, room: Room) -> None:
+        await self.add_room(room)
+
+    def left_memory(self, room: Room) -> None:
+        self.forget(room)
+
+    async def arrived(self, session: Session) -> None:
+        await self.presence.arrived(session)
+
+    def departed(self, session: Session) -> None:
+        self.presence.left(session)
+
+    async def accounts_elsewhere(self, name: str) -> list[Where]:
+        return await self.presence.elsewhere(name)
+
+    async def summon(self, name: str, game: str) -> Session | None:
+        return await self.presence.summon(name, game)
+
+    def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
+        return self.presence.holds(challenge_id, session)
+
+    async def forward(self, challenge: Challenge, elsewhere: list[Where]) -> None:
+        await self.presence.forward(challenge, elsewhere)
+
+    async def decline(self, session: Session, request_id: Any, challenge_id: str, remote: RemoteChallenge) -> None:
+        await self.presence.decline(session, request_id, challenge_id, remote)
 
     async def lobby(self, game: str | None, status: str | None, after: int, limit: int) -> list[dict[str, Any]]:
         """A page of other nodes' public rooms for `list_rooms`: those of `game` and `status`

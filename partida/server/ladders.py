@@ -21,23 +21,31 @@ import contextlib
 import logging
 import random
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from partida.bots.registry import all_agents
+from partida.games.registry import Registry
 from partida.ladder.pairing import WAIT_FOR_OTHERS, Candidate, pick_group, pick_random
 from partida.ladder.ratings import Rating
 from partida.ladder.report import rating_series
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.room.clocks import ClockSpec
+from partida.room.terms import RoomTerms
+from partida.server.publisher import Publisher
 from partida.server.scheduler_lock import SchedulerLock
 from partida.storage.ladders import LadderInfo, RatingChange, Standing
+from partida.storage.store import Store
 
 if TYPE_CHECKING:
-    from partida.server.app import Server
+    from partida.server.cluster import Cluster
     from partida.server.rooms import Room
+    from partida.server.services.rooms import OpenRoom
     from partida.server.session import Session
+    from partida.server.shell import Handler
+
 
 log = logging.getLogger(__name__)
 
@@ -81,15 +89,32 @@ class LiveLadder:
 
 
 class LadderService:
-    def __init__(self, server: Server) -> None:
-        self.server = server
+    def __init__(
+        self,
+        store: Store,
+        rooms: Mapping[str, Room],
+        registry: Registry,
+        publisher: Publisher,
+        open_room: OpenRoom,
+        abandon_after: float,
+        nodes: Cluster | None = None,
+        lock: SchedulerLock | None = None,
+    ) -> None:
+        self.store = store
+        self.rooms = rooms  # this node's rooms by code
+        self.registry = registry
+        self.publisher = publisher
+        self.open_room = open_room
+        self.abandon_after = abandon_after
+        # With several nodes: the shared directory the scheduler's node writes counts to, and
+        # the lock that makes one node the scheduler (server/scheduler_lock.py).
+        self.nodes = nodes
         self.ladders: dict[str, LiveLadder] = {}
         self.playing: dict[int, int] = {}  # account id -> ladder games in progress, every ladder
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = False
-        # With several nodes, one schedules: the holder of this lock (server/scheduler_lock.py).
-        self.lock: SchedulerLock | None = None
+        self.lock = lock
         self._leading = asyncio.Lock()
         # What the scheduler's node last wrote of each ladder for the other nodes: ladder id ->
         # (connected members, games in play).
@@ -99,18 +124,16 @@ class LadderService:
 
     async def start(self) -> None:
         """Load the ladders and adopt their games that were resumed after a restart."""
-        for info in await self.server.store.ladders.all():
+        for info in await self.store.ladders.all():
             live = await self._load(info)
-            for game in await self.server.store.ladders.games(info.id, live=True):
-                room = self.server.rooms.get(game.room_code)
+            for game in await self.store.ladders.games(info.id, live=True):
+                room = self.rooms.get(game.room_code)
                 if room is not None and room.game_id == game.game_id:
                     live.rooms[room.code] = room
                     for _, account_id, _ in game.seats:
                         if account_id is not None:
                             self.playing[account_id] = self.playing.get(account_id, 0) + 1
-        if self.server.cluster is not None:
-            assert self.server.db is not None
-            self.lock = SchedulerLock(self.server.db, self.server.cluster.name)
+        if self.lock is not None:
             await self._lead()
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._run(), name="ladders")]
@@ -134,7 +157,7 @@ class LadderService:
     async def _load(self, info: LadderInfo) -> LiveLadder:
         live = LiveLadder(info)
         by_game: dict[int, set[int]] = {}
-        for change in await self.server.store.ladders.history(info.id):
+        for change in await self.store.ladders.history(info.id):
             recent = live.recent.setdefault(change.account_id, Recent())
             recent.seat_counts[change.seat] = recent.seat_counts.get(change.seat, 0) + 1
             by_game.setdefault(change.game_id, set()).add(change.account_id)
@@ -150,7 +173,7 @@ class LadderService:
         """The ladder by name; one created meanwhile (`partida ladder create`) is loaded."""
         live = self.ladders.get(name)
         if live is None:
-            info = await self.server.store.ladders.get(name)
+            info = await self.store.ladders.get(name)
             if info is None:
                 raise ProtocolError(ErrorCode.NO_SUCH_LADDER, f"there is no ladder named {name!r}")
             live = self.ladders.get(name) or await self._load(info)
@@ -158,6 +181,15 @@ class LadderService:
 
     def wake(self) -> None:
         self._wake.set()
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {
+            "ladder_join": self.on_join,
+            "ladder_leave": self.on_leave,
+            "ladder_list": self.on_list,
+            "ladder_standings": self.on_standings,
+            "ladder_history": self.on_history,
+        }
 
     def disconnected(self, session: Session) -> None:
         """A connection closed: it leaves every ladder (its games go on under their clocks)."""
@@ -186,7 +218,7 @@ class LadderService:
                 f"ladder {live.info.name} plays {game}, which this bot does not accept (it declared "
                 f"{', '.join(identity.games) or 'no game'})",
             )
-        if spec is not None and not spec.supports(self.server.registry.get(game)):
+        if spec is not None and not spec.supports(self.registry.get(game)):
             raise ProtocolError(ErrorCode.WRONG_GAME, f"agent {identity.agent} does not play {game}")
         max_games = 1 if req.max_games is None else req.max_games
         if not 1 <= max_games <= MAX_GAMES_PER_BOT:
@@ -199,7 +231,7 @@ class LadderService:
                 ErrorCode.LADDER_JOINED_ELSEWHERE,
                 f"{identity.name} is already in ladder {live.info.name} from another connection",
             )
-        await self.server.store.ladders.join(live.info.id, identity.account_id)
+        await self.store.ladders.join(live.info.id, identity.account_id)
         live.members[identity.account_id] = Member(identity.account_id, identity.name, session, max_games)
         standing = await self._standing(live, identity.account_id)
         session.send(
@@ -225,7 +257,7 @@ class LadderService:
         session.send(server_message("ladder_left", req.id, ladder=live.info.name))
 
     async def on_list(self, session: Session, req: m.LadderList) -> None:
-        for info in await self.server.store.ladders.all():
+        for info in await self.store.ladders.all():
             if info.name not in self.ladders:
                 await self._load(info)
             else:
@@ -235,7 +267,7 @@ class LadderService:
 
     async def on_standings(self, session: Session, req: m.LadderStandings) -> None:
         live = await self.ladder(req.ladder)
-        table = await self.server.store.ladders.standings(live.info.id)
+        table = await self.store.ladders.standings(live.info.id)
         connected, _ = await self._counts(live)
         rows = [
             {"rank": rank, **s.to_data(), "connected": s.account_id in connected}
@@ -247,8 +279,8 @@ class LadderService:
         """Ratings over games, as `partida ladder plot` draws them, for a plot in a browser;
         members in standings order."""
         live = await self.ladder(req.ladder)
-        history = await self.server.store.ladders.history(live.info.id)
-        table = await self.server.store.ladders.standings(live.info.id)
+        history = await self.store.ladders.history(live.info.id)
+        table = await self.store.ladders.standings(live.info.id)
         series = rating_series((c.name, c.before, c.after) for c in history)
         rows = [
             {
@@ -263,7 +295,7 @@ class LadderService:
         session.send(server_message("ladder_history", req.id, ladder=live.info.name, series=rows))
 
     async def _summary(self, live: LiveLadder) -> dict[str, Any]:
-        fresh = await self.server.store.ladders.get(live.info.name)
+        fresh = await self.store.ladders.get(live.info.name)
         if fresh is not None:
             live.info = fresh
         connected, playing = await self._counts(live)
@@ -274,22 +306,22 @@ class LadderService:
         them (members connect to it); another node reads what it last wrote (`_write_counts`)."""
         if self.lock is None or self.lock.held:
             return set(live.members), live.in_play
-        assert self.server.cluster is not None and self.server.cluster.directory is not None
-        written = await self.server.cluster.directory.ladder(live.info.id)
+        assert self.nodes is not None and self.nodes.directory is not None
+        written = await self.nodes.directory.ladder(live.info.id)
         return (set(written[0]), written[1]) if written is not None else (set(), 0)
 
     async def _write_counts(self) -> None:
         """On the scheduler's node: write each ladder's connected members and games in play for
         the other nodes' `ladder_list` and `ladder_standings`, when they changed."""
-        assert self.server.cluster is not None and self.server.cluster.directory is not None
+        assert self.nodes is not None and self.nodes.directory is not None
         for live in list(self.ladders.values()):
             counts = (sorted(live.members), live.in_play)
             if self._written.get(live.info.id) != counts:
-                await self.server.cluster.directory.save_ladder(live.info.id, self.server.cluster.name, *counts)
+                await self.nodes.directory.save_ladder(live.info.id, self.nodes.name, *counts)
                 self._written[live.info.id] = counts
 
     async def _standing(self, live: LiveLadder, account_id: int) -> Standing | None:
-        table = await self.server.store.ladders.standings(live.info.id)
+        table = await self.store.ladders.standings(live.info.id)
         return next((s for s in table if s.account_id == account_id), None)
 
     # The scheduler.
@@ -344,18 +376,18 @@ class LadderService:
                 return False
             if leading and not was:
                 self._written = {}  # another node wrote them meanwhile
-                for info in await self.server.store.ladders.all():
+                for info in await self.store.ladders.all():
                     await self._adopt(self.ladders.get(info.name) or await self._load(info))
             return leading
 
     async def _adopt(self, live: LiveLadder) -> None:
-        in_progress = await self.server.store.ladders.games(live.info.id, live=True)
+        in_progress = await self.store.ladders.games(live.info.id, live=True)
         known = {room.game_id for room in live.rooms.values()} | set(live.remote)
         for game in in_progress:
             if game.game_id in known:
                 continue
             accounts = [account_id for _, account_id, _ in game.seats if account_id is not None]
-            room = self.server.rooms.get(game.room_code)
+            room = self.rooms.get(game.room_code)
             if room is not None and room.game_id == game.game_id:
                 live.rooms[room.code] = room
             else:
@@ -365,9 +397,9 @@ class LadderService:
 
     async def _send_to_scheduler(self, ladder: str) -> None:
         """Ladder bots play where the scheduler is: `moved`, with that node's URL."""
-        assert self.lock is not None and self.server.cluster is not None
+        assert self.lock is not None and self.nodes is not None
         holder = await self.lock.holder()
-        where = await self.server.cluster.node_url(holder) if holder else None
+        where = await self.nodes.node_url(holder) if holder else None
         if where is None:
             raise ProtocolError(ErrorCode.STORAGE, "no node schedules ladder games just now; try again")
         raise ProtocolError(
@@ -375,7 +407,7 @@ class LadderService:
         )
 
     async def _settle_remote(self, live: LiveLadder) -> None:
-        ended = await self.server.store.ended_games(list(live.remote))
+        ended = await self.store.ended_games(list(live.remote))
         for game_id in ended:
             for account_id in live.remote.pop(game_id, []):
                 self.playing[account_id] = max(0, self.playing.get(account_id, 0) - 1)
@@ -391,7 +423,7 @@ class LadderService:
             for seat in room.seats:
                 if seat is not None and seat.account_id is not None:
                     self.playing[seat.account_id] = max(0, self.playing.get(seat.account_id, 0) - 1)
-            changes = await self.server.store.ladders.game_ratings(room.game_id)
+            changes = await self.store.ladders.game_ratings(room.game_id)
             if changes:
                 await self._announce_ratings(live, room, changes)
 
@@ -407,7 +439,7 @@ class LadderService:
             member = live.members.get(change.account_id)
             if member is not None:
                 member.session.send(message)
-        await self.server.publish(f"ladders/{live.info.name}/rating", {"type": "rating", **payload})
+        await self.publisher.publish(f"ladders/{live.info.name}/rating", {"type": "rating", **payload})
 
     def _idle(self, live: LiveLadder) -> list[Member]:
         return [
@@ -421,7 +453,7 @@ class LadderService:
             idle = self._idle(live)
             if len(idle) < live.info.seats:
                 return
-            ratings = {s.account_id: s for s in await self.server.store.ladders.standings(live.info.id)}
+            ratings = {s.account_id: s for s in await self.store.ladders.standings(live.info.id)}
             candidates = []
             for member in idle:
                 standing = ratings.get(member.account_id)
@@ -454,12 +486,11 @@ class LadderService:
 
     async def _open_game(self, live: LiveLadder, members: list[Member]) -> None:
         info = live.info
-        game = self.server.registry.get(info.game)
+        game = self.registry.get(info.game)
         clock = ClockSpec.parse(info.clock)
-        room = await self.server.open_room(
-            game, info.options, info.seats, True, None, True, clock, self.server.config.abandon_after
-        )
-        await self.server.store.ladders.add_game(info.id, room.game_id)
+        terms = RoomTerms(game, info.options, info.seats, public=True, clock=clock, abandon_after=self.abandon_after)
+        room = await self.open_room(terms, None)
+        await self.store.ladders.add_game(info.id, room.game_id)
         live.rooms[room.code] = room
         accounts = {member.account_id for member in members}
         for seat, member in enumerate(members):
@@ -481,4 +512,4 @@ class LadderService:
             member.session.send(server_message("ladder_game", **payload))
         for seat, member in enumerate(members):
             await room.call(lambda member=member, seat=seat: room.seat_bot(member.session, seat))
-        await self.server.publish(f"ladders/{info.name}/game", {"type": "ladder_game", **payload})
+        await self.publisher.publish(f"ladders/{info.name}/game", {"type": "ladder_game", **payload})

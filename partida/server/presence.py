@@ -39,7 +39,6 @@ from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.server import challenges
 
 if TYPE_CHECKING:
-    from partida.server.app import Server
     from partida.server.challenges import Challenge
     from partida.server.cluster import Cluster
     from partida.server.session import Session
@@ -72,7 +71,6 @@ class RemoteChallenge:
 class Presence:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self.server: Server = cluster.server
         self.accounts: defaultdict[int, set[Session]] = defaultdict(set)  # account id -> connections here
         self.remote: dict[str, RemoteChallenge] = {}  # challenge id -> where it lives
         self._arrivals: defaultdict[int, list[asyncio.Future[Session]]] = defaultdict(list)
@@ -87,8 +85,8 @@ class Presence:
         assert self.cluster.directory is not None
         await self.cluster.directory.left(self.cluster.name)
         if self.cluster.relaying:
-            assert self.server.bus is not None
-            subscription = self.server.bus.subscribe(f"partida/nodes/{self.cluster.name}/#")
+            assert self.cluster.parts.bus is not None
+            subscription = self.cluster.parts.bus.subscribe(f"partida/nodes/{self.cluster.name}/#")
             self._listener = asyncio.get_running_loop().create_task(self._listen(subscription))
 
     async def stop(self) -> None:
@@ -164,7 +162,7 @@ class Presence:
             "url": self.cluster.public_url,
             "node": self.cluster.name,
         }
-        await self.server.publish(f"nodes/{where.node}/summon", payload)
+        await self.cluster.parts.publisher.publish(f"nodes/{where.node}/summon", payload)
         try:
             async with asyncio.timeout(SUMMON_WAIT):
                 return await waiter
@@ -191,7 +189,7 @@ class Presence:
         }
         challenge.nodes = {w.node for w in elsewhere if w.account_id == challenge.account_id}
         for node in sorted(challenge.nodes):
-            await self.server.publish(f"nodes/{node}/challenge", payload)
+            await self.cluster.parts.publisher.publish(f"nodes/{node}/challenge", payload)
 
     def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
         """The challenge of another node pushed to this connection's account, if it is one."""
@@ -214,7 +212,7 @@ class Presence:
             "reason": "declined",
             "node": self.cluster.name,
         }
-        await self.server.publish(f"nodes/{remote.node}/declined", payload)
+        await self.cluster.parts.publisher.publish(f"nodes/{remote.node}/declined", payload)
         session.send(server_message("challenge_declined", request_id, challenge=challenge_id, by=by))
 
     def _expire(self) -> None:
@@ -249,7 +247,9 @@ class Presence:
             node, url = str(payload.get("node")), str(payload.get("url"))
             if not here:  # gone meanwhile
                 gone = {"type": "declined", "challenge": data["id"], "by": data.get("to"), "reason": "not connected"}
-                await self.server.publish(f"nodes/{node}/declined", {**gone, "node": self.cluster.name})
+                await self.cluster.parts.publisher.publish(
+                    f"nodes/{node}/declined", {**gone, "node": self.cluster.name}
+                )
                 return
             self._expire()
             self.remote[data["id"]] = RemoteChallenge(node, url, account_id)
@@ -257,12 +257,12 @@ class Presence:
                 session.send(server_message("challenge", challenge=data))
         elif kind == "declined":
             challenge_id = str(payload.get("challenge"))
-            open_ = self.server.challenges.open.get(challenge_id)
+            open_ = self.cluster.parts.challenges.open.get(challenge_id)
             if open_ is not None and payload.get("reason") == "not connected":
                 open_.nodes.discard(str(payload.get("node")))
                 if open_.nodes:
                     return  # told on another node, where the person still is
-            challenge = self.server.challenges.drop(challenge_id)
+            challenge = self.cluster.parts.challenges.drop(challenge_id)
             if challenge is not None and not challenge.challenger.closed:
                 message = server_message(
                     "challenge_declined", challenge=challenge.id, by=payload.get("by"), reason=payload.get("reason")

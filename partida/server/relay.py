@@ -27,7 +27,7 @@ from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.server.rooms import public_last
 
 if TYPE_CHECKING:
-    from partida.server.app import Server
+    from partida.server.cluster import NodeParts
     from partida.server.events import Subscription
     from partida.server.session import Session
 
@@ -39,8 +39,9 @@ class Relay:
     `Session.rooms` (`spectators`, `call`, `disconnect`), so a closing connection leaves it as it
     leaves a room."""
 
-    def __init__(self, server: Server, code: str, game_id: int, public: bool) -> None:
-        self.server = server
+    def __init__(self, parts: NodeParts, relays: dict[str, Relay], code: str, game_id: int, public: bool) -> None:
+        self.parts = parts  # the bus it hears the room's events on, the store and the games
+        self.relays = relays  # this node's relays by code: it leaves them when it closes
         self.code = code
         self.game_id = game_id
         self.event_name = code if public else f"game-{game_id}"
@@ -56,13 +57,13 @@ class Relay:
 
     async def open(self) -> None:
         """Subscribe first, then read the stored game, so no event falls between the two."""
-        assert self.server.bus is not None
+        assert self.parts.bus is not None
         pattern = f"partida/rooms/{self.event_name}/#"
-        self._subscription = self.server.bus.subscribe(pattern)
+        self._subscription = self.parts.bus.subscribe(pattern)
         try:
             # The broker sends the room's events from its acknowledgement on (a broker away
             # for longer: the first event after the stored game tells of the gap, see _on_event).
-            await self.server.bus.subscribed(pattern, timeout=5)
+            await self.parts.bus.subscribed(pattern, timeout=5)
             await self._load()
         except BaseException:
             self._subscription.close()
@@ -70,10 +71,10 @@ class Relay:
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"relay-{self.code}")
 
     async def _load(self) -> None:
-        stored = await self.server.store.load_game(self.game_id)
+        stored = await self.parts.store.load_game(self.game_id)
         if stored is None:
             raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"there is no room {self.code!r}")
-        self.game = self.server.registry.get(stored.game)
+        self.game = self.parts.registry.get(stored.game)
         state = self.game.replay(stored.options, stored.seed, stored.seats, stored.actions)
         self.seq = len(stored.actions)
         self.view = state.view(None)
@@ -93,9 +94,8 @@ class Relay:
         for session in self.spectators:
             session.rooms.discard(self)  # type: ignore[arg-type]
         self.spectators.clear()
-        relays = self.server.cluster.relays if self.server.cluster is not None else {}
-        if relays.get(self.code) is self:
-            del relays[self.code]
+        if self.relays.get(self.code) is self:
+            del self.relays[self.code]
 
     # As a room, for Session.rooms.
 

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.room.endings import rotated
+from partida.room.terms import RoomTerms
 from partida.server.rooms import Room, Seat, new_seat_token
 
 if TYPE_CHECKING:
-    from partida.server.app import Server
+    from partida.server.services.rooms import OpenRoom
     from partida.server.session import Session
 
 
@@ -26,13 +27,19 @@ async def offer_rematch(room: Room, session: Session, seat: int | None) -> bool:
     return ready
 
 
-async def open_rematch(server: Server, old: Room) -> dict[str, Any]:
+async def open_rematch(open_room: OpenRoom, old: Room) -> dict[str, Any]:
     """Open the rematch of `old` (run in `old`'s task, so it opens once); returns its summary."""
     if old.rematch_room is not None:
         return old.rematch_room.summary()
-    new = await server.open_room(
-        old.game, dict(old.options), old.num_seats, old.public, None, True, old.clock_spec, old.endings.abandon_after
+    terms = RoomTerms(
+        old.game,
+        dict(old.options),
+        old.num_seats,
+        old.public,
+        clock=old.clock_spec,
+        abandon_after=old.endings.abandon_after,
     )
+    new = await open_room(terms, None)
     old.rematch_room = new
     seats = [
         Seat(s.name, s.kind, s.account_id, s.agent, s.session, new_seat_token()) if s is not None else None

@@ -75,7 +75,6 @@ def new_room_code(length: int = PUBLIC_CODE_LENGTH) -> str:
     return _room_codes(length)(1)[0] if pool is None else pool.take()
 
 
-
 def _seeds(n: int) -> list[tuple[int, str]]:
     """`n` new games' seeds (63 random bits each, as `entropy.randbits(63)` draws them) with
     their commitments."""

@@ -1,0 +1,132 @@
+"""The bot directory: which connected bot accounts play which games, which one to seat for an
+agent's name, and the catalogue of games with the bots that play each (`list_games`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from partida.bots.registry import all_agents
+from partida.games.registry import Registry
+from partida.protocol import ErrorCode, ProtocolError, server_message
+from partida.protocol import messages as m
+from partida.room.clocks import ClockSpec
+from partida.server.connections import Connections
+from partida.server.limits import Limiter
+from partida.server.locator import Locator
+from partida.server.presence import plays
+from partida.server.room_counts import RoomsByAddress
+from partida.server.session import Session
+
+if TYPE_CHECKING:
+    from partida.server.shell import Handler
+
+RESERVED_PREFIX = "pool-"  # the built-in bots' accounts, reserved before the pool creates them
+
+
+class BotDirectory:
+    def __init__(
+        self,
+        connections: Connections,
+        registry: Registry,
+        limiter: Limiter,
+        locator: Locator,
+        games_by_address: RoomsByAddress,
+    ) -> None:
+        self.connections = connections
+        self.registry = registry
+        self.limiter = limiter
+        self.locator = locator
+        self.games_by_address = games_by_address  # rooms with bots, by their creator's address
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {"list_games": self.on_list_games}
+
+    async def on_list_games(self, session: Session, req: m.ListGames) -> None:
+        games = []
+        for game in self.registry.games():
+            info = game.describe()
+            info["bots"] = sorted({s.identity.agent for s in self.connections.bots() if self.plays(s, game.name)})  # type: ignore[union-attr,misc]
+            games.append(info)
+        session.send(server_message("games", req.id, games=games))
+
+    @staticmethod
+    def plays(session: Session, game: str) -> bool:
+        """A bot plays the games it declared; a built-in agent also only those it knows. A custom
+        agent that declared no games is offered every game (it may refuse a challenge)."""
+        identity = session.identity
+        assert identity is not None and identity.agent is not None
+        return plays(identity.agent, identity.games, game)
+
+    @staticmethod
+    def games_of(bot: Session) -> int:
+        """The games a bot connection is seated in that are not over."""
+        return sum(1 for room in bot.rooms if room.status in ("waiting", "playing"))
+
+    def account(self, name: str) -> Session | None:
+        """The connection of the bot account `name` here, if it is connected here."""
+        return next((s for s in self.connections.bots() if s.identity.name.lower() == name.lower()), None)  # type: ignore[union-attr]
+
+    def may_play_bots(self, session: Session) -> None:
+        """One address keeps at most `bot_games_per_address` games with bots going."""
+        if session.limits is not None:
+            limit = self.limiter.limits.bot_games_per_address
+            self.limiter.may_play_bots(session.limits, self.games_by_address.count(session.address, limit))
+
+    def game_clock(self) -> ClockSpec | None:
+        """The clock of a game with a bot whose creator asked for none: a player who walks away
+        without leaving (and so is never abandoned) must not hold the bot's game for good."""
+        seconds = self.limiter.limits.bot_move_seconds
+        return ClockSpec(per_move=seconds) if seconds > 0 else None
+
+    def pick(self, wanted: str, game: str) -> Session:
+        """The bot to seat for `wanted`: a connected bot account of that name (any agent, built-in
+        or its own), else the least busy bot running the built-in agent of that name: the server's
+        own pool bots first, someone's bot account running that agent only when no pool bot does."""
+        bots = self.connections.bots()
+        most = self.limiter.limits.games_per_bot
+        bot = self.account(wanted)
+        if bot is not None:
+            if not self.plays(bot, game):
+                raise ProtocolError(ErrorCode.NO_BOT_AVAILABLE, f"the bot {bot.name} does not play {game}")
+            if self.games_of(bot) >= most:
+                raise ProtocolError(
+                    ErrorCode.NO_BOT_AVAILABLE, f"the bot {bot.name} is playing {most} games, its most; try again later"
+                )
+            return bot
+        candidates = [s for s in bots if s.identity.agent == wanted and self.plays(s, game)]  # type: ignore[union-attr]
+        if candidates:
+            free = [s for s in candidates if self.games_of(s) < most]
+            if not free:
+                raise ProtocolError(
+                    ErrorCode.NO_BOT_AVAILABLE,
+                    f"every {wanted} bot is playing {most} games, its most; try again later",
+                )
+            # the server's own pool bot first (an agent's name means it), then the least busy
+            return min(free, key=lambda s: (not s.name.startswith(RESERVED_PREFIX), self.games_of(s)))
+        available = sorted({s.identity.agent for s in bots if self.plays(s, game)})  # type: ignore[union-attr,misc]
+        hint = ", ".join(available) if available else "none"
+        if wanted not in all_agents():
+            raise ProtocolError(
+                ErrorCode.UNKNOWN_AGENT,
+                f"{wanted!r} is neither a built-in agent nor a connected bot account "
+                f"(agents connected for {game}: {hint})",
+            )
+        raise ProtocolError(
+            ErrorCode.NO_BOT_AVAILABLE, f"no {wanted} bot is connected for {game} (connected bots: {hint})"
+        )
+
+    async def find(self, wanted: str, game: str) -> Session:
+        """`pick`; a bot account of that name connected only to another node is summoned here
+        (server/presence.py)."""
+        try:
+            return self.pick(wanted, game)
+        except ProtocolError as exc:
+            if exc.code not in (ErrorCode.UNKNOWN_AGENT, ErrorCode.NO_BOT_AVAILABLE):
+                raise
+            if self.account(wanted) is not None:
+                raise  # connected here, and does not play the game
+            bot = await self.locator.summon(wanted, game)
+            if bot is None:
+                raise
+            return bot

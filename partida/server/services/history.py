@@ -1,0 +1,52 @@
+"""Stored games: `games` lists them, `game` gives one's record (`server/history.py` says who may
+see what and builds the record)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from partida.games.registry import Registry, UnknownGame
+from partida.protocol import ErrorCode, ProtocolError, server_message
+from partida.protocol import messages as m
+from partida.server import history
+from partida.server.rooms import Room
+from partida.server.session import Session
+from partida.storage.store import Store
+
+if TYPE_CHECKING:
+    from partida.server.shell import Handler
+
+
+class HistoryService:
+    def __init__(self, store: Store, registry: Registry, live_game: Callable[[int], Room | None]) -> None:
+        self.store = store
+        self.registry = registry
+        self.live_game = live_game  # the room playing a stored game here, if any
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {"games": self.on_games, "game": self.on_game}
+
+    async def on_games(self, session: Session, req: m.Games) -> None:
+        account_id = session.identity.account_id if session.identity else None
+        games = await self.store.list_games(
+            history.check_limit(req.limit),
+            req.game,
+            req.status,
+            player=req.player,
+            only_visible=True,
+            account_id=account_id,
+        )
+        session.send(server_message("stored_games", req.id, games=[history.listing(g) for g in games]))
+
+    async def on_game(self, session: Session, req: m.GameRecord) -> None:
+        stored = await self.store.load_game(req.game_id)
+        account_id = session.identity.account_id if session.identity else None
+        if stored is None or not history.may_see(stored, account_id):
+            raise ProtocolError(ErrorCode.NO_SUCH_GAME, f"there is no game {req.game_id} you may see")
+        try:
+            game = self.registry.get(stored.game)
+        except UnknownGame as exc:
+            raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
+        live = self.live_game(stored.id)
+        session.send(server_message("stored_game", req.id, game=history.record(stored, game, live, steps=req.steps)))

@@ -1,0 +1,47 @@
+"""`list_rooms`: the lobby a page at a time, and pushed changes to those who watch it
+(`server/lobby.py` keeps the pages)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from partida.protocol import ErrorCode, ProtocolError
+from partida.protocol import messages as m
+from partida.server.limits import Limiter
+from partida.server.lobby import Lobby, check_page_request
+from partida.server.lobby import reply as rooms_reply
+from partida.server.session import Session
+
+if TYPE_CHECKING:
+    from partida.server.shell import Handler
+
+UNREAD_BEFORE_LISTING = 256 * 1024  # bytes queued unread past which a connection is listed nothing more
+
+
+class LobbyService:
+    def __init__(self, lobby: Lobby, limiter: Limiter) -> None:
+        self.lobby = lobby
+        self.limiter = limiter
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {"list_rooms": self.on_list_rooms}
+
+    def disconnected(self, session: Session) -> None:
+        self.lobby.unwatch(session)
+
+    async def on_list_rooms(self, session: Session, req: m.ListRooms) -> None:
+        limit = check_page_request(req.game, req.status, req.cursor, req.limit)
+        if session.outbox_bytes > UNREAD_BEFORE_LISTING:
+            # Its earlier replies are still unread: nothing more is built for it until it reads.
+            raise ProtocolError(ErrorCode.RATE_LIMITED, "read the replies sent to you before asking for more")
+        if session.limits is not None and not self.lobby.cached(
+            req.game, req.status, req.cursor, limit, session.encoding
+        ):
+            self.limiter.charge(session.limits, limit / 10)  # a page built costs the asker what it costs
+        page = await self.lobby.page(req.game, req.status, req.cursor, limit, session.encoding)
+        session.send_frame(rooms_reply(req.id, page, session.encoding))
+        if req.watch:
+            self.lobby.watch(session, req.game, req.status)
+        elif req.watch is False:
+            self.lobby.unwatch(session)

@@ -1,0 +1,367 @@
+"""Rooms: opening them (`create_room`, and for challenges, ladders and rematches), the requests
+a room answers (join, leave, watch, add_bot, start, act, the endings, rematch), resuming the
+games in play after a restart, and letting finished and abandoned rooms go.
+
+The room itself (its seats, clocks, endings and game) is `server/rooms.py`; this service finds it
+by code, checks the terms a new one is opened with, and runs each request as one of its commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from partida.games.base import BadOptions, Game
+from partida.games.registry import Registry, UnknownGame
+from partida.protocol import Encoding, ErrorCode, ProtocolError, encode, server_message
+from partida.protocol import messages as m
+from partida.room.clocks import MAX_SECONDS, BadClock, ClockSpec
+from partida.room.terms import RoomTerms
+from partida.server import ending_requests
+from partida.server.limits import Limiter
+from partida.server.lobby import Lobby
+from partida.server.locator import Locator
+from partida.server.publisher import Publisher
+from partida.server.rematch import offer_rematch, open_rematch
+from partida.server.room_counts import RoomsByAddress
+from partida.server.rooms import Room
+from partida.server.services.bots import BotDirectory
+from partida.server.session import Session
+from partida.storage.store import Store, StoredGame
+
+if TYPE_CHECKING:
+    from partida.server.shell import Handler
+
+log = logging.getLogger(__name__)
+
+FINISHED_ROOM_TTL = 600.0  # seconds a finished room stays reachable for late viewers
+# Ending requests: the rule that carries each out, and the reply that says it was done.
+ENDING_REQUESTS = {
+    "resign": (ending_requests.resign, "resigned"),
+    "offer_draw": (ending_requests.offer_draw, "draw_offered"),
+    "accept_draw": (ending_requests.accept_draw, "draw_accepted"),
+    "decline_draw": (ending_requests.decline_draw, "draw_declined"),
+    "abort": (ending_requests.abort, "aborted"),
+}
+
+NewRoom = Callable[[RoomTerms, Session | None], Room]
+OpenRoom = Callable[[RoomTerms, Session | None], Awaitable[Room]]
+ResumedRoom = Callable[[Game, StoredGame], Room]
+
+
+class RoomService:
+    def __init__(
+        self,
+        rooms: dict[str, Room],
+        store: Store,
+        registry: Registry,
+        limiter: Limiter,
+        lobby: Lobby,
+        locator: Locator,
+        bots: BotDirectory,
+        publisher: Publisher,
+        new_room: NewRoom,
+        resumed_room: ResumedRoom,
+        abandon_after: float,
+    ) -> None:
+        self.rooms = rooms  # this node's rooms by code
+        self.store = store
+        self.registry = registry
+        self.limiter = limiter
+        self.lobby = lobby
+        self.locator = locator
+        self.bots = bots
+        self.publisher = publisher
+        self.new_room = new_room
+        self.resumed_room = resumed_room
+        self.abandon_after = abandon_after  # grace of an absent seat when the creator names none
+        self.waiting_by_address = RoomsByAddress(rooms, lambda room: room.status == "waiting")
+        self.public_by_address = RoomsByAddress(rooms, lambda room: room.status in ("waiting", "playing"))
+        self.bot_games_by_address = bots.games_by_address
+        self._reaper: asyncio.Task[None] | None = None
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {
+            "create_room": self.on_create_room,
+            "join": self.on_join,
+            "leave": self.on_leave,
+            "watch": self.on_watch,
+            "add_bot": self.on_add_bot,
+            "start": self.on_start,
+            "act": self.on_act,
+            **{kind: self.on_ending for kind in ENDING_REQUESTS},
+            "rematch": self.on_rematch,
+        }
+
+    def start(self) -> None:
+        self._reaper = asyncio.get_running_loop().create_task(self._reap_finished_rooms())
+
+    async def stop(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+        for room in list(self.rooms.values()):
+            await room.close()
+
+    async def disconnected(self, session: Session) -> None:
+        """A gone connection leaves every room it was in."""
+        if session.rooms:
+            # one task of its own leaves every room, to the last, even if this one is cancelled
+            await asyncio.shield(asyncio.ensure_future(self._leave_rooms(session)))
+
+    def live_game(self, game_id: int) -> Room | None:
+        """The room playing the stored game `game_id` here, if any."""
+        return next((r for r in self.rooms.values() if r.game_id == game_id), None)
+
+    async def resume_games(self, games: list[StoredGame] | None = None) -> list[Room]:
+        """Rebuild every unfinished game from its log (or `games`: a node taking over a dead
+        node's); players return to their seats."""
+        rooms = []
+        for stored in await self.store.unfinished_games() if games is None else games:
+            room = None
+            try:
+                room = self.resumed_room(self.registry.get(stored.game), stored)
+                self.rooms[room.code] = room
+                room.open()
+                self.lobby.changed(room)
+                await room.call(room.finish_resumed)
+            except Exception:
+                # An unknown game, a log its rules refuse, or its due result or its bot's move
+                # refused by the database: the game stays in the database as it is, for the next
+                # start; one such game must not keep the others (and the server) from playing.
+                log.exception("could not resume game %s (%s); leaving it as it is", stored.id, stored.game)
+                if room is not None:
+                    self.rooms.pop(room.code, None)
+                    await room.close()
+                continue
+            log.info("resumed game %s in room %s at move %d", stored.id, room.code, room.seq)
+            rooms.append(room)
+        return rooms
+
+    async def _reap_finished_rooms(self) -> None:
+        """Finished rooms leave memory after a while; rooms that never start are closed (their
+        games stored as aborted), so abandoned rooms do not pile up."""
+        loop = asyncio.get_running_loop()
+        waiting_ttl = self.limiter.limits.waiting_room_ttl
+        while True:
+            await asyncio.sleep(min(30.0, max(waiting_ttl / 2, 0.05)) if waiting_ttl else 30.0)
+            now = loop.time()
+            for code, room in list(self.rooms.items()):
+                if room.finished_at is not None and now - room.finished_at > FINISHED_ROOM_TTL:
+                    del self.rooms[code]
+                    await room.close()
+                elif waiting_ttl and room.status == "waiting" and time.time() - room.created > waiting_ttl:
+                    with contextlib.suppress(Exception):
+                        await room.call(room.close_unstarted)
+                    self.rooms.pop(code, None)
+                    await room.close()
+                else:
+                    continue
+                self.locator.left_memory(room)  # out of the directory too
+
+    async def _leave_rooms(self, session: Session) -> None:
+        """A gone connection's seats, in every room it was in, one room after the other: one
+        task for them all, where each room was a task of its own (`Room.call`), and a bot that
+        played game after game on one connection is in every room not yet reaped."""
+        for room in list(session.rooms):
+            with contextlib.suppress(Exception):  # a room that closed meanwhile; failures are logged
+                await room.call_here(lambda room=room: room.disconnect(session))
+
+    async def return_bot_to_its_seats(self, session: Session) -> None:
+        """After a restart the pool bots reconnect (and after a takeover they are here already):
+        put them back in the games they were playing."""
+        assert session.identity is not None
+        for room in list(self.rooms.values()):
+            if room.status != "playing":
+                continue
+            for seat, occupant in enumerate(room.seats):
+                if (
+                    occupant is not None
+                    and occupant.account_id == session.identity.account_id
+                    and occupant.session is None
+                ):
+                    await room.call(lambda room=room, seat=seat: room.seat_bot(session, seat))
+
+    def room(self, code: str) -> Room:
+        room = self.rooms.get(code.strip().upper())
+        if room is None:
+            raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"there is no room {code!r}")
+        return room
+
+    def check_terms(
+        self, session: Session, name: str, raw_options: dict[str, Any] | None, raw_seats: int | None, raw_clock: Any
+    ) -> RoomTerms:
+        """The game, options, seat count and clock a new room would have, checked (for
+        `create_room` and `challenge`), and the asker allowed one more waiting room."""
+        try:
+            game = self.registry.get(name)
+        except UnknownGame as exc:
+            raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
+        # The size as sent is checked before the game reads the options (a game may parse text
+        # in them), the size as resolved after (defaults and conversions: what is stored).
+        self._check_options_size(raw_options or {})
+        try:
+            options = game.resolve_options(raw_options)
+            seats = game.check_seats(raw_seats)
+        except BadOptions as exc:
+            raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
+        self._check_options_size(options)
+        if session.limits is not None:
+            limit = self.limiter.limits.waiting_rooms_per_address
+            self.limiter.may_create_room(session.limits, self.waiting_by_address.count(session.address, limit))
+        try:
+            clock = ClockSpec.parse(raw_clock)
+        except BadClock as exc:
+            raise ProtocolError(ErrorCode.BAD_CLOCK, str(exc)) from None
+        return RoomTerms(game, options, seats, clock=clock, abandon_after=self.abandon_after)
+
+    def _check_options_size(self, options: dict[str, Any]) -> None:
+        size = len(encode(options, Encoding.MSGPACK))
+        if size > self.limiter.limits.options_bytes:
+            raise ProtocolError(
+                ErrorCode.BAD_OPTIONS, f"the options take {size} bytes; at most {self.limiter.limits.options_bytes}"
+            )
+
+    async def on_create_room(self, session: Session, req: m.CreateRoom) -> None:
+        terms = self.check_terms(session, req.game, req.options, req.seats, req.clock)
+        game, seats, clock = terms.game, terms.seats, terms.clock
+        if req.public and session.limits is not None:
+            limit = self.limiter.limits.public_rooms_per_address
+            self.limiter.may_open_public_room(session.limits, self.public_by_address.count(session.address, limit))
+        if req.bots:
+            self.bots.may_play_bots(session)
+        bots = await self._parse_bot_seats(req.bots or {}, seats, game.name)
+        if bots and clock is None:
+            clock = self.bots.game_clock()
+        if req.seat is not None and not 0 <= req.seat < seats:
+            raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
+        grace = self.abandon_after if req.abandon_after is None else req.abandon_after
+        if not 0 < grace <= MAX_SECONDS:
+            raise ProtocolError(
+                ErrorCode.BAD_OPTIONS, f"abandon_after must be more than 0 and at most a day, not {grace}"
+            )
+        # `room_created` is sent once the room's row is committed: a room that could not be
+        # stored (a full disk) is refused, never announced (docs/speed.md, "A new room's row").
+        terms = replace(terms, public=req.public, auto_start=req.auto_start, clock=clock, abandon_after=grace)
+        room = await self.open_room(terms, session)
+        if bots:
+            self.bot_games_by_address.add(session.address, room)
+        if self.publisher.publishes("lobby/room_created"):
+            await self.publisher.publish(
+                "lobby/room_created", {"type": "room_created", **room.event_base(), "public": room.public}
+            )
+        seat = None
+        token = None
+        if req.seat is not None:
+            # no `room` push for it: the new room has nobody else, and `room_created` below
+            # carries the same summary (the push cost a summary, an encoding and a frame per game)
+            seat = await room.call_here(lambda: room.join(session, req.seat, None, announce=False))
+        for bot_seat, (bot_session, _) in bots.items():
+            await room.call(lambda b=bot_session, s=bot_seat: room.seat_bot(b, s))
+        if seat is not None:
+            token = room.token_for(seat)
+        session.send(
+            server_message("room_created", req.id, room=room.code, summary=room.summary(), seat=seat, token=token)
+        )
+
+    async def open_room(self, terms: RoomTerms, owner: Session | None) -> Room:
+        """A new room, stored and running (for `create_room` and rematches)."""
+        room = self.new_room(terms, owner)
+        while room.code in self.rooms:
+            room = self.new_room(terms, owner)
+        room.game_id = await self.store.create_game(
+            terms.game.name,
+            terms.options,
+            room.seed,
+            room.seed_hash,
+            terms.seats,
+            room.code,
+            terms.public,
+            clock=terms.clock.to_data() if terms.clock else None,
+            endings=room.endings.to_data(),
+        )
+        await self.locator.entered(room)  # with several nodes: may give the room another code
+        self.rooms[room.code] = room
+        if owner is not None:
+            self.waiting_by_address.add(owner.address, room)
+            if terms.public:
+                self.public_by_address.add(owner.address, room)
+        room.open()
+        self.lobby.changed(room)
+        return room
+
+    async def _parse_bot_seats(self, bots: dict[Any, str], seats: int, game: str) -> dict[int, tuple[Session, str]]:
+        chosen: dict[int, tuple[Session, str]] = {}
+        for key, agent in bots.items():
+            try:
+                seat = int(key)
+            except (TypeError, ValueError):
+                raise ProtocolError(ErrorCode.BAD_FIELD, f"bots: {key!r} is not a seat number") from None
+            if not 0 <= seat < seats:
+                raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
+            chosen[seat] = (await self.bots.find(agent, game), agent)
+        return chosen
+
+    async def on_join(self, session: Session, req: m.Join) -> None:
+        room = self.room(req.room)
+        seat = await room.call_here(lambda: room.join(session, req.seat, req.token))
+        session.send(
+            server_message(
+                "joined", req.id, room=room.code, summary=room.summary(), seat=seat, token=room.token_for(seat)
+            )
+        )
+
+    async def on_leave(self, session: Session, req: m.Leave) -> None:
+        room = self.room(req.room)
+        await room.call_here(lambda: room.leave(session))
+        session.send(server_message("left", req.id, room=room.code))
+
+    async def on_watch(self, session: Session, req: m.Watch) -> None:
+        room = self.room(req.room)
+        if room not in session.rooms:
+            self.limiter.may_watch(sum(1 for r in session.rooms if session in r.spectators))
+        session.send(server_message("watching", req.id, room=room.code, summary=room.summary()))
+        await room.call_here(lambda: room.watch(session))
+
+    async def on_add_bot(self, session: Session, req: m.AddBot) -> None:
+        room = self.room(req.room)
+        if room.owner is not None and session is not room.owner:
+            raise ProtocolError(ErrorCode.NOT_OWNER, "only the room's creator can add bots to it")
+        self.bots.may_play_bots(session)
+        bot = await self.bots.find(req.agent, room.game.name)
+        seat = await room.call(lambda: room.seat_bot(bot, req.seat))
+        self.bot_games_by_address.add(session.address, room)
+        session.send(
+            server_message("bot_added", req.id, room=room.code, summary=room.summary(), seat=seat, agent=req.agent)
+        )
+
+    async def on_start(self, session: Session, req: m.Start) -> None:
+        room = self.room(req.room)
+        await room.call_here(lambda: room.start(session))
+        session.send(server_message("started", req.id, room=room.code, summary=room.summary()))
+
+    async def on_act(self, session: Session, req: m.Act) -> None:
+        room = self.room(req.room)
+        seq = await room.call_here(lambda: room.act(session, req.action, req.seq, req.seat))
+        if req.id is not None:
+            session.send(server_message("acted", req.id, room=room.code, seq=seq))
+
+    # Endings: resign, draw offers, abort (server/ending_requests.py), rematch (server/rematch.py).
+
+    async def on_ending(self, session: Session, req: m.SeatRequest) -> None:
+        """resign, offer_draw, accept_draw, decline_draw and abort: one rule each in
+        server/ending_requests.py, run as room commands, then the reply that names it."""
+        command, reply = ENDING_REQUESTS[req.type]
+        room = self.room(req.room)
+        await room.call_here(lambda: command(room, session, req.seat))
+        session.send(server_message(reply, req.id, room=room.code))
+
+    async def on_rematch(self, session: Session, req: m.Rematch) -> None:
+        room = self.room(req.room)
+        ready = await room.call(lambda: offer_rematch(room, session, req.seat))
+        new = await room.call(lambda: open_rematch(self.open_room, room)) if ready else None
+        session.send(server_message("rematch_offered", req.id, room=room.code, rematch=new))
