@@ -18,7 +18,7 @@ import time
 import msgpack
 
 from partida.games.registry import default_registry
-from partida.server.history import replay_steps
+from partida.room.record import steps as replay_steps
 
 GAMES = {"tictactoe": 2, "othello": 2, "duel": 2, "agram": 4, "hearts": 4}
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from types import SimpleNamespace
 from typing import Any
 
@@ -178,56 +177,15 @@ def _print_games(rows: list[dict[str, Any]]) -> None:
 
 
 def replay_stored(stored: Any, registry: Any = None) -> dict[str, Any]:
-    """Re-run a stored game through the rules (`registry`: the games known here, default the
-    installation's). Shared by the CLI and tests."""
-    from partida.games.base import IllegalAction
+    """Re-run a stored game through the rules and check it (`partida.room.record.verify`);
+    `registry`: the games known here, default the installation's."""
     from partida.games.registry import default_registry
-    from partida.room.seed import seed_hash
+    from partida.room.record import Unreplayable, verify
 
-    game = known_game(registry or default_registry(), stored.game)
     try:
-        state = game.create(stored.options, seed=stored.seed, seats=stored.seats)
-        moves = game.told_moves(state, stored.actions, over=stored.status == "finished")
-    except IllegalAction as exc:
-        raise CliError(f"game {stored.id} does not replay: {exc.message}") from None
-    data: dict[str, Any] = {
-        "id": stored.id,
-        "game": stored.game,
-        "options": stored.options,
-        "status": stored.status,
-        "seed": stored.seed if stored.status == "finished" else None,
-        "seed_hash": stored.seed_hash,
-        "seed_verified": seed_hash(stored.seed) == stored.seed_hash,
-        "moves": moves,
-        "final_view": state.view(None),
-        # what the rules say; a game ended otherwise (time, resignation...) has its reason in
-        # the stored result
-        "result": {**state.result().to_data(), "reason": "normal"} if state.is_over() else None,
-        "stored_result": stored.result,
-        "result_verified": _same_result(state.result().to_data() if state.is_over() else None, stored.result),
-        "picture": game.render(state.view(None)),
-    }
-    record = game.record(state)
-    if record is not None:
-        data["transcript"] = record
-    return data
-
-
-def _same_result(replayed: dict[str, Any] | None, stored: dict[str, Any] | None) -> bool | None:
-    """Whether the stored result is what the rules give; None when there is nothing to compare
-    (no stored result, or a game that ended outside the rules' moves, say by a resignation). A
-    result the rules gave whose moves do not end the game (an action missing from the log) is
-    False."""
-    if stored is None or stored.get("reason", "normal") != "normal":
-        return None
-    if replayed is None:
-        return False
-    if stored.get("dropped"):  # seats that resigned from a game of three or more rank last
-        from partida.room.endings import with_dropouts
-
-        replayed = with_dropouts(replayed, stored["dropped"])
-    as_json = lambda value: json.dumps(value, sort_keys=True, default=list)  # noqa: E731
-    return all(as_json(replayed.get(key)) == as_json(stored.get(key)) for key in replayed)
+        return verify(known_game(registry or default_registry(), stored.game), stored)
+    except Unreplayable as exc:
+        raise CliError(str(exc)) from None
 
 
 def run_replay(args: argparse.Namespace) -> int:

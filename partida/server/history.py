@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from partida.games.base import Action, Game, IllegalAction
+from partida.games.base import Game
 from partida.protocol import ErrorCode, ProtocolError
-from partida.server.rooms import public_last
+from partida.room.record import steps as steps_of
 
 if TYPE_CHECKING:
     from partida.server.rooms import Room
@@ -62,27 +62,8 @@ def record(stored: StoredGame, game: Game, live: Room | None, *, steps: bool = F
         data["view"] = None
     if steps:
         actions = live.actions if live is not None and live.state is not None else stored.actions
-        data["steps"] = replay_steps(game, stored.options, stored.seed, stored.seats, actions)
+        data["steps"] = steps_of(game, stored.options, stored.seed, stored.seats, actions)
     return data
-
-
-def replay_steps(
-    game: Game, options: dict[str, Any], seed: int, seats: int, actions: list[tuple[int, Action]]
-) -> list[dict[str, Any]]:
-    """What a spectator saw at every step of a game: `{view, last}` before the first move and after
-    each one, re-run from the seed through the game's rules on the server. Only spectators' views
-    and the public `last` (the action itself only in a perfect-information game) leave here, so a
-    step by step replay of a card game shows no hand and no library, even once its seed is
-    revealed: the player scrubbing through it sees each moment as the table saw it then."""
-    state = game.create(options, seed=seed, seats=seats)
-    out: list[dict[str, Any]] = [{"view": state.view(None), "last": None}]
-    for seat, action in actions:
-        try:
-            state.apply(seat, action)
-        except IllegalAction as exc:  # a log that no longer fits the rules (a game changed since)
-            raise ProtocolError(ErrorCode.NO_SUCH_GAME, f"this game cannot be replayed: {exc}") from None
-        out.append({"view": state.view(None), "last": public_last(game, state, seat, action)})
-    return out
 
 
 def check_limit(limit: int) -> int:

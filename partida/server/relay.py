@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from partida.games.base import Game, State
 from partida.protocol import ErrorCode, ProtocolError, server_message
-from partida.server.rooms import public_last
+from partida.room.record import public_last
 
 if TYPE_CHECKING:
     from partida.server.cluster import NodeParts

@@ -33,6 +33,7 @@ from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.room import endings
 from partida.room.clocks import Clock, ClockSpec
 from partida.room.endings import Endings
+from partida.room.record import public_last
 from partida.room.seed import seed_hash
 from partida.server import entropy, mending
 from partida.server.session import send_all
@@ -96,12 +97,6 @@ def _seat_tokens(n: int) -> list[str]:
 
 
 _SEAT_TOKENS = entropy.Pool(_seat_tokens)
-
-
-def public_last(game: Game, state: State, seat: int, action: Action) -> dict[str, Any]:
-    """An update's `last`: what every seat and spectator learns of an answer just applied to
-    `state` (the action itself only in a perfect-information game, and the game's sentence)."""
-    return {"seat": seat, "action": action if game.perfect_information else None, "text": state.last_event()}
 
 
 def new_seat_token() -> str:

@@ -1,0 +1,111 @@
+"""The game record: a game is its rules, options, seat count, seed and action log; everything
+else (every view at every step, the result, what each move said) follows by re-running it.
+
+One implementation for every reader of a record: the room (the `last` of each update), the
+history service (`steps`: the spectators' picture after every move), the relay (another node's
+room rebuilt from its stored log) and `partida replay` (`verify`: the seed checked against its
+published hash, the stored result against the rules'). Only spectators' views and the public
+`last` come out of `steps`, so a record of a card game shows no hand, even with its seed revealed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from partida.games.base import Action, Game, IllegalAction, State
+from partida.protocol import ErrorCode, ProtocolError
+from partida.room.endings import with_dropouts
+from partida.room.seed import seed_hash
+
+Log = Sequence[tuple[int, Action]]
+
+
+class StoredRecord(Protocol):
+    """What `verify` reads of a stored game (storage's `StoredGame`, or a finished game read
+    from a server in the same shape)."""
+
+    id: int
+    game: str
+    options: dict[str, Any]
+    seats: int
+    seed: int
+    seed_hash: str
+    status: str
+    result: dict[str, Any] | None
+    actions: list[tuple[int, Action]]
+
+
+class Unreplayable(ValueError):
+    """A log the rules refuse (a game whose rules changed since it was played)."""
+
+
+def public_last(game: Game, state: State, seat: int, action: Action) -> dict[str, Any]:
+    """An update's `last`: what every seat and spectator learns of an answer just applied to
+    `state` (the action itself only in a perfect-information game, and the game's sentence)."""
+    return {"seat": seat, "action": action if game.perfect_information else None, "text": state.last_event()}
+
+
+def steps(game: Game, options: dict[str, Any], seed: int, seats: int, actions: Log) -> list[dict[str, Any]]:
+    """What a spectator saw at every step of a game: `{view, last}` before the first move and after
+    each one, re-run from the seed through the game's rules. The player scrubbing through it sees
+    each moment as the table saw it then. A log the rules refuse is `no_such_game`."""
+    state = game.create(options, seed=seed, seats=seats)
+    out: list[dict[str, Any]] = [{"view": state.view(None), "last": None}]
+    for seat, action in actions:
+        try:
+            state.apply(seat, action)
+        except IllegalAction as exc:
+            raise ProtocolError(ErrorCode.NO_SUCH_GAME, f"this game cannot be replayed: {exc}") from None
+        out.append({"view": state.view(None), "last": public_last(game, state, seat, action)})
+    return out
+
+
+def verify(game: Game, stored: StoredRecord) -> dict[str, Any]:
+    """Re-run a stored game and check it: `seed_verified` (the seed is the one whose hash was
+    published at the start), `result_verified` (the stored result is what the rules give; None
+    when the game ended outside its rules' moves), the moves as told, the final spectators' view,
+    the picture and the game's own notation. Raises `Unreplayable` for a log the rules refuse."""
+    try:
+        state = game.create(stored.options, seed=stored.seed, seats=stored.seats)
+        moves = game.told_moves(state, stored.actions, over=stored.status == "finished")
+    except IllegalAction as exc:
+        raise Unreplayable(f"game {stored.id} does not replay: {exc.message}") from None
+    over = state.is_over()
+    data: dict[str, Any] = {
+        "id": stored.id,
+        "game": stored.game,
+        "options": stored.options,
+        "status": stored.status,
+        "seed": stored.seed if stored.status == "finished" else None,
+        "seed_hash": stored.seed_hash,
+        "seed_verified": seed_hash(stored.seed) == stored.seed_hash,
+        "moves": moves,
+        "final_view": state.view(None),
+        # what the rules say; a game ended otherwise (time, resignation...) has its reason in
+        # the stored result
+        "result": {**state.result().to_data(), "reason": "normal"} if over else None,
+        "stored_result": stored.result,
+        "result_verified": same_result(state.result().to_data() if over else None, stored.result),
+        "picture": game.render(state.view(None)),
+    }
+    notation = game.record(state)
+    if notation is not None:
+        data["transcript"] = notation
+    return data
+
+
+def same_result(replayed: dict[str, Any] | None, stored: dict[str, Any] | None) -> bool | None:
+    """Whether the stored result is what the rules give; None when there is nothing to compare
+    (no stored result, or a game that ended outside the rules' moves, say by a resignation). A
+    result the rules gave whose moves do not end the game (an action missing from the log) is
+    False. Seats that resigned from a game of three or more rank last, as the room ranked them."""
+    if stored is None or stored.get("reason", "normal") != "normal":
+        return None
+    if replayed is None:
+        return False
+    if stored.get("dropped"):
+        replayed = with_dropouts(replayed, stored["dropped"])
+    as_json = lambda value: json.dumps(value, sort_keys=True, default=list)  # noqa: E731
+    return all(as_json(replayed.get(key)) == as_json(stored.get(key)) for key in replayed)
