@@ -398,6 +398,8 @@ async def attack_pipelined_get(url: str, seconds: float, parallel: int = 8) -> d
                 continue
             counts["connections"] += 1
             counts["answered"] += answer.startswith(b"HTTP/1.1 200")
+
+
 def _near(offset: int, host: int = 1) -> tuple[str, int]:
     """Another loopback address of this attacker's (a crowd of hosts), away from the others'."""
     third = int(ATTACKER[0].split(".")[3])

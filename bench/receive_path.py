@@ -1,13 +1,13 @@
-"""The server's CPU per received message on the receive path alone: websockets' own server
-connection against partida's (server/receiving.py), alternating, in one run.
+"""The server's CPU per received message on the receive path alone: websockets' own asyncio
+server against partida's transport (server/transport.py: websockets' sans-I/O protocol driven by
+an asyncio protocol of its own), alternating, in one run.
 
-A websockets server in this process, built with each connection class in turn, whose handler only
-receives (`recv`) and answers each message with a fixed two-byte frame written straight to the
-socket; `--clients` clients in a child process (so that their CPU is not counted) each send a
-MessagePack request the size of a move, masked as a client must, and wait for the answer before
-sending the next, so that nearly every read holds one frame, as under the load generator. One
-JSON line per run: the connection class, messages, and this process's CPU microseconds per message
-(handshakes included, a small part).
+A server in this process, each in turn, whose application only receives each message and answers
+it with a fixed two-byte frame written straight to the socket; `--clients` clients in a child
+process (so that their CPU is not counted) each send a MessagePack request the size of a move,
+masked as a client must, and wait for the answer before sending the next, so that nearly every
+read holds one frame, as under the load generator. One JSON line per run: the server, messages,
+and this process's CPU microseconds per message (handshakes included, a small part).
 
     python bench/receive_path.py --clients 10 --messages 20000 --rounds 3
 """
@@ -19,10 +19,11 @@ import asyncio
 import json
 import sys
 import time
+from typing import Any
 
 from websockets.asyncio.server import ServerConnection, serve
 
-from partida.server.receiving import Connection
+from partida.server import transport
 
 REPLY = b"\x82\x00"  # an empty binary frame
 
@@ -63,8 +64,34 @@ async def handler(ws: ServerConnection) -> None:
         pass
 
 
-async def run(cls: type[ServerConnection], clients: int, messages: int) -> dict[str, object]:
-    server = await serve(handler, "127.0.0.1", 0, create_connection=cls, compression=None, ping_interval=None)
+class Answering:
+    """The transport's receiver: each message answered at once."""
+
+    def __init__(self, link: transport.Link) -> None:
+        self.write = link.transport.write
+
+    def received(self, message: bytes | str) -> None:
+        self.write(REPLY)
+
+    def writable(self) -> None:
+        pass
+
+    def rest(self) -> None:
+        pass
+
+    def lost(self) -> None:
+        pass
+
+
+SERVERS = ("websockets.asyncio.server", "partida.server.transport")
+
+
+async def run(name: str, clients: int, messages: int) -> dict[str, object]:
+    server: Any
+    if name == "partida.server.transport":
+        server = await transport.serve(Answering, "127.0.0.1", 0, ping_interval=None)
+    else:
+        server = await serve(handler, "127.0.0.1", 0, compression=None, ping_interval=None)
     port = next(iter(server.sockets)).getsockname()[1]
     per_client = messages // clients
     cpu, wall = time.process_time(), time.perf_counter()
@@ -75,7 +102,7 @@ async def run(cls: type[ServerConnection], clients: int, messages: int) -> dict[
     await server.wait_closed()
     received = per_client * clients
     return {
-        "connection": f"{cls.__module__}.{cls.__qualname__}",
+        "server": name,
         "messages": received,
         "cpu_us_per_message": round(cpu / received * 1e6, 2),
         "messages_per_s": round(received / wall),
@@ -89,11 +116,11 @@ async def main() -> None:
     parser.add_argument("--messages", type=int, default=20000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    for cls in (ServerConnection, Connection):  # warm-up, not shown: the first run costs twice the others
-        await run(cls, args.clients, args.messages // 10)
+    for name in SERVERS:  # warm-up, not shown: the first run costs twice the others
+        await run(name, args.clients, args.messages // 10)
     for _ in range(args.rounds):
-        for cls in (ServerConnection, Connection):
-            print(json.dumps(await run(cls, args.clients, args.messages)), flush=True)
+        for name in SERVERS:
+            print(json.dumps(await run(name, args.clients, args.messages)), flush=True)
 
 
 if __name__ == "__main__":

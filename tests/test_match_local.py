@@ -78,8 +78,20 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_match_local_stops_when_the_sprt_decides() -> None:
     done = run(
-        "match", "othello", "--local", "--seat", "othello-engine[depth=2]", "--seat", "random",
-        "--games", "400", "--parallel", "2", "--sprt", "elo0=0 elo1=100", "--json",
+        "match",
+        "othello",
+        "--local",
+        "--seat",
+        "othello-engine[depth=2]",
+        "--seat",
+        "random",
+        "--games",
+        "400",
+        "--parallel",
+        "2",
+        "--sprt",
+        "elo0=0 elo1=100",
+        "--json",
     )
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stdout.splitlines()]

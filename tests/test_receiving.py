@@ -1,7 +1,7 @@
-"""The server's own reading of ordinary frames (server/receiving.py) against websockets' own
-ServerConnection: the same byte streams, cut into reads at every byte, sent over real sockets to a
-websockets server built with each; what each handler receives and what each server sends back
-(pongs, close frames with their codes and reasons) must be the same."""
+"""The server's transport (server/transport.py: websockets' sans-I/O protocol driven by our own
+asyncio protocol) against websockets' own asyncio server: the same byte streams, cut into reads at
+every byte, sent over real sockets to each; what each hands its application and what each sends
+back (pongs, close frames with their codes and reasons) must be the same."""
 
 from __future__ import annotations
 
@@ -14,11 +14,14 @@ from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import pytest
+from websockets.asyncio.client import connect as ws_connect
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame, Opcode
+from websockets.protocol import State
 
-from partida.server.receiving import Connection
+from partida.server.transport import Inbox, Link, Listener
+from partida.server.transport import serve as serve_transport
 
 MAX_SIZE = 70_000  # past 65,535, so that a frame too long for it has a 64-bit length
 KEY = b"\x37\xfa\x21\x3d"
@@ -63,12 +66,12 @@ def close(code: int = 1000, reason: str = "") -> bytes:
 
 
 class Harness:
-    """A websockets server built with one connection class, whose connections cut what they read
-    at the given offsets (counted from the first byte after the handshake) into separate reads,
-    on top of however the kernel delivered it."""
+    """websockets' asyncio server, whose connections cut what they read at the given offsets
+    (counted from the first byte after the handshake) into separate reads, on top of however the
+    kernel delivered it."""
 
-    def __init__(self, base: type[ServerConnection]) -> None:
-        self.base = base
+    def __init__(self) -> None:
+        self.base = ServerConnection
         self.cuts: list[Iterable[int]] = []
         self.results: asyncio.Queue[list[Any]] = asyncio.Queue()
 
@@ -132,9 +135,71 @@ class Harness:
         return got, sent_back
 
 
+class Recorder:
+    """The server's transport's receiver in the harness: every message, then how it closed."""
+
+    def __init__(self, link: Link, results: asyncio.Queue[list[Any]]) -> None:
+        self.link = link
+        self.results = results
+        self.got: list[Any] = []
+
+    def received(self, message: bytes | str) -> None:
+        self.got.append(message)
+
+    def writable(self) -> None:
+        pass
+
+    def rest(self) -> None:
+        pass
+
+    def lost(self) -> None:
+        exc = self.link.protocol.close_exc
+        self.got.append(("closed", exc.rcvd, exc.sent, exc.rcvd_then_sent))
+        self.results.put_nowait(self.got)
+
+
+class TransportHarness(Harness):
+    """The same, with the server's transport."""
+
+    async def __aenter__(self) -> Harness:
+        harness = self
+
+        class Cutting(Link):
+            def __init__(self, listener: Listener) -> None:
+                super().__init__(listener)
+                self.offset = 0
+                self.cut_at = sorted(harness.cuts.pop(0))
+
+            def data_received(self, data: bytes) -> None:
+                if self.request is None:
+                    super().data_received(data)
+                    return
+                begin = self.offset
+                self.offset += len(data)
+                previous = 0
+                for cut in [c - begin for c in self.cut_at if begin < c < self.offset] + [len(data)]:
+                    super().data_received(data[previous:cut])
+                    previous = cut
+
+        listener = Listener(
+            lambda link: Recorder(link, self.results),
+            None,
+            max_size=MAX_SIZE,
+            ping_interval=None,
+            ping_timeout=None,
+            close_timeout=10,
+            open_timeout=10,
+        )
+        loop = asyncio.get_running_loop()
+        listener.server = await loop.create_server(lambda: Cutting(listener), "127.0.0.1", 0)
+        self.server = listener  # type: ignore[assignment]
+        self.port = next(iter(listener.sockets)).getsockname()[1]
+        return self
+
+
 @pytest.fixture
 async def pair() -> AsyncIterator[tuple[Harness, Harness]]:
-    async with Harness(ServerConnection) as theirs, Harness(Connection) as ours:
+    async with Harness() as theirs, TransportHarness() as ours:
         yield theirs, ours
 
 
@@ -246,15 +311,18 @@ async def raw_client(server: Any) -> tuple[asyncio.StreamReader, asyncio.StreamW
     return reader, writer
 
 
-@pytest.mark.parametrize("base", [ServerConnection, Connection])
-async def test_a_handler_that_falls_behind_stops_the_reading(base: type[ServerConnection]) -> None:
-    """Past `max_queue` messages waiting, the connection stops reading from the socket (the
-    client's writes back up in TCP) and reads again once the handler has caught up."""
+@pytest.mark.parametrize("ours", [False, True])
+async def test_a_handler_that_falls_behind_stops_the_reading(ours: bool) -> None:
+    """Past `high` messages waiting, a connection's inbox stops reading from the socket (the
+    client's writes back up in TCP) and reads again once its handler has caught up, as
+    websockets' own connections do past `max_queue`."""
     go = asyncio.Event()
     states: list[bool] = []
     got: list[bytes] = []
+    links: list[Any] = []
 
     async def handler(ws: ServerConnection) -> None:
+        links.append(ws)
         await go.wait()
         states.append(ws.transport.is_reading())
         with contextlib.suppress(ConnectionClosed):
@@ -262,49 +330,83 @@ async def test_a_handler_that_falls_behind_stops_the_reading(base: type[ServerCo
                 got.append(await ws.recv())  # type: ignore[arg-type]
                 states.append(ws.transport.is_reading())
 
-    async with serve(handler, "127.0.0.1", 0, create_connection=base, max_queue=8, compression=None) as server:
-        reader, writer = await raw_client(server)
-        for n in range(40):
-            writer.write(binary(b"%d" % n))
-            await writer.drain()
-        (connection,) = server.connections
-        for _ in range(500):  # until the server has read past max_queue
-            if not connection.transport.is_reading():
-                break
-            await asyncio.sleep(0.01)
-        go.set()
-        for _ in range(500):
-            if len(got) == 40:
-                break
-            await asyncio.sleep(0.01)
-        writer.write(close())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(reader.read(), 5)
-        writer.close()
+    class Slow(Inbox):
+        async def handle(self, message: bytes | str) -> None:
+            if not go.is_set():
+                await go.wait()
+                states.append(self.link.transport.is_reading())
+            got.append(message)  # type: ignore[arg-type]
+            states.append(self.link.transport.is_reading())
+
+    def opened(link: Link) -> Any:
+        links.append(link)
+        recorder = Recorder(link, asyncio.Queue())
+        recorder.received = Slow(link, high=8, low=2).put  # type: ignore[method-assign]
+        return recorder
+
+    if ours:
+        listener = Listener(
+            opened, None, max_size=MAX_SIZE, ping_interval=None, ping_timeout=None, close_timeout=10, open_timeout=10
+        )
+        listener.server = await asyncio.get_running_loop().create_server(lambda: Link(listener), "127.0.0.1", 0)
+        server: Any = listener
+    else:
+        server = await serve(handler, "127.0.0.1", 0, max_queue=8, compression=None)
+    reader, writer = await raw_client(server)
+    for n in range(40):
+        writer.write(binary(b"%d" % n))
+        await writer.drain()
+    for _ in range(500):  # until the server has read past its bound
+        if links and not links[0].transport.is_reading():
+            break
+        await asyncio.sleep(0.01)
+    go.set()
+    for _ in range(500):
+        if len(got) == 40:
+            break
+        await asyncio.sleep(0.01)
+    writer.write(close())
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(reader.read(), 5)
+    writer.close()
+    server.close()
+    await server.wait_closed()
     assert got == [b"%d" % n for n in range(40)]
     assert states[0] is False and states[-1] is True
 
 
-@pytest.mark.parametrize("base", [ServerConnection, Connection])
-async def test_a_recv_cut_short_by_a_timeout_loses_nothing(base: type[ServerConnection]) -> None:
-    """The server waits for a hello with a timeout around `recv`: a timed-out `recv` leaves the
-    connection as it was, and the next one gets the next message."""
-    timed_out = asyncio.Event()
-    got: list[Any] = []
+async def test_keepalive_fails_a_client_that_does_not_answer_pings() -> None:
+    """A ping every `ping_interval`; a client that answers keeps its connection, one that does
+    not is closed (1011, "keepalive ping timeout") as websockets' own server closes it."""
 
     async def handler(ws: ServerConnection) -> None:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(0.01):
-                got.append(await ws.recv())
-        timed_out.set()
         with contextlib.suppress(ConnectionClosed):
-            while True:
-                got.append(await ws.recv())
+            await ws.recv()
 
-    async with serve(handler, "127.0.0.1", 0, create_connection=base, compression=None) as server:
-        reader, writer = await raw_client(server)
-        await asyncio.wait_for(timed_out.wait(), 5)
-        writer.write(binary(b"first") + text("second") + close())
-        await asyncio.wait_for(reader.read(), 5)
-        writer.close()
-    assert got == [b"first", "second"]
+    listener = await serve_transport(
+        lambda link: Recorder(link, asyncio.Queue()), "127.0.0.1", 0, ping_interval=0.1, ping_timeout=0.1
+    )
+    theirs = await serve(handler, "127.0.0.1", 0, compression=None, ping_interval=0.1, ping_timeout=0.1)
+    try:
+        seen = []
+        for server in (theirs, listener):
+            reader, writer = await raw_client(server)
+            sent_back = await asyncio.wait_for(reader.read(), 5)  # a ping, then the close and EOF
+            writer.close()
+            ping_header = sent_back[:2]
+            close_frame = sent_back[2 + sent_back[1] :]
+            seen.append((ping_header, close_frame))
+        assert seen[0] == seen[1]
+        assert seen[1] == (
+            b"\x89\x04",
+            Frame(Opcode.CLOSE, struct.pack("!H", 1011) + b"keepalive ping timeout").serialize(mask=False),
+        )
+        answering = await ws_connect(f"ws://127.0.0.1:{next(iter(listener.sockets)).getsockname()[1]}")
+        await asyncio.sleep(0.5)  # five pings, each answered by the client
+        assert answering.state is State.OPEN
+        await answering.close()
+    finally:
+        theirs.close()
+        listener.close()
+        await theirs.wait_closed()
+        await listener.wait_closed()

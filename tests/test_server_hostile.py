@@ -193,22 +193,6 @@ async def test_a_client_that_never_reads_is_disconnected_when_its_outbox_is_full
         await server.stop()
 
 
-@pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65535, 65536, 70000])
-def test_the_frames_a_session_writes_itself_are_those_websockets_would_write(size: int) -> None:
-    """A session writes its frames' headers itself (not through websockets' frame objects):
-    byte for byte what websockets' own serializer makes of an unmasked, unfragmented frame, for
-    lengths on each side of the 7-, 16- and 64-bit boundaries."""
-    from websockets.frames import Frame, Opcode
-
-    from partida.server.session import OPCODE_BINARY, OPCODE_TEXT, _header
-
-    payload = bytes(range(256)) * (size // 256 + 1)
-    payload = payload[:size]
-    for opcode, ours in ((Opcode.BINARY, OPCODE_BINARY), (Opcode.TEXT, OPCODE_TEXT)):
-        expected = Frame(opcode, payload).serialize(mask=False)
-        assert _header(ours, size) + payload == expected
-
-
 async def test_big_and_small_messages_arrive_whole_in_order(server, connect) -> None:
     """Frames of every header size, written in one turn and over several, reach a client whole
     and in order (a listing of many rooms is tens of KB; a move's update is tens of bytes)."""

@@ -58,8 +58,13 @@ def run_local_match(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     progress = Progress(
-        TextColumn("{task.completed}/{task.total} games"), BarColumn(), TextColumn("{task.description}"),
-        TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal,
+        TextColumn("{task.completed}/{task.total} games"),
+        BarColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
     )
     with progress:
         task = progress.add_task("", total=sets * len(args.seat))
@@ -95,8 +100,10 @@ def run_local_match(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"summary": data})
         return 0
-    print(f"{args.seat[0]} against {', '.join(args.seat[1:])}: {data['games']} games in {seconds:.1f} s"
-          + (f", stopped by the SPRT ({verdict} accepted)" if verdict else ""))
+    print(
+        f"{args.seat[0]} against {', '.join(args.seat[1:])}: {data['games']} games in {seconds:.1f} s"
+        + (f", stopped by the SPRT ({verdict} accepted)" if verdict else "")
+    )
     lines = summary_lines(report(spec, tally.trinomial, pentanomial), tally.trinomial, pentanomial)
     for line in lines if args.sprt is not None else lines[:-1]:
         print(line)

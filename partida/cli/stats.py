@@ -106,8 +106,13 @@ def summary_lines(data: dict[str, Any], trinomial: Trinomial, pentanomial: Penta
         pen = estimate(pentanomial)
         lines.append(
             "pairs {}: penta [{}]  {}  nElo {:+.1f} ± {:.1f}  LOS {:.1f}%  pair draws {:.1f}%".format(
-                pentanomial.pairs, ", ".join(map(str, pentanomial.counts)), elo_text(pen),
-                pen.nelo, pen.nelo_error, 100 * pen.los, 100 * pen.draw_ratio,
+                pentanomial.pairs,
+                ", ".join(map(str, pentanomial.counts)),
+                elo_text(pen),
+                pen.nelo,
+                pen.nelo_error,
+                100 * pen.los,
+                100 * pen.draw_ratio,
             )
         )
     s = data["sprt"]

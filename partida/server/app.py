@@ -8,20 +8,16 @@ What each part does is in its own module: the shell turns frames into requests
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from websockets.asyncio.server import Server as WsServer
-from websockets.asyncio.server import ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from partida.games.base import Game
 from partida.games.registry import Registry, default_registry
-from partida.protocol import MAX_MESSAGE_BYTES, encoding_of
+from partida.protocol import MAX_MESSAGE_BYTES
 from partida.room.endings import DEFAULT_ABANDON_AFTER
 from partida.room.terms import RoomTerms
 from partida.server import web
@@ -29,15 +25,14 @@ from partida.server.addresses import Addresses
 from partida.server.challenges import Challenges
 from partida.server.cluster import DEFAULT_LEASE, Cluster, FencedStore, NodeParts
 from partida.server.connections import Connections
+from partida.server.conversation import Conversation
 from partida.server.events import EventBus, open_bus
-from partida.server.idle import IdleWatch
 from partida.server.ladders import LadderService
 from partida.server.limits import Limiter, Limits
 from partida.server.lobby import Lobby
 from partida.server.locator import Locator, SingleNode
 from partida.server.logins import Logins
 from partida.server.publisher import Publisher
-from partida.server.receiving import Connection
 from partida.server.room_counts import RoomsByAddress
 from partida.server.rooms import Room
 from partida.server.scheduler_lock import SchedulerLock
@@ -49,6 +44,7 @@ from partida.server.services.lobby import LobbyService
 from partida.server.services.rooms import RoomService
 from partida.server.session import OUTBOX_BYTES, Session
 from partida.server.shell import Shell
+from partida.server.transport import Link, Listener, serve
 from partida.storage.database import Database, default_url
 from partida.storage.sqlite_claim import SqliteClaim
 from partida.storage.store import Store, StoredGame
@@ -115,7 +111,7 @@ class Server:
         self.ladders: LadderService = None  # type: ignore[assignment]  # set in start()
         self.lobby_service: LobbyService = None  # type: ignore[assignment]  # set in start()
         self.challenge_service: ChallengeService = None  # type: ignore[assignment]  # set in start()
-        self._ws: WsServer | None = None
+        self._ws: Listener | None = None
         self._claim: SqliteClaim | None = None
 
     @property
@@ -167,12 +163,9 @@ class Server:
             self.config.host,
             self.config.port,
             max_size=max(self.config.max_message_bytes * 16, 1 << 20),
-            compression=None,  # messages are small MessagePack maps: deflate costs CPU and memory for little
             ping_interval=20,
             ping_timeout=20,
             process_request=self._process_request,  # plain HTTP GETs get the browser client (server/web.py)
-            server_header=None,  # no software and versions to look up vulnerabilities by
-            create_connection=Connection,  # ordinary frames read without websockets' parser (server/receiving.py)
         )
         if self.config.port == 0:
             self.config.port = next(iter(self._ws.sockets)).getsockname()[1]
@@ -302,65 +295,39 @@ class Server:
 
     # Connections.
 
-    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+    def _process_request(self, link: Link, request: Request) -> Response | None:
         """Every HTTP request, before any handshake: too many from one address are refused
         here, cheaply; websocket upgrades go on to `connection`, the rest get a file."""
         websocket = "websocket" in request.headers.get("Upgrade", "").lower()
-        address = self.addresses.client(_peer(connection), request.headers.get("X-Forwarded-For"))
+        address = self.addresses.client(_peer(link), request.headers.get("X-Forwarded-For"))
         if not self.limiter.may_open(address, websocket):
             return web.too_many_requests()
         return None if websocket else web.respond(request)
 
-    async def connection(self, websocket: ServerConnection) -> None:
-        request = websocket.request
+    def connection(self, link: Link) -> Conversation | None:
+        """A client past the handshake: its session, or a close if its address has too many."""
+        request = link.request
         forwarded = request.headers.get("X-Forwarded-For") if request is not None else None
-        address = self.addresses.client(_peer(websocket), forwarded)
+        address = self.addresses.client(_peer(link), forwarded)
         limits = self.limiter.admit(address)
         if limits is None:
-            await websocket.close(1008, "too many connections from your address")
-            return
-        session = Session(websocket, address=address, outbox_limit=self.config.outbox_bytes, limits=limits)
+            link.close(1008, "too many connections from your address")
+            return None
+        session = Session(link, address=address, outbox_limit=self.config.outbox_bytes, limits=limits)
         self.connections.add(session)
-        writer = asyncio.get_running_loop().create_task(session.writer())
-        first = True
-        idle: IdleWatch | None = None
-        try:
-            while True:
-                if session.greeted:
-                    frame = await websocket.recv()
-                else:
-                    try:
-                        async with asyncio.timeout(self.limiter.limits.hello_timeout or None):
-                            frame = await websocket.recv()
-                    except TimeoutError:
-                        log.info("%s (%s): no hello in time, closing", session.name, address)
-                        session.close_soon(1008, "no hello in time")
-                        break
-                if idle is not None:
-                    idle.touch()
-                if first:
-                    session.encoding = encoding_of(frame)
-                    first = False
-                await self.shell.handle_frame(session, frame)
-                if session.closed:
-                    break
-                if idle is None and session.greeted and self.limiter.limits.idle_timeout:
-                    idle = IdleWatch(session, self.limiter.limits.idle_timeout)
-        except ConnectionClosed:
-            pass
-        finally:
-            if idle is not None:
-                idle.cancel()
-            self.limiter.release(limits)
-            await self._disconnected(session)
-            session.close_soon()
-            try:
-                await asyncio.wait_for(writer, 1 if session.close_reason[0] == 1008 else 5)
-            except Exception:  # a client that reads nothing, not even the close: cut it off
-                writer.cancel()
-                websocket.transport.abort()
+        timeouts = self.limiter.limits
+        return Conversation(
+            link, session, self.shell.handle_frame, self._ended, timeouts.hello_timeout, timeouts.idle_timeout
+        )
+
+    async def _ended(self, session: Session) -> None:
+        """A connection's end (it was closed, or its client went)."""
+        assert session.limits is not None
+        self.limiter.release(session.limits)
+        await self._disconnected(session)
+        session.close_soon()
 
 
-def _peer(websocket: ServerConnection) -> str:
-    peer = websocket.remote_address
+def _peer(link: Link) -> str:
+    peer = link.remote_address
     return str(peer[0]) if isinstance(peer, tuple) and peer else str(peer or "")

@@ -1,50 +1,37 @@
 """One connection: who it is, which format it speaks, and its outbound queue.
 
-Rooms never await a client: a message goes straight to the socket when the socket keeps up,
-else into the session's outbox, which a writer task drains as the client reads. The outbox is
-bounded in bytes, not messages (one `rooms` listing can weigh a megabyte): a client too slow to
-drain it is disconnected instead of growing the server or slowing a room.
+Rooms never await a client: a message goes to the connection (server/transport.py) at once when
+the connection keeps up (less than `WRITE_AHEAD` bytes waiting for the kernel), else into the
+session's outbox, drained whenever the transport takes writes again. The outbox is bounded in
+bytes, not messages (one `rooms` listing can weigh a megabyte): a client too slow to drain it is
+disconnected instead of growing the server or slowing a room.
 Messages are encoded when they are queued, so the byte count is exact and a message that cannot
 be encoded closes its connection with a logged reason instead of killing the writer silently.
 """
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import itertools
 import logging
-import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-from websockets.asyncio.server import ServerConnection
-from websockets.exceptions import ConnectionClosed
-from websockets.protocol import State
 
 from partida.protocol import PROTOCOL_VERSION, Encoding, encode
 from partida.server.limits import ConnectionLimits
 
 if TYPE_CHECKING:
     from partida.server.rooms import Room
+    from partida.server.transport import Link
 
 log = logging.getLogger(__name__)
 
 OUTBOX_BYTES = 4 * 1024 * 1024  # default bound of one connection's queued output
-WRITE_AHEAD = 64 * 1024  # bytes the socket's buffer may hold before messages wait in the outbox
+WRITE_AHEAD = 64 * 1024  # bytes the connection may hold unwritten before messages wait in the outbox
+CLOSE_GRACE = 5.0  # seconds a closing connection has to take its last messages and the close
+SLOW_CLOSE_GRACE = 1.0  # the same, after a close for a policy breach (1008)
 _ids = itertools.count(1)
-OPCODE_TEXT, OPCODE_BINARY = 0x1, 0x2
-
-
-def _header(opcode: int, size: int) -> bytes:
-    """The header of a whole, unmasked frame (RFC 6455 section 5.2): FIN and the opcode, then
-    the payload's length in 7, 7+16 or 7+64 bits."""
-    if size < 126:
-        return bytes((0x80 | opcode, size))
-    if size < 1 << 16:
-        return struct.pack("!BBH", 0x80 | opcode, 126, size)
-    return struct.pack("!BBQ", 0x80 | opcode, 127, size)
 
 
 def as_version_1(message: dict[str, Any]) -> dict[str, Any]:
@@ -88,7 +75,7 @@ class Identity:
 
 @dataclass(eq=False)
 class Session:
-    websocket: ServerConnection | None
+    websocket: Link | None  # None for sessions the server makes itself
     id: int = field(default_factory=lambda: next(_ids))
     encoding: Encoding = Encoding.MSGPACK
     identity: Identity | None = None
@@ -100,10 +87,6 @@ class Session:
     outbox_bytes: int = 0
     closed: bool = False
     close_reason: tuple[int, str] = (1000, "")
-    _ready: asyncio.Event = field(default_factory=asyncio.Event)
-    _flush_due: bool = False
-    _frames: list[bytes] = field(default_factory=list)  # headers and payloads to write this turn
-    _unsent: int = 0  # their payloads' bytes
     version: int = PROTOCOL_VERSION  # the protocol version its hello asked for
 
     @property
@@ -137,7 +120,12 @@ class Session:
             return None
 
     def send_frame(self, frame: bytes | str) -> None:
-        """Queue an encoded message (see `send`)."""
+        """Queue an encoded message (see `send`).
+
+        It goes to the connection at once when nothing waits before it and the connection keeps
+        up: the frames sent in one turn of the event loop (an update and the reply to the move
+        that caused it) are written together at the end of that turn. Else it waits in the
+        outbox, in order, under the outbox's bound."""
         if self.closed:
             return
         size = len(frame)
@@ -145,53 +133,34 @@ class Session:
             log.warning("%s: %d bytes queued unread, closing the connection", self.name, self.outbox_bytes)
             self.close_soon(1008, "too slow: outbound queue full")
             return
-        if not self.outbox and self._write_now(frame, size):
+        link = self.websocket
+        if link is None:
+            return
+        if not self.outbox and link.send_within(frame, WRITE_AHEAD):
             return
         self.outbox.append(frame)
         self.outbox_bytes += size
-        self._ready.set()
+        link.want_writable()
 
-    def _write_now(self, frame: bytes | str, size: int) -> bool:
-        """Hand the frame to the socket at once when nothing is queued before it and the socket
-        keeps up (its buffer holds less than `WRITE_AHEAD`): no writer task has to wake for it.
-        The frames handed over in one turn of the event loop (an update and the reply to the move
-        that caused it) reach the socket together, in one write, at the end of that turn.
-        False: the writer task sends it, in order, with the outbox's bound on a slow reader.
-
-        The frame's header is written here rather than by websockets: the server's frames are
-        never masked, fragmented or compressed (`compression=None`), so a header is two to ten
-        bytes, cheaper to write than websockets' general path is to run (a frame object, its
-        checks, its serializer, its buffer: a few percent of the server's CPU per move)."""
-        websocket = self.websocket
-        if websocket is None or websocket.transport.get_write_buffer_size() + self._unsent + size > WRITE_AHEAD:
-            return False
-        if websocket.protocol.state is not State.OPEN:
-            return False  # closing: the writer's `send` sorts it out
-        if isinstance(frame, str):
-            data = frame.encode()
-            self._frames += (_header(OPCODE_TEXT, len(data)), data)
-        else:
-            self._frames += (_header(OPCODE_BINARY, size), frame)
-        self._unsent += size
-        if not self._flush_due:
-            self._flush_due = True
-            asyncio.get_running_loop().call_soon(self._flush)
-        return True
-
-    def _flush(self) -> None:
-        """Write the frames handed over this turn, in one write. On a connection that started to
-        close meanwhile they are dropped: nothing may follow a close frame."""
-        self._flush_due = False
-        frames, self._frames, self._unsent = self._frames, [], 0
-        websocket = self.websocket
-        if not frames or websocket is None or websocket.transport.is_closing():
+    def drain(self) -> None:
+        """Write queued messages while the transport takes them; then the close, if one is due
+        (nothing may follow a close frame, and it follows everything queued before it)."""
+        link = self.websocket
+        if link is None:
             return
-        if websocket.protocol.state is State.OPEN:
-            websocket.transport.write(b"".join(frames))
+        outbox = self.outbox
+        while outbox and not link.paused:
+            frame = outbox.popleft()
+            self.outbox_bytes -= len(frame)
+            if link.open:
+                link.send_now(frame)
+        if self.closed and not outbox:
+            link.close(*self.close_reason)
 
     def close_soon(self, code: int = 1000, reason: str = "") -> None:
         """Close after the messages already queued have been sent (all but the first are dropped
-        when the connection is closed for being too slow)."""
+        when the connection is closed for being too slow); a client that has not taken them and
+        the close within a few seconds (one after a 1008) is cut off."""
         if self.closed:
             return
         self.closed = True
@@ -199,27 +168,7 @@ class Session:
         if code == 1008 and reason.startswith("too slow"):
             self.outbox.clear()
             self.outbox_bytes = 0
-        self._ready.set()
-
-    async def writer(self) -> None:
-        assert self.websocket is not None
-        try:
-            while True:
-                while not self.outbox:
-                    if self.closed:
-                        code, reason = self.close_reason
-                        self._flush()  # what was handed over directly goes before the close
-                        await self.websocket.close(code, reason)
-                        return
-                    self._ready.clear()
-                    await self._ready.wait()
-                frame = self.outbox.popleft()
-                self.outbox_bytes -= len(frame)
-                self._flush()  # frames handed over directly went before this one
-                await self.websocket.send(frame)
-        except ConnectionClosed:
-            pass
-        except Exception as exc:  # never a silent writer: the connection goes, with the reason logged
-            log.error("%s: the writer failed (%s: %s); closing the connection", self.name, type(exc).__name__, exc)
-            self.closed = True
-            self.websocket.transport.abort()
+        link = self.websocket
+        if link is not None:
+            link.abort_after(SLOW_CLOSE_GRACE if code == 1008 else CLOSE_GRACE)
+            self.drain()

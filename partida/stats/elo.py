@@ -122,8 +122,10 @@ class Estimate:
 
     def as_dict(self) -> dict[str, float | int | None]:
         """JSON-ready: an infinite Elo (a score of 0 or 1) becomes None."""
-        return {k: (round(v, 4) if math.isfinite(v) else None) if isinstance(v, float) else v
-                for k, v in self.__dict__.items()}
+        return {
+            k: (round(v, 4) if math.isfinite(v) else None) if isinstance(v, float) else v
+            for k, v in self.__dict__.items()
+        }
 
 
 Z95 = NormalDist().inv_cdf(0.975)

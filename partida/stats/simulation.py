@@ -61,6 +61,7 @@ def simulate(
 def logistic_for_nelo(nelo: float, draw_ratio: float) -> float:
     """The logistic Elo at which games with this draw ratio have this normalized Elo: the normalized
     model's hypotheses, in the simulation's terms."""
+
     def nelo_at(elo: float) -> float:
         loss, draw, win = game_probabilities(elo, draw_ratio)
         score = win + draw / 2.0

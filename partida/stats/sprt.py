@@ -98,9 +98,7 @@ def _tilt(scores: tuple[float, ...], probs: list[float], phi: list[float]) -> li
     """The distribution p_i = phat_i / (1 + theta phi_i) closest to `probs` with sum p_i phi_i = 0
     (equation 1.2/4.9 of the paper): theta solves sum phat_i phi_i / (1 + theta phi_i) = 0."""
     low, high = -1.0 / max(phi), -1.0 / min(phi)
-    theta = _decreasing_root(
-        lambda x: sum(p * f / (1.0 + x * f) for p, f in zip(probs, phi, strict=True)), low, high
-    )
+    theta = _decreasing_root(lambda x: sum(p * f / (1.0 + x * f) for p, f in zip(probs, phi, strict=True)), low, high)
     return [p / (1.0 + theta * f) for p, f in zip(probs, phi, strict=True)]
 
 
