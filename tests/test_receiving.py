@@ -65,35 +65,41 @@ def close(code: int = 1000, reason: str = "") -> bytes:
     return frame(0x8, struct.pack("!H", code) + reason.encode())
 
 
+def cutting(base: type[Any], cuts: list[Iterable[int]]) -> type[Any]:
+    """`base` (either server's connection class) whose connections cut what they read at the next
+    offsets of `cuts` (counted from the first byte after the handshake) into separate reads."""
+
+    class Cutting(base):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.offset = 0
+            self.cut_at = sorted(cuts.pop(0))
+
+        def data_received(self, data: bytes) -> None:
+            if self.request is None:
+                super().data_received(data)
+                return
+            begin = self.offset
+            self.offset += len(data)
+            previous = 0
+            for cut in [c - begin for c in self.cut_at if begin < c < self.offset] + [len(data)]:
+                super().data_received(data[previous:cut])
+                previous = cut
+
+    return Cutting
+
+
 class Harness:
     """websockets' asyncio server, whose connections cut what they read at the given offsets
     (counted from the first byte after the handshake) into separate reads, on top of however the
     kernel delivered it."""
 
     def __init__(self) -> None:
-        self.base = ServerConnection
         self.cuts: list[Iterable[int]] = []
         self.results: asyncio.Queue[list[Any]] = asyncio.Queue()
 
     async def __aenter__(self) -> Harness:
-        harness = self
-
-        class Cutting(self.base):  # type: ignore[name-defined,misc]
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                super().__init__(*args, **kwargs)
-                self.offset = 0
-                self.cut_at = sorted(harness.cuts.pop(0))
-
-            def data_received(self, data: bytes) -> None:
-                if self.request is None:
-                    super().data_received(data)
-                    return
-                begin = self.offset
-                self.offset += len(data)
-                previous = 0
-                for cut in [c - begin for c in self.cut_at if begin < c < self.offset] + [len(data)]:
-                    super().data_received(data[previous:cut])
-                    previous = cut
+        Cutting = cutting(ServerConnection, self.cuts)
 
         async def handler(ws: ServerConnection) -> None:
             got: list[Any] = []
@@ -162,24 +168,7 @@ class TransportHarness(Harness):
     """The same, with the server's transport."""
 
     async def __aenter__(self) -> Harness:
-        harness = self
-
-        class Cutting(Link):
-            def __init__(self, listener: Listener) -> None:
-                super().__init__(listener)
-                self.offset = 0
-                self.cut_at = sorted(harness.cuts.pop(0))
-
-            def data_received(self, data: bytes) -> None:
-                if self.request is None:
-                    super().data_received(data)
-                    return
-                begin = self.offset
-                self.offset += len(data)
-                previous = 0
-                for cut in [c - begin for c in self.cut_at if begin < c < self.offset] + [len(data)]:
-                    super().data_received(data[previous:cut])
-                    previous = cut
+        Cutting = cutting(Link, self.cuts)
 
         listener = Listener(
             lambda link: Recorder(link, self.results),
