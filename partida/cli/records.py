@@ -239,20 +239,26 @@ def _fetch_finished(game_id: int):  # type: ignore[no-untyped-def]
         record = await client.game(game_id)
         if record["status"] != "finished":
             raise CliError(f"game {game_id} is {record['status']}: only finished games replay (watch a live one)")
-        return SimpleNamespace(
-            id=record["game_id"],
-            game=record["game"],
-            options=record["options"],
-            seats=record["seats_count"],
-            seed=int(record["seed"]),
-            seed_hash=record["seed_hash"],
-            status=record["status"],
-            result=record["result"],
-            actions=[(move["seat"], move["action"]) for move in record["log"]],
-            seat_list=[(s["seat"], None, s["name"]) for s in record["seats"] if s.get("name")],
-        )
+        return as_stored(record)
 
     return fetch
+
+
+def as_stored(record: dict[str, Any]) -> SimpleNamespace:
+    """A finished game as a server's `game` request sends it, in the shape of a stored one
+    (what `replay_stored` and `partida.room.record.verify` read)."""
+    return SimpleNamespace(
+        id=record["game_id"],
+        game=record["game"],
+        options=record["options"],
+        seats=record["seats_count"],
+        seed=int(record["seed"]),
+        seed_hash=record["seed_hash"],
+        status=record["status"],
+        result=record["result"],
+        actions=[(move["seat"], move["action"]) for move in record["log"]],
+        seat_list=[(s["seat"], None, s["name"]) for s in record["seats"] if s.get("name")],
+    )
 
 
 def run_rules(args: argparse.Namespace) -> int:

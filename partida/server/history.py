@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from partida.games.base import Game
+from partida.games.base import Game, IllegalAction
 from partida.protocol import ErrorCode, ProtocolError
 from partida.room.record import steps as steps_of
 
@@ -52,7 +52,10 @@ def record(stored: StoredGame, game: Game, live: Room | None, *, steps: bool = F
     data["moves"] = len(stored.actions)
     if stored.status == "finished":
         state = game.create(stored.options, seed=stored.seed, seats=stored.seats)
-        moves = game.told_moves(state, stored.actions, over=True)
+        try:
+            moves = game.told_moves(state, stored.actions, over=True)
+        except IllegalAction as exc:  # a log its game's rules, changed since, refuse
+            raise ProtocolError(ErrorCode.NO_SUCH_GAME, f"game {stored.id} cannot be replayed: {exc}") from None
         data.update(seed=str(stored.seed), log=moves, view=state.view(None))
     elif live is not None and live.state is not None:
         data["view"] = live.state.view(None)
