@@ -19,6 +19,7 @@ MAY_IMPORT = {
     "protocol": set(),
     "games": {"protocol"},
     "room": {"games", "protocol"},
+    "competition": {"games", "protocol"},
 }
 # partida.server may be imported only from these packages (tests and bench are outside the package)
 SERVER_IMPORTERS = {"server", "cli"}
