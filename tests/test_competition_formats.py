@@ -182,7 +182,7 @@ def test_swiss_of_nine_over_four_rounds() -> None:
     ]
     rows = standings(players, history)
     got = [
-        (r.rank, r.player, r.points, r.tiebreaks["buchholz_cut1"], r.tiebreaks["buchholz"], r.tiebreaks["sonneborn_berger"])
+        (r.rank, r.player, r.points, *(r.tiebreaks[k] for k in ("buchholz_cut1", "buchholz", "sonneborn_berger")))
         for r in rows
     ]
     assert got == expected
@@ -208,8 +208,9 @@ def test_swiss_to_the_end_repeats_only_when_it_must(count: int) -> None:
     pairing of its players (byes aside) without one existed; nobody has two byes."""
     players = [f"p{i}" for i in range(count)]
     rng = random.Random(count)
-    rounds, history = play_swiss(players, count - 1 if count % 2 == 0 else count - 2,
-                                 lambda _players, a, b: rng.choice([(1, 2), (2, 1), (1, 1)]))
+    rounds, _ = play_swiss(
+        players, count - 1 if count % 2 == 0 else count - 2, lambda _p, a, b: rng.choice([(1, 2), (2, 1), (1, 1)])
+    )
     met: set[frozenset[str]] = set()
     forced = 0
     for r in rounds:
