@@ -34,7 +34,7 @@ from partida.server.locator import Locator, SingleNode
 from partida.server.logins import Logins
 from partida.server.publisher import Publisher
 from partida.server.room_counts import RoomsByAddress
-from partida.server.rooms import Room
+from partida.server.rooms import Room, RoomPorts
 from partida.server.scheduler_lock import SchedulerLock
 from partida.server.services.bots import BotDirectory
 from partida.server.services.challenges import ChallengeService
@@ -107,6 +107,7 @@ class Server:
         self.db: Database | None = None
         self.store: Store = None  # type: ignore[assignment]  # set in start()
         self.bus: EventBus | None = None
+        self.room_ports: RoomPorts = None  # type: ignore[assignment]  # set in start()
         self.room_service: RoomService = None  # type: ignore[assignment]  # set in start()
         self.ladders: LadderService = None  # type: ignore[assignment]  # set in start()
         self.lobby_service: LobbyService = None  # type: ignore[assignment]  # set in start()
@@ -175,6 +176,7 @@ class Server:
     def _build_services(self, db: Database) -> None:
         """Each service with the parts it uses, and its request types registered with the shell."""
         abandon_after = self.config.abandon_after
+        self.room_ports = RoomPorts(self.store, self.publisher, self.lobby)
         rooms = RoomService(
             self.rooms,
             self.store,
@@ -199,6 +201,7 @@ class Server:
             nodes=self.cluster,
             lock=lock,
         )
+        self.room_ports.finished.append(self.ladders.game_over)
         self.room_service = rooms
         self.lobby_service = LobbyService(self.lobby, self.limiter)
         self.challenge_service = ChallengeService(
@@ -232,20 +235,10 @@ class Server:
         )
 
     def _new_room(self, terms: RoomTerms, owner: Session | None) -> Room:
-        return Room(
-            self,
-            terms.game,
-            terms.options,
-            terms.seats,
-            terms.public,
-            owner,
-            terms.auto_start,
-            clock=terms.clock,
-            abandon_after=terms.abandon_after,
-        )
+        return Room(self.room_ports, terms, owner)
 
     def _resumed_room(self, game: Game, stored: StoredGame) -> Room:
-        return Room.resume(self, game, stored)
+        return Room.resume(self.room_ports, game, stored, self.config.abandon_after)
 
     @property
     def url(self) -> str:
@@ -277,12 +270,6 @@ class Server:
         if self._claim is not None:
             self._claim.release()
             self._claim = None
-
-    def publishes(self, topic: str) -> bool:
-        return self.publisher.publishes(topic)
-
-    async def publish(self, topic: str, payload: dict[str, Any]) -> None:
-        await self.publisher.publish(topic, payload)
 
     async def _disconnected(self, session: Session) -> None:
         """A connection closed: every part that kept something of it forgets it, its seats last."""

@@ -39,7 +39,7 @@ async def resign(room: Room, session: Session, seat: int | None) -> None:
         if result is not None:
             await room.end(result)
             return
-        await room.server.store.save_endings(room.game_id, room.endings.to_data())
+        await room.ports.store.save_endings(room.game_id, room.endings.to_data())
     room.push_all()
     await room.settle()
 

@@ -349,11 +349,11 @@ class LadderService:
                     log.warning("ladders: could not write the counts for other nodes: %s", exc)
 
     def game_over(self, room: Room) -> None:
-        """Wake the scheduler as soon as one of its games ends (a room of this node tells it,
-        see `Room._announce_finish`). Only this node's rooms are in `live.rooms`; the games of
-        other nodes are looked up at each tick. A direct call, not a subscription to every
-        room's `game_over` event: that made every game of the server build and deliver the
-        event, and wake a task, for the few that are ladder games."""
+        """Wake the scheduler as soon as one of its games ends: a subscriber to this node's
+        finished games (`RoomPorts.finished`). Only this node's rooms are in `live.rooms`; the
+        games of other nodes are looked up at each tick. A plain call in the room's task, not a
+        subscription to every room's `game_over` event on the bus: that made every game of the
+        server build and deliver the event, and wake a task, for the few that are ladder games."""
         if self.ladders and any(live.rooms.get(room.code) is room for live in self.ladders.values()):
             self.wake()
 

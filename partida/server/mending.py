@@ -101,7 +101,7 @@ async def after_failed_write(
             # Only when the action was stored by someone else (the server stores an ending action
             # with its result, in one transaction); if this fails too, a restart records it.
             try:
-                await room.server.store.finish_game(room.game_id, result)
+                await room.ports.store.finish_game(room.game_id, result)
             except Exception as exc:
                 log_failure(log, exc, "room %s: the result could not be stored; a restart will store it", room.code)
         return Outcome.STORED
@@ -157,7 +157,7 @@ async def _read_back(room: Room, failure: Exception, otherwise: str) -> StoredGa
     if isinstance(failure, NotWritten):
         return None
     try:
-        return await room.server.store.load_game(room.game_id)
+        return await room.ports.store.load_game(room.game_id)
     except Exception as exc:
         log_failure(log, exc, "room %s: the stored game cannot be read either; %s", room.code, otherwise)
         return None

@@ -25,8 +25,8 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from partida.games.base import Action, Decision, Game, IllegalAction, State
 from partida.protocol import ErrorCode, ProtocolError, server_message
@@ -35,14 +35,15 @@ from partida.room.clocks import Clock, ClockSpec
 from partida.room.endings import Endings
 from partida.room.record import public_last
 from partida.room.seed import seed_hash
+from partida.room.terms import RoomTerms
 from partida.server import entropy, mending
 from partida.server.session import send_all
 from partida.storage.database import log_failure
 
 if TYPE_CHECKING:
-    from partida.server.app import Server
+    from partida.server.publisher import Publisher
     from partida.server.session import Session
-    from partida.storage.store import StoredGame
+    from partida.storage.store import Store, StoredGame
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -140,31 +141,45 @@ IllegalCodes = {
 }
 
 
+class LobbyListener(Protocol):
+    """Who keeps the lobby's list of rooms: told of every change it shows (status, seats) and of
+    a room leaving memory."""
+
+    def changed(self, room: Room) -> None: ...
+
+    def removed(self, room: Room) -> None: ...
+
+
+@dataclass(frozen=True, eq=False)
+class RoomPorts:
+    """All a room's driver touches outside itself, handed by the wiring (server/app.py): the
+    store its game is written to, the publisher of its events, the lobby, and the subscribers to
+    finished games. A room holds no server and looks nothing up elsewhere.
+
+    `finished`: called in order, once per game that ends in this room (a ladder waking its
+    scheduler, a tournament seating its next round), after the result is stored and told. The
+    list is the wiring's: services that start later append themselves. A subscriber must not
+    block and must not raise."""
+
+    store: Store
+    publisher: Publisher
+    lobby: LobbyListener
+    finished: list[Callable[[Room], None]] = field(default_factory=list)
+
+
 class Room:
-    def __init__(
-        self,
-        server: Server,
-        game: Game,
-        options: dict[str, Any],
-        seats: int,
-        public: bool,
-        owner: Session | None,
-        auto_start: bool = True,
-        code: str | None = None,
-        clock: ClockSpec | None = None,
-        abandon_after: float = endings.DEFAULT_ABANDON_AFTER,
-    ) -> None:
-        self.server = server
-        self.game = game
-        self.options = options
-        self.num_seats = seats
-        self.public = public
+    def __init__(self, ports: RoomPorts, terms: RoomTerms, owner: Session | None, code: str | None = None) -> None:
+        self.ports = ports
+        self.game = terms.game
+        self.options = terms.options
+        self.num_seats = terms.seats
+        self.public = terms.public
         self.owner = owner
-        self.auto_start = auto_start
-        self.code = code or new_room_code(PUBLIC_CODE_LENGTH if public else PRIVATE_CODE_LENGTH)
+        self.auto_start = terms.auto_start
+        self.code = code or new_room_code(PUBLIC_CODE_LENGTH if terms.public else PRIVATE_CODE_LENGTH)
         self.seed, self.seed_hash = _SEEDS.take()
         self.game_id: int = 0
-        self.seats: list[Seat | None] = [None] * seats
+        self.seats: list[Seat | None] = [None] * terms.seats
         self.spectators: set[Session] = set()
         self.state: State | None = None
         self.actions: list[tuple[int, Action]] = []
@@ -172,9 +187,9 @@ class Room:
         self.created = time.time()
         self.finished_at: float | None = None
         self.last: dict[str, Any] | None = None
-        self.clock_spec = clock
+        self.clock_spec = terms.clock
         self.clock: Clock | None = None
-        self.endings = Endings(seats, abandon_after)
+        self.endings = Endings(terms.seats, terms.abandon_after)
         self.result: dict[str, Any] | None = None  # the final result, with its reason
         self._timer: asyncio.TimerHandle | None = None
         self.rematch_room: Room | None = None
@@ -196,7 +211,7 @@ class Room:
         it ever sat in, and leave each of them again when it goes."""
         self._disarm()
         self._open = False
-        self.server.lobby.removed(self)
+        self.ports.lobby.removed(self)
         for session in self._audience():
             session.rooms.discard(self)
         for task in list(self._timed):
@@ -390,7 +405,7 @@ class Room:
         seats = [(i, s.account_id, s.name) for i, s in enumerate(self.seats) if s is not None]
         tokens = {i: s.token for i, s in enumerate(self.seats) if s is not None}
         try:
-            await self.server.store.start_game(self.game_id, seats, tokens=tokens)
+            await self.ports.store.start_game(self.game_id, seats, tokens=tokens)
         except Exception as exc:
             # The room plays only once the database says so; otherwise its moves would be lost
             # on a restart (the game would still be stored as waiting). The write may have
@@ -401,12 +416,12 @@ class Room:
         self.state = state
         self._decisions = None
         self.status = "playing"
-        self.server.lobby.changed(self)
+        self.ports.lobby.changed(self)
         if self.clock_spec is not None:
             self.clock = Clock.new(self.clock_spec, self.num_seats)
         topic = f"rooms/{self.event_name}/game_started"
-        if self.server.publishes(topic):
-            await self.server.publish(
+        if self.ports.publisher.publishes(topic):
+            await self.ports.publisher.publish(
                 topic,
                 {
                     "type": "game_started",
@@ -478,7 +493,7 @@ class Room:
         over = self.state.is_over() and self.result is None
         result = self.endings.final(self.state.result()) if over else None
         try:
-            await self.server.store.append_action(self.game_id, self.seq, seat, action, result, clock=snapshot)
+            await self.ports.store.append_action(self.game_id, self.seq, seat, action, result, clock=snapshot)
         except Exception as exc:
             log_failure(log, exc, "room %s: could not store action %d; asking the stored log", self.code, self.seq)
             # The write may have landed anyway, or the log may be ahead of the room: it decides.
@@ -498,8 +513,8 @@ class Room:
             self._mark_finished(result)
         self.push_all()
         topic = f"rooms/{self.event_name}/action"
-        if self.server.publishes(topic):  # the public view is built only for someone to see
-            await self.server.publish(
+        if self.ports.publisher.publishes(topic):  # the public view is built only for someone to see
+            await self.ports.publisher.publish(
                 topic,
                 {"type": "action", **self.event_base(), "seq": self.seq, "seat": seat, **self._public_action(action)},
             )
@@ -555,13 +570,13 @@ class Room:
         its clocks and timer. An aborted game is stored as 'aborted', without a result."""
         aborted = result["reason"] == "aborted"
         stored = (None, "aborted") if aborted else (result, "finished")
-        await self.server.store.finish_game(self.game_id, *stored)
+        await self.ports.store.finish_game(self.game_id, *stored)
         self._mark_finished(result)
 
     def _mark_finished(self, result: dict[str, Any]) -> None:
         self.result = result
         self.status = "finished"
-        self.server.lobby.changed(self)
+        self.ports.lobby.changed(self)
         self.finished_at = asyncio.get_running_loop().time()
         self.endings.draw_offer = None
         if self.clock is not None:
@@ -580,14 +595,15 @@ class Room:
         ended = server_message("game_over", room=self.code, game_id=self.game_id, result=result, seed=str(self.seed))
         send_all(self._audience(), ended)
         topic = f"rooms/{self.event_name}/game_over"
-        if self.server.publishes(topic):
-            await self.server.publish(
+        if self.ports.publisher.publishes(topic):
+            await self.ports.publisher.publish(
                 topic,
                 {"type": "game_over", **self.event_base(), "result": result, "seed": str(self.seed), "moves": self.seq},
             )
         # No `room` push: the summary's only change is its status, which the final update and
         # `game_over` say (the push cost a summary, an encoding and a frame per player per game).
-        self.server.ladders.game_over(self)
+        for subscriber in self.ports.finished:
+            subscriber(self)
 
     async def finish_resumed(self) -> None:
         """After a restart: store the result of a game whose last action ended it, or start the
@@ -694,7 +710,7 @@ class Room:
             await self.end(endings.decisive(self.num_seats, [seat], "time"))
             return
         taken = self.endings.take_over_if_due(seat, self.clock_spec.timeouts)
-        await self.server.store.save_endings(self.game_id, self.endings.to_data())
+        await self.ports.store.save_endings(self.game_id, self.endings.to_data())
         decision = self.state.decision_for(seat)
         if decision is not None and not taken:
             await self._play(seat, decision.prompt.random_answer(self.rng))
@@ -739,8 +755,8 @@ class Room:
             return
         self.status = "aborted"
         self.finished_at = asyncio.get_running_loop().time()
-        self.server.lobby.changed(self)
-        await self.server.store.finish_game(self.game_id, None, status="aborted")
+        self.ports.lobby.changed(self)
+        await self.ports.store.finish_game(self.game_id, None, status="aborted")
         self.broadcast_room()
         for session in self._audience():
             session.rooms.discard(self)
@@ -816,7 +832,7 @@ class Room:
             send_all(self.spectators, self._seat_update(None, shared, pending))
 
     def broadcast_room(self) -> None:
-        self.server.lobby.changed(self)
+        self.ports.lobby.changed(self)
         audience = [session for session in self._audience() if not session.closed]
         if audience:  # built only for someone to get it (players who went, say, leave a room nobody is in)
             send_all(audience, server_message("room", room=self.code, summary=self.summary()))
@@ -824,14 +840,13 @@ class Room:
     # Restart.
 
     @classmethod
-    def resume(cls, server: Server, game: Game, stored: StoredGame) -> Room:
-        """Rebuild a room from storage by replaying its log; seats wait for their players."""
-        spec = ClockSpec.parse(stored.clock) if stored.clock else None
-        grace = server.config.abandon_after
-        room = cls(
-            server, game, dict(stored.options), stored.seats, stored.public, None, code=stored.room_code, clock=spec
-        )
-        room.endings = Endings.from_data(stored.seats, stored.endings, grace)
+    def resume(cls, ports: RoomPorts, game: Game, stored: StoredGame, abandon_after: float) -> Room:
+        """Rebuild a room from storage by replaying its log; seats wait for their players.
+        `abandon_after`: the grace period of a game stored without one."""
+        clock = ClockSpec.parse(stored.clock) if stored.clock else None
+        terms = RoomTerms(game, dict(stored.options), stored.seats, stored.public, clock=clock)
+        room = cls(ports, terms, None, code=stored.room_code)
+        room.endings = Endings.from_data(stored.seats, stored.endings, abandon_after)
         room.seed = stored.seed
         room.seed_hash = stored.seed_hash
         room.game_id = stored.id
