@@ -5,6 +5,7 @@ import collections
 import os
 
 from partida.room.seed import seed_hash
+from partida.room.terms import RoomTerms
 from partida.server import entropy
 
 
@@ -74,7 +75,7 @@ def test_room_secrets_from_pools_have_their_sizes_and_never_repeat() -> None:
     tokens = [rooms.new_seat_token() for _ in range(1000)]
     urlsafe = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
     assert len(set(tokens)) == 1000 and all(len(t) == 24 and set(t) <= urlsafe for t in tokens)
-    seeds = [rooms.Room(None, None, {}, 2, False, None) for _ in range(300)]  # type: ignore[arg-type]
+    seeds = [rooms.Room(None, RoomTerms(None), None) for _ in range(300)]  # type: ignore[arg-type]
     assert len({room.seed for room in seeds}) == 300
     assert all(0 <= room.seed < 2**63 and room.seed_hash == seed_hash(room.seed) for room in seeds)
     assert max(room.seed for room in seeds).bit_length() >= 60

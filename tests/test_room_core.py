@@ -1,8 +1,12 @@
-"""The room core as plain calls: a game record re-run and checked, with no server, socket or loop."""
+"""The room core as plain calls: seats and tokens, moves, each ending, the clocks' timeouts, the
+rematch, and a game record re-run and checked, with no server, socket or event loop (the time is
+a number passed in; a seat's holder is any object)."""
 
 from __future__ import annotations
 
+import contextlib
 import random
+from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -11,7 +15,10 @@ import pytest
 from partida.games.registry import default_registry
 from partida.protocol import ErrorCode, ProtocolError
 from partida.room import record
+from partida.room.clocks import ClockSpec
+from partida.room.core import Answer, End, Push, RoomCore, SaveEndings, Seat, Settle, legacy_seat_token, rematch_seats
 from partida.room.seed import seed_hash
+from partida.room.terms import RoomTerms
 
 
 def played(name: str, seats: int, seed: int) -> list[tuple[int, Any]]:
@@ -113,3 +120,204 @@ def test_a_perfect_information_game_tells_the_action_itself() -> None:
     seat, action = played("tictactoe", 2, 1)[0]
     state.apply(seat, action)
     assert record.public_last(game, state, seat, action)["action"] == action
+
+
+# A room's core: seats, moves, endings, time.
+
+
+@contextlib.contextmanager
+def refused(code: ErrorCode) -> Iterator[None]:
+    """The block raises a `ProtocolError` with this code."""
+    with pytest.raises(ProtocolError) as info:
+        yield
+    assert info.value.code == code, info.value
+
+
+def seated(name: str = "tictactoe", seats: int = 2, clock: dict[str, Any] | None = None, **terms: Any) -> RoomCore:
+    """A core with every seat taken by holder `i` (a plain int here), stored as game 9."""
+    game = default_registry().get(name)
+    core: RoomCore[int] = RoomCore(RoomTerms(game, {}, seats, clock=ClockSpec.parse(clock), **terms), 5, seed_hash(5))
+    for i in range(seats):
+        core.seats[core.free_seat(None)] = Seat(f"p{i}", "user", 100 + i, None, i, f"token-{i}")
+    core.game_id = 9
+    return core
+
+
+def started(name: str = "tictactoe", seats: int = 2, clock: dict[str, Any] | None = None, now: float = 0.0) -> RoomCore:
+    core = seated(name, seats, clock)
+    core.begin(core.new_state(by_owner=True))
+    core.sync_clock(None, now)
+    return core
+
+
+def move(core: RoomCore, now: float = 0.0) -> None:
+    """The first open decision answered (its first legal answer), written and committed."""
+    decision = core.decisions()[0]
+    core.commit(core.play(decision.seat, decision.prompt.random_answer(random.Random(0)), now), now)
+
+
+def test_seats_are_taken_in_order_until_the_room_is_full() -> None:
+    core = seated()
+    assert [s.name for s in core.seats] == ["p0", "p1"] and core.full()
+    with refused(ErrorCode.ROOM_FULL):
+        core.free_seat(None)
+    with refused(ErrorCode.SEAT_TAKEN):
+        core.free_seat(1)
+    with refused(ErrorCode.NO_SUCH_SEAT):
+        core.check_seat_number(2)
+    core.seat_left(1, now=0.0)  # before the start a seat that is left is free again
+    assert core.seats[1] is None and core.free_seat(None) == 1
+
+
+def test_a_token_holds_its_own_seat_only() -> None:
+    core = seated()
+    assert core.seat_of_token("token-1", None) == 1 and core.token_for(1) == "token-1"
+    with refused(ErrorCode.AUTH_FAILED):
+        core.seat_of_token("token-1", 0)  # a seat number, when given, must be the token's
+    with refused(ErrorCode.AUTH_FAILED):
+        core.seat_of_token("token-2", None)
+    core.game_id = 0  # a game not stored yet: no token holds anything
+    with refused(ErrorCode.AUTH_FAILED):
+        core.seat_of_token("token-1", None)
+
+
+def test_a_game_stored_without_tokens_honours_the_derived_ones() -> None:
+    core = seated()
+    core.seats[0].token = ""  # type: ignore[union-attr]
+    assert core.seat_of_token(legacy_seat_token(5, 9, 0), None) == 0 == core.seat_of_token(core.token_for(0), 0)
+
+
+def test_a_seat_left_in_play_is_held_and_given_back() -> None:
+    core = started()
+    core.seat_left(1, now=3.0)
+    assert core.seats[1].session is None and core.held_for(101) == 1 and core.held_for(100) is None  # type: ignore[union-attr]
+    assert core.endings.away == {1: 3.0}
+    assert core.seat_back(1, "new connection") is None and core.endings.away == {}
+    assert core.seat_back(1, "third connection") == "new connection"  # told it lost the seat
+    with refused(ErrorCode.ALREADY_STARTED):
+        core.free_seat(None)
+
+
+def test_only_the_owner_starts_and_only_a_full_room() -> None:
+    core = seated()
+    with refused(ErrorCode.NOT_OWNER):
+        core.new_state(by_owner=False)
+    core.seat_left(1, now=0.0)
+    with refused(ErrorCode.SEATS_EMPTY):
+        core.new_state(by_owner=True)
+    assert core.status == "waiting" and core.state is None
+
+
+def test_a_move_joins_the_log_only_once_committed() -> None:
+    core = started()
+    decision = core.decisions()[0]
+    action = decision.prompt.random_answer(random.Random(0))
+    pending = core.play(decision.seat, action, 1.0)
+    assert (pending.seq, pending.seat, pending.result) == (0, decision.seat, None) and core.seq == 0
+    core.undo(pending)  # not stored
+    assert core.seq == 0 and core.state.view(None) == core.game.create({}, seed=5, seats=2).view(None)  # type: ignore[union-attr]
+    core.commit(core.play(decision.seat, action, 1.0), 1.0)
+    assert core.actions == [(decision.seat, action)] and core.last["seat"] == decision.seat  # type: ignore[index]
+    with refused(ErrorCode.NOT_YOUR_TURN):
+        core.play(decision.seat, action, 2.0)
+    with refused(ErrorCode.STALE_DECISION):
+        core.check_act([1], None, seq=0)
+
+
+def test_the_move_that_ends_the_game_carries_its_result() -> None:
+    core = started()
+    while True:
+        decision = core.decisions()[0]
+        pending = core.play(decision.seat, decision.prompt.random_answer(random.Random(1)), 0.0)
+        if pending.result is not None:
+            break
+        core.commit(pending, 0.0)
+    assert core.commit(pending, 0.0) is True and core.result == pending.result and core.status == "finished"
+    assert pending.result["reason"] == "normal" and core.next_deadline() is None
+    with refused(ErrorCode.GAME_OVER):
+        core.check_act([0, 1], None, None)
+
+
+def test_resigning_in_two_seats_ends_the_game() -> None:
+    core = started()
+    [end] = core.resign(0)
+    assert isinstance(end, End) and end.result["reason"] == "resign" and end.result["winners"] == [1]
+
+
+def test_resigning_in_four_seats_drops_the_seat_out() -> None:
+    core = started("hearts", 4)
+    assert core.resign(2) == [SaveEndings(), Push(), Settle()]
+    assert core.endings.auto == {2}
+    while core.decisions()[0].seat != 2:
+        move(core)
+    seat, _ = core.auto_answer()  # type: ignore[misc]  # the server's bot answers for it
+    assert seat == 2
+    with refused(ErrorCode.ALREADY_RESIGNED):
+        core.resign(2)
+
+
+def test_a_draw_is_agreed_by_offer_and_acceptance_or_declined() -> None:
+    core = started()
+    assert core.offer_draw(0) == [Push()] and core.endings.draw_offer == 0
+    assert core.decline_draw(1) == [Push()] and core.endings.draw_offer is None
+    with refused(ErrorCode.NO_DRAW_OFFER):
+        core.accept_draw(1)
+    core.offer_draw(0)
+    [end] = core.accept_draw(1)
+    assert isinstance(end, End) and end.result["reason"] == "draw_agreed" and end.result["scores"] == [0.5, 0.5]
+    core = started()
+    core.offer_draw(1)
+    [end] = core.offer_draw(0)  # offers that cross: agreed
+    assert isinstance(end, End) and end.result["reason"] == "draw_agreed"
+
+
+def test_abort_until_every_seat_has_moved() -> None:
+    core = started()
+    move(core)
+    [end] = core.abort(1)
+    assert isinstance(end, End) and end.result["reason"] == "aborted"
+    move(core)
+    with refused(ErrorCode.ABORT_TOO_LATE):
+        core.abort(0)
+
+
+def test_running_out_of_time_in_two_seats_loses() -> None:
+    core = started(clock={"per_move": 5}, now=100.0)
+    assert core.next_deadline() == 105.0
+    assert core.expired(104.9) == [] and core.expired(105.0) == [0]
+    [end] = core.time_out(0)
+    assert isinstance(end, End) and end.result["reason"] == "time" and end.result["winners"] == [1]
+
+
+def test_a_timeout_in_four_seats_answers_for_the_seat_then_takes_it_over() -> None:
+    core = started("hearts", 4, clock={"per_move": 5, "timeouts": 2})
+    seat = core.decisions()[0].seat
+    first = core.time_out(seat)
+    assert first[0] == SaveEndings() and isinstance(first[1], Answer) and first[1].seat == seat
+    assert core.time_out(seat) == [SaveEndings()] and seat in core.endings.auto  # the bot plays it from now on
+
+
+def test_a_seat_away_past_its_grace_abandons_the_game() -> None:
+    core = started()
+    core.seat_left(1, now=10.0)
+    assert core.next_deadline() == 10.0 + core.endings.abandon_after
+    assert core.abandoned(now=10.0 + core.endings.abandon_after - 1) == []
+    [end] = core.abandoned(now=10.0 + core.endings.abandon_after)
+    assert isinstance(end, End) and end.result["reason"] == "aborted"  # fewer than two moves
+    move(core)
+    move(core)
+    [end] = core.abandoned(now=10.0 + core.endings.abandon_after)
+    assert end.result["reason"] == "abandoned" and end.result["winners"] == [0]  # type: ignore[union-attr]
+
+
+def test_a_rematch_needs_every_human_seat_and_rotates_the_seats() -> None:
+    core = seated("hearts", 4)
+    core.seats[3].agent = "random"  # type: ignore[union-attr]  # a bot accepts by itself
+    with refused(ErrorCode.GAME_NOT_OVER):
+        core.offer_rematch(0)
+    core.begin(core.new_state(by_owner=True))
+    core.finish({"scores": [1, 0, 0, 0], "ranks": [1, 2, 2, 2], "winners": [0], "reason": "resign"}, now=0.0)
+    assert [core.offer_rematch(seat) for seat in (0, 1, 2)] == [False, False, True]
+    again = rematch_seats(core.seats, ["a", "b", "c", "d"])
+    assert [s.name for s in again] == ["p3", "p0", "p1", "p2"]  # type: ignore[union-attr]
+    assert [s.session for s in again] == [3, 0, 1, 2] and [s.token for s in again] == ["a", "b", "c", "d"]  # type: ignore[union-attr]

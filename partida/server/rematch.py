@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from partida.protocol import ErrorCode, ProtocolError, server_message
-from partida.room.endings import rotated
+from partida.protocol import server_message
+from partida.room.core import Seat, rematch_seats
 from partida.room.terms import RoomTerms
-from partida.server.rooms import Room, Seat, new_seat_token
+from partida.server.rooms import Room, new_seat_token
 
 if TYPE_CHECKING:
     from partida.server.services.rooms import OpenRoom
@@ -18,11 +18,8 @@ if TYPE_CHECKING:
 
 async def offer_rematch(room: Room, session: Session, seat: int | None) -> bool:
     """Record a rematch offer (a room command); True when every human seat wants one."""
-    seat = room.own_seat(session, seat)
-    if room.result is None:
-        raise ProtocolError(ErrorCode.GAME_NOT_OVER, "a rematch is offered once the game is over")
-    humans = [i for i, s in enumerate(room.seats) if s is not None and s.agent is None]
-    ready = room.endings.offer_rematch(seat, humans)
+    seat = room.core.own_seat(session, seat)
+    ready = room.core.offer_rematch(seat)
     room.broadcast_room()  # the summary's `rematch` lists who asked
     return ready
 
@@ -41,17 +38,14 @@ async def open_rematch(open_room: OpenRoom, old: Room) -> dict[str, Any]:
     )
     new = await open_room(terms, None)
     old.rematch_room = new
-    seats = [
-        Seat(s.name, s.kind, s.account_id, s.agent, s.session, new_seat_token()) if s is not None else None
-        for s in rotated(list(old.seats))
-    ]
+    seats = rematch_seats(old.seats, [new_seat_token() for _ in old.seats])
     await new.call(lambda: seat_rematch(new, seats, old.code))
     return new.summary()
 
 
-async def seat_rematch(room: Room, seats: list[Seat | None], old_code: str) -> None:
+async def seat_rematch(room: Room, seats: list[Seat[Session] | None], old_code: str) -> None:
     """Fill every seat of the new room at once, tell each player where they sit, then start."""
-    room.seats = list(seats)
+    room.core.seats = list(seats)
     summary = room.summary()
     for index, seat in enumerate(room.seats):
         if seat is None or seat.session is None:

@@ -1,17 +1,20 @@
-"""A room: one game, one command at a time. Everything that changes a room runs as a command under
-the room's lock, in arrival order, so a game state is never touched by two coroutines at once. A
-player's request runs in its connection's task (`call_here`): no hand-over to a room task and back
-on every move; commands from anywhere else run in a task of their own (`call`), so cancelling
-their caller never cuts one off halfway.
+"""The room driver: one room's core (`partida/room/core.py`, the game's rules without I/O) run
+one command at a time, with the writes, pushes, events and timer the core asks for.
+
+Everything that changes a room runs as a command under the room's lock, in arrival order, so a
+game state is never touched by two coroutines at once. A player's request runs in its
+connection's task (`call_here`): no hand-over to a room task and back on every move; commands from
+anywhere else run in a task of their own (`call`), so cancelling their caller never cuts one off
+halfway.
 
 After every accepted action the room writes it to the action log and only then pushes the new
 views, so an acknowledged action survives a crash; on restart the room is rebuilt by replaying
 its log (`Room.resume`). A write that fails may have landed all the same: the room then asks the
 stored log, the truth, what happened (`mending`).
 
-Clocks (`clocks`) and the ways a game ends besides its rules (`endings`) are pure modules; the
-room wires them in: one timer per room fires at the nearest deadline (a seat's time running out,
-or an absent seat's grace period ending) and runs as a command like any other, in a task of its own.
+One timer per room fires at the core's nearest deadline (a seat's time running out, or an absent
+seat's grace period ending) and runs as a command like any other, in a task of its own. A room is
+handed its ports (`RoomPorts`), never the server: what it can touch outside itself is that list.
 """
 
 from __future__ import annotations
@@ -19,21 +22,19 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import hashlib
-import hmac
+import copy
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from partida.games.base import Action, Decision, Game, IllegalAction, State
+from partida.games.base import Action, Decision, Game, State
 from partida.protocol import ErrorCode, ProtocolError, server_message
-from partida.room import endings
 from partida.room.clocks import Clock, ClockSpec
+from partida.room.core import Answer, Effect, End, Push, RoomCore, RulesFailed, SaveEndings, Seat, Settle
 from partida.room.endings import Endings
-from partida.room.record import public_last
 from partida.room.seed import seed_hash
 from partida.room.terms import RoomTerms
 from partida.server import entropy, mending
@@ -108,39 +109,6 @@ def new_seat_token() -> str:
     return _SEAT_TOKENS.take()
 
 
-def legacy_seat_token(seed: int, game_id: int, seat: int) -> str:
-    """How tokens were derived before they were drawn per seating; still honoured for a game
-    stored without a token (started by an older Partida)."""
-    key = seed.to_bytes(8, "big", signed=True)
-    return hmac.new(key, f"seat:{game_id}:{seat}".encode(), hashlib.sha256).hexdigest()[:32]
-
-
-@dataclass(eq=False)
-class Seat:
-    name: str
-    kind: str
-    account_id: int | None = None
-    agent: str | None = None
-    session: Session | None = None
-    token: str = ""
-
-    def to_data(self, index: int) -> dict[str, Any]:
-        return {
-            "seat": index,
-            "name": self.name,
-            "kind": self.kind,
-            "agent": self.agent,
-            "connected": self.session is not None,
-        }
-
-
-IllegalCodes = {
-    "not_your_turn": ErrorCode.NOT_YOUR_TURN,
-    "game_over": ErrorCode.GAME_OVER,
-    "no_such_seat": ErrorCode.NO_SUCH_SEAT,
-}
-
-
 class LobbyListener(Protocol):
     """Who keeps the lobby's list of rooms: told of every change it shows (status, seats) and of
     a room leaving memory."""
@@ -168,36 +136,96 @@ class RoomPorts:
 
 
 class Room:
+    """One room: its core, the connections in it (seated and watching), its lock and its timer."""
+
     def __init__(self, ports: RoomPorts, terms: RoomTerms, owner: Session | None, code: str | None = None) -> None:
         self.ports = ports
-        self.game = terms.game
-        self.options = terms.options
-        self.num_seats = terms.seats
         self.public = terms.public
         self.owner = owner
-        self.auto_start = terms.auto_start
         self.code = code or new_room_code(PUBLIC_CODE_LENGTH if terms.public else PRIVATE_CODE_LENGTH)
-        self.seed, self.seed_hash = _SEEDS.take()
-        self.game_id: int = 0
-        self.seats: list[Seat | None] = [None] * terms.seats
+        self.core: RoomCore[Session] = RoomCore(terms, *_SEEDS.take())
         self.spectators: set[Session] = set()
-        self.state: State | None = None
-        self.actions: list[tuple[int, Action]] = []
-        self.status = "waiting"
         self.created = time.time()
-        self.finished_at: float | None = None
-        self.last: dict[str, Any] | None = None
-        self.clock_spec = terms.clock
-        self.clock: Clock | None = None
-        self.endings = Endings(terms.seats, terms.abandon_after)
-        self.result: dict[str, Any] | None = None  # the final result, with its reason
-        self._timer: asyncio.TimerHandle | None = None
+        self.finished_at: float | None = None  # the loop's time: finished rooms are reaped after a while
         self.rematch_room: Room | None = None
-        self._rng: random.Random | None = None  # answers for timed-out seats and the random bot
-        self._decisions: list[Decision] | None = None  # `state.pending()` until the state changes
+        self._timer: asyncio.TimerHandle | None = None
         self._turn = asyncio.Lock()  # held by the command running now; the others wait in order
         self._open = False  # between open and close: commands are accepted
         self._timed: set[asyncio.Task[None]] = set()  # timer commands under way
+
+    # The core's state, as the services, the lobby, the ladders and the tests read it.
+
+    @property
+    def game(self) -> Game:
+        return self.core.game
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return self.core.options
+
+    @property
+    def num_seats(self) -> int:
+        return self.core.num_seats
+
+    @property
+    def clock_spec(self) -> ClockSpec | None:
+        return self.core.clock_spec
+
+    @property
+    def seed(self) -> int:
+        return self.core.seed
+
+    @property
+    def seed_hash(self) -> str:
+        return self.core.seed_hash
+
+    @property
+    def game_id(self) -> int:
+        return self.core.game_id
+
+    @game_id.setter
+    def game_id(self, value: int) -> None:
+        self.core.game_id = value  # once, when the room's game is stored
+
+    @property
+    def seats(self) -> list[Seat[Session] | None]:
+        return self.core.seats
+
+    @property
+    def status(self) -> str:
+        return self.core.status
+
+    @property
+    def state(self) -> State | None:
+        return self.core.state
+
+    @property
+    def actions(self) -> list[tuple[int, Action]]:
+        return self.core.actions
+
+    @property
+    def last(self) -> dict[str, Any] | None:
+        return self.core.last
+
+    @property
+    def clock(self) -> Clock | None:
+        return self.core.clock
+
+    @property
+    def endings(self) -> Endings:
+        return self.core.endings
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        return self.core.result
+
+    @property
+    def seq(self) -> int:
+        return len(self.core.actions)
+
+    @property
+    def rng(self) -> random.Random:
+        return self.core.rng
 
     # Commands.
 
@@ -249,42 +277,33 @@ class Room:
 
     # Summaries.
 
-    @property
-    def seq(self) -> int:
-        return len(self.actions)
-
     def summary(self) -> dict[str, Any]:
+        core = self.core
         return {
             "code": self.code,
-            "game": self.game.name,
-            "game_id": self.game_id,
-            "options": self.options,
+            "game": core.game.name,
+            "game_id": core.game_id,
+            "options": core.options,
             "public": self.public,
-            "status": self.status,
-            "seats": [s.to_data(i) if s else {"seat": i, "name": None} for i, s in enumerate(self.seats)],
+            "status": core.status,
+            "seats": [s.to_data(i) if s else {"seat": i, "name": None} for i, s in enumerate(core.seats)],
             "spectators": len(self.spectators),
-            "seed_hash": self.seed_hash,
-            "clock": self.clock_spec.to_data() if self.clock_spec else None,
-            "rematch": sorted(self.endings.rematch),
+            "seed_hash": core.seed_hash,
+            "clock": core.clock_spec.to_data() if core.clock_spec else None,
+            "rematch": sorted(core.endings.rematch),
         }
 
     def decisions(self) -> list[Decision]:
-        """The decisions open now: `state.pending()`, built once per state rather than once per
-        reader (the move's checks, the clock, each seat's update)."""
-        assert self.state is not None
-        if self._decisions is None:
-            self._decisions = self.state.pending()
-        return self._decisions
-
-    @property
-    def rng(self) -> random.Random:
-        """Seeded from the system on first use: most rooms never answer for anyone."""
-        if self._rng is None:
-            self._rng = random.Random()
-        return self._rng
+        return self.core.decisions()
 
     def seats_of(self, session: Session) -> list[int]:
-        return [i for i, s in enumerate(self.seats) if s is not None and s.session is session]
+        return self.core.seats_of(session)
+
+    def own_seat(self, session: Session, seat: int | None) -> int:
+        return self.core.own_seat(session, seat)
+
+    def seat_in_play(self, session: Session, seat: int | None) -> int:
+        return self.core.seat_in_play(session, seat)
 
     # Commands (run one at a time, under the room's lock, through `call`).
 
@@ -294,62 +313,30 @@ class Room:
         summary to the only one there (the creator's own seat in `create_room`)."""
         identity = session.identity
         assert identity is not None
-        if seat is not None and not 0 <= seat < self.num_seats:
-            raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this room has seats 0 to {self.num_seats - 1}")
+        core = self.core
+        core.check_seat_number(seat)
         if token is not None:
-            # the token alone says which seat (each seating draws its own); a seat number, when
-            # given, must be the token's
-            held = [i for i in range(self.num_seats) if self._token_holds(i, token)] if self.game_id else []
-            if not held or (seat is not None and seat not in held):
-                raise ProtocolError(ErrorCode.AUTH_FAILED, "that token does not hold this seat")
-            return self._attach(held[0], session)
-        held = self._held_by(session)
+            return self._attach(core.seat_of_token(token, seat), session)
+        held = core.held_for(identity.account_id)
         if held is not None and (seat is None or seat == held):
             return self._attach(held, session)
-        if self.status != "waiting":
-            raise ProtocolError(ErrorCode.ALREADY_STARTED, "the game has started; watch it, or use your seat token")
-        if seat is None:
-            free = [i for i, s in enumerate(self.seats) if s is None]
-            if not free:
-                raise ProtocolError(ErrorCode.ROOM_FULL, "every seat is taken")
-            seat = free[0]
-        elif self.seats[seat] is not None:
-            raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken by {self.seats[seat].name}")  # type: ignore[union-attr]
-        self.seats[seat] = Seat(
+        seat = core.free_seat(seat)
+        core.seats[seat] = Seat(
             identity.name, identity.kind, identity.account_id, identity.agent, session, new_seat_token()
         )
         session.rooms.add(self)
         await self.after_seating(announce)
         return seat
 
-    def _token_holds(self, seat: int, token: str) -> bool:
-        occupant = self.seats[seat]
-        if occupant is None:
-            return False
-        expected = occupant.token or legacy_seat_token(self.seed, self.game_id, seat)
-        return hmac.compare_digest(token.encode(), expected.encode())
-
-    def _held_by(self, session: Session) -> int | None:
-        identity = session.identity
-        if identity is None or identity.account_id is None:
-            return None
-        for i, s in enumerate(self.seats):
-            if s is not None and s.account_id == identity.account_id and s.session is None:
-                return i
-        return None
-
     def _attach(self, seat: int, session: Session) -> int:
-        occupant = self.seats[seat]
-        assert occupant is not None
-        if occupant.session is not None and occupant.session is not session:
-            occupant.session.send(
+        before = self.core.seat_back(seat, session)
+        if before is not None:
+            before.send(
                 server_message("seat_lost", room=self.code, seat=seat, reason="reclaimed from another connection")
             )
-        occupant.session = session
         session.rooms.add(self)
-        self.endings.back(seat)
         self._arm()
-        if self.state is not None:
+        if self.core.state is not None:
             self._push_seat(seat)
         self.broadcast_room()
         return seat
@@ -364,19 +351,13 @@ class Room:
         return seat
 
     def token_for(self, seat: int) -> str:
-        occupant = self.seats[seat]
-        assert occupant is not None
-        return occupant.token or legacy_seat_token(self.seed, self.game_id, seat)
+        return self.core.token_for(seat)
 
     async def leave(self, session: Session) -> None:
         self.spectators.discard(session)
-        for seat in self.seats_of(session):
-            if self.status == "waiting":
-                self.seats[seat] = None  # seats are stored when the game starts
-            else:
-                self.seats[seat].session = None  # type: ignore[union-attr]  # held for its return
-                if self.result is None:
-                    self.endings.leave(seat, self._now())
+        now = self._now()
+        for seat in self.core.seats_of(session):
+            self.core.seat_left(seat, now)
         session.rooms.discard(self)
         self._arm()
         self.broadcast_room()
@@ -391,21 +372,15 @@ class Room:
     async def watch(self, session: Session) -> None:
         self.spectators.add(session)
         session.rooms.add(self)
-        if self.state is not None:
+        if self.core.state is not None:
             session.send(self._update(None))
 
     async def start(self, session: Session | None) -> None:
-        if self.status != "waiting":
-            raise ProtocolError(ErrorCode.ALREADY_STARTED, "the game has already started")
-        if session is not None and self.owner is not None and session is not self.owner:
-            raise ProtocolError(ErrorCode.NOT_OWNER, "only the room's creator can start it")
-        if any(s is None for s in self.seats):
-            raise ProtocolError(ErrorCode.SEATS_EMPTY, "every seat must be taken before the start")
-        state = self.game.new_state(self.options, self.seed, self.num_seats)
-        seats = [(i, s.account_id, s.name) for i, s in enumerate(self.seats) if s is not None]
-        tokens = {i: s.token for i, s in enumerate(self.seats) if s is not None}
+        core = self.core
+        state = core.new_state(session is None or self.owner is None or session is self.owner)
+        seats, tokens = core.start_record()
         try:
-            await self.ports.store.start_game(self.game_id, seats, tokens=tokens)
+            await self.ports.store.start_game(core.game_id, seats, tokens=tokens)
         except Exception as exc:
             # The room plays only once the database says so; otherwise its moves would be lost
             # on a restart (the game would still be stored as waiting). The write may have
@@ -413,12 +388,8 @@ class Room:
             log_failure(log, exc, "room %s: could not store the start; asking the stored game", self.code)
             if not await mending.start_stored(self, seats, tokens, exc):
                 raise ProtocolError(ErrorCode.STORAGE, "the start could not be stored; try again") from None
-        self.state = state
-        self._decisions = None
-        self.status = "playing"
+        core.begin(state)
         self.ports.lobby.changed(self)
-        if self.clock_spec is not None:
-            self.clock = Clock.new(self.clock_spec, self.num_seats)
         topic = f"rooms/{self.event_name}/game_started"
         if self.ports.publisher.publishes(topic):
             await self.ports.publisher.publish(
@@ -427,11 +398,11 @@ class Room:
                     "type": "game_started",
                     **self.event_base(),
                     "seats": self.summary()["seats"],
-                    "seed_hash": self.seed_hash,
+                    "seed_hash": core.seed_hash,
                 },
             )
         over = await self._record_finish_if_over()
-        self._sync_clock(None)
+        core.sync_clock(None, self._now())
         self.broadcast_room()
         self.push_all()
         if over:
@@ -440,7 +411,8 @@ class Room:
         self._arm()
 
     async def after_seating(self, announce: bool = True) -> None:
-        if not (self.auto_start and self.status == "waiting" and all(s is not None for s in self.seats)):
+        core = self.core
+        if not (core.auto_start and core.status == "waiting" and core.full()):
             if announce:
                 self.broadcast_room()
             return
@@ -452,24 +424,17 @@ class Room:
             raise
 
     async def act(self, session: Session, action: Action, seq: int | None, seat: int | None) -> int:
-        if self.state is None:
+        core = self.core
+        if core.state is None:
             raise ProtocolError(ErrorCode.NOT_STARTED, "the game has not started")
-        mine = self.seats_of(session)
+        mine = core.seats_of(session)
         if not mine:
             raise ProtocolError(ErrorCode.NOT_SEATED, "you have no seat in this room")
-        if self.clock is not None and self.result is None and self.clock.expired(self._now()):
+        if core.expired(self._now()):
             await self._on_timer()  # an answer after the deadline comes too late, however close
-        if self.result is not None:
-            raise ProtocolError(ErrorCode.GAME_OVER, "the game is over")
-        if seat is None:
-            open_seats = [d.seat for d in self.decisions() if d.seat in mine]
-            seat = open_seats[0] if open_seats else mine[0]
-        elif seat not in mine:
-            raise ProtocolError(ErrorCode.NOT_SEATED, f"seat {seat} is not yours")
-        if seq is not None and seq != self.seq:
-            raise ProtocolError(ErrorCode.STALE_DECISION, f"that decision has passed (now at move {self.seq})")
+        seat = core.check_act(mine, seat, seq)
         await self._play(seat, action)
-        done = self.seq
+        done = core.seq
         await self._autoplay()
         self._arm()
         return done
@@ -477,92 +442,86 @@ class Room:
     async def _play(self, seat: int, action: Action) -> None:
         """Apply, store, charge the clock, push: one accepted action, whoever made it (a person,
         a bot, or the server answering for a timed-out or dropped-out seat)."""
-        assert self.state is not None
+        core = self.core
         try:
-            self._decisions = None
-            self.state.apply(seat, action)
-        except IllegalAction as exc:
-            raise ProtocolError(IllegalCodes.get(exc.code, ErrorCode.ILLEGAL_ACTION), exc.message) from None
-        except Exception:
-            log.exception("room %s: the rules raised on an action; rebuilding from the log", self.code)
-            self._rebuild()
+            move = core.play(seat, action, self._now())
+        except RulesFailed:
+            log.exception("room %s: the rules raised on an action; rebuilt from the log", self.code)
             raise ProtocolError(ErrorCode.INTERNAL, "the server failed on that action; the game is unchanged") from None
-        saved = self.clock.save() if self.clock is not None else None
-        snapshot = self._sync_clock(seat)
-        # An action that ends the game is stored with the result, in one transaction.
-        over = self.state.is_over() and self.result is None
-        result = self.endings.final(self.state.result()) if over else None
         try:
-            await self.ports.store.append_action(self.game_id, self.seq, seat, action, result, clock=snapshot)
+            await self.ports.store.append_action(core.game_id, move.seq, seat, action, move.result, clock=move.snapshot)
         except Exception as exc:
-            log_failure(log, exc, "room %s: could not store action %d; asking the stored log", self.code, self.seq)
+            log_failure(log, exc, "room %s: could not store action %d; asking the stored log", self.code, move.seq)
             # The write may have landed anyway, or the log may be ahead of the room: it decides.
-            outcome = await mending.after_failed_write(self, seat, action, result, exc)
+            outcome = await mending.after_failed_write(self, seat, action, move.result, exc)
             if outcome is mending.Outcome.RELOADED:
                 return
             if outcome is mending.Outcome.ABSENT:
-                self._rebuild()
-                if self.clock is not None and saved is not None:
-                    self.clock.restore(saved)
+                core.undo(move)
                 raise ProtocolError(ErrorCode.STORAGE, "the action could not be stored; try again") from None
-        self.actions.append((seat, action))
-        self.last = public_last(self.game, self.state, seat, action)
-        self.endings.on_action(seat)
+        over = core.commit(move, self._now())
         if over:
-            assert result is not None
-            self._mark_finished(result)
+            self._finished()
         self.push_all()
         topic = f"rooms/{self.event_name}/action"
         if self.ports.publisher.publishes(topic):  # the public view is built only for someone to see
             await self.ports.publisher.publish(
                 topic,
-                {"type": "action", **self.event_base(), "seq": self.seq, "seat": seat, **self._public_action(action)},
+                {"type": "action", **self.event_base(), "seq": core.seq, "seat": seat, **core.public_action(action)},
             )
         if over:
             await self._announce_finish()
-
-    def _sync_clock(self, acted: int | None) -> list[float] | None:
-        """Charge `acted` and start the clocks of the seats to act now (the server's bot answers
-        for `auto` seats at once: their clocks stay still). Returns the stored snapshot."""
-        if self.clock is None or self.state is None:
-            return None
-        now = self._now()
-        pending = [] if self.state.is_over() else self.decisions()
-        to_act = [d.seat for d in pending if d.seat not in self.endings.auto]
-        self.clock.sync(to_act, now, acted)
-        return self.clock.snapshot(now)
 
     async def _autoplay(self) -> None:
         """Answer at once for the seats the server's random bot plays (a seat of a 3+ seat game
         that resigned or was taken over after too many timeouts)."""
         for _ in range(100_000):
-            if self.state is None or self.result is not None or not self.endings.auto:
+            answer = self.core.auto_answer()
+            if answer is None:
                 return
-            decision = next((d for d in self.decisions() if d.seat in self.endings.auto), None)
-            if decision is None:
-                return
-            await self._play(decision.seat, decision.prompt.random_answer(self.rng))
+            await self._play(*answer)
 
-    def _public_action(self, action: Action) -> dict[str, Any]:
-        """Events carry only what a spectator may see: the action itself for perfect-information
-        games, the spectators' view for every game."""
-        assert self.state is not None
-        data: dict[str, Any] = {"view": self.state.view(None)}
-        if self.game.perfect_information:
-            data["action"] = action
-        return data
+    async def perform(self, effects: Sequence[Effect]) -> None:
+        """Carry out what a core command asked for, in order."""
+        for effect in effects:
+            if isinstance(effect, Push):
+                self.push_all()
+            elif isinstance(effect, End):
+                await self.end(effect.result)
+            elif isinstance(effect, SaveEndings):
+                await self.ports.store.save_endings(self.core.game_id, self.core.endings.to_data())
+            elif isinstance(effect, Settle):
+                await self.settle()
+            elif isinstance(effect, Answer):
+                await self._play(effect.seat, effect.action)
 
-    def _rebuild(self) -> None:
-        self.state = self.game.replay(self.options, self.seed, self.num_seats, self.actions)
-        self._decisions = None
+    async def request_ending(
+        self, session: Session, seat: int | None, rule: Callable[[RoomCore[Session], int], list[Effect]]
+    ) -> None:
+        """An ending request (resign, a draw offer, abort) of `session` for `seat`: the core's
+        `rule` decides, this carries it out. A request whose write fails leaves the room's ending
+        bookkeeping as it was: otherwise the room would hold a resignation (or a lapsed offer)
+        the database does not, and refuse the request when it is asked again."""
+        core = self.core
+        seat = core.seat_in_play(session, seat)
+        before = copy.deepcopy(core.endings)
+        effects = rule(core, seat)
+        written = next((i + 1 for i, e in enumerate(effects) if isinstance(e, End | SaveEndings)), 0)
+        try:
+            await self.perform(effects[:written])
+        except Exception:
+            if core.result is None:  # not ended in memory: nothing of the request stands
+                core.endings = before
+            raise
+        await self.perform(effects[written:])
 
     async def _record_finish_if_over(self) -> bool:
         """Store the result as soon as the game ends, before anyone is told, so that whoever sees
         a finished game also finds it finished in the database."""
-        assert self.state is not None
-        if not self.state.is_over() or self.result is not None:
+        result = self.core.rules_result()
+        if result is None:
             return False
-        await self._finish(self.endings.final(self.state.result()))
+        await self._finish(result)
         return True
 
     async def _finish(self, result: dict[str, Any]) -> None:
@@ -570,17 +529,14 @@ class Room:
         its clocks and timer. An aborted game is stored as 'aborted', without a result."""
         aborted = result["reason"] == "aborted"
         stored = (None, "aborted") if aborted else (result, "finished")
-        await self.ports.store.finish_game(self.game_id, *stored)
-        self._mark_finished(result)
+        await self.ports.store.finish_game(self.core.game_id, *stored)
+        self.core.finish(result, self._now())
+        self._finished()
 
-    def _mark_finished(self, result: dict[str, Any]) -> None:
-        self.result = result
-        self.status = "finished"
+    def _finished(self) -> None:
+        """The core has just finished: the lobby shows it, the reaper counts from now, no timer."""
         self.ports.lobby.changed(self)
         self.finished_at = asyncio.get_running_loop().time()
-        self.endings.draw_offer = None
-        if self.clock is not None:
-            self.clock.stop_all(self._now())
         self._disarm()
 
     async def end(self, result: dict[str, Any]) -> None:
@@ -590,15 +546,16 @@ class Room:
         await self._announce_finish()
 
     async def _announce_finish(self) -> None:
-        assert self.result is not None
-        result = self.result
-        ended = server_message("game_over", room=self.code, game_id=self.game_id, result=result, seed=str(self.seed))
+        result = self.core.result
+        assert result is not None
+        seed = str(self.core.seed)
+        ended = server_message("game_over", room=self.code, game_id=self.core.game_id, result=result, seed=seed)
         send_all(self._audience(), ended)
         topic = f"rooms/{self.event_name}/game_over"
         if self.ports.publisher.publishes(topic):
             await self.ports.publisher.publish(
                 topic,
-                {"type": "game_over", **self.event_base(), "result": result, "seed": str(self.seed), "moves": self.seq},
+                {"type": "game_over", **self.event_base(), "result": result, "seed": seed, "moves": self.core.seq},
             )
         # No `room` push: the summary's only change is its status, which the final update and
         # `game_over` say (the push cost a summary, an encoding and a frame per player per game).
@@ -624,18 +581,20 @@ class Room:
         the game in the database for its next start). Otherwise the players present get the new
         views first, and a failed write of the bot's (logged by `_play`) does not fail the
         request under way, which was about another action."""
+        core = self.core
         if ended is not None:
-            self._mark_finished(ended)
+            core.finish(ended, self._now())
+            self._finished()
         if ended is not None or await self._record_finish_if_over():
             if not restarted:
                 self.push_all()
             await self._announce_finish()
             return
-        self._sync_clock(None)
+        core.sync_clock(None, self._now())
         if restarted:
             now = self._now()
-            for seat in range(self.num_seats):
-                self.endings.leave(seat, now)
+            for seat in range(core.num_seats):
+                core.endings.leave(seat, now)
             await self._autoplay()
         else:
             self.push_all()
@@ -643,7 +602,7 @@ class Room:
                 await self._autoplay()
         self._arm()
 
-    # Time: one timer per room, at the nearest deadline.
+    # Time: one timer per room, at the core's nearest deadline.
 
     def _now(self) -> float:
         return asyncio.get_running_loop().time()
@@ -654,12 +613,9 @@ class Room:
             self._timer = None
 
     def _arm(self) -> None:
-        """(Re)set the room's timer to the nearest deadline: a running clock's, or (without a
-        clock) the end of an absent seat's grace period."""
+        """(Re)set the room's timer to the core's nearest deadline."""
         self._disarm()
-        if self.result is not None or self.state is None:
-            return
-        when = self.clock.next_deadline() if self.clock is not None else self.endings.next_abandon()
+        when = self.core.next_deadline()
         if when is not None:
             self._timer = asyncio.get_running_loop().call_at(when, self._fire)
 
@@ -676,20 +632,20 @@ class Room:
             await self.call_here(self._on_timer)  # this task is the timer's own; close cancels it
 
     async def _on_timer(self) -> None:
-        if self.result is not None or self.state is None:
+        core = self.core
+        if core.result is not None or core.state is None:
             return
         try:
             now = self._now()
-            if self.clock is not None:
-                for seat in self.clock.expired(now + 1e-3):
-                    if self.result is not None:
+            if core.clock is not None:
+                # a millisecond's grace: the loop may fire a timer a little before its time
+                for seat in core.expired(now + 1e-3):
+                    if core.result is not None:
                         break
-                    if seat in self.clock.expired(self._now() + 1e-3):  # not restarted meanwhile
-                        await self._time_out(seat)
+                    if seat in core.expired(self._now() + 1e-3):  # not restarted meanwhile
+                        await self.perform(core.time_out(seat))
             else:
-                result = self.endings.abandoned(now, self.seq)
-                if result is not None:
-                    await self.end(result)
+                await self.perform(core.abandoned(now))
             await self._autoplay()
         except Exception:
             # A write failed (a loss on time, a timeout's random answer, an abandoned game's
@@ -697,48 +653,15 @@ class Room:
             # once, again and again; left unarmed, the game would wait for someone to act, and
             # the one whose time ran out may never come back.
             self._disarm()
-            if self.result is None:
+            if core.result is None:
                 self._timer = asyncio.get_running_loop().call_later(TIMER_RETRY_S, self._fire)
             raise
         self._arm()
 
-    async def _time_out(self, seat: int) -> None:
-        """A seat's time ran out: two seats, it loses; more, a random answer is given for it, and
-        after the room's number of timeouts the server's random bot plays it to the end."""
-        assert self.state is not None and self.clock_spec is not None
-        if self.endings.timed_out(seat) == "lose":
-            await self.end(endings.decisive(self.num_seats, [seat], "time"))
-            return
-        taken = self.endings.take_over_if_due(seat, self.clock_spec.timeouts)
-        await self.ports.store.save_endings(self.game_id, self.endings.to_data())
-        decision = self.state.decision_for(seat)
-        if decision is not None and not taken:
-            await self._play(seat, decision.prompt.random_answer(self.rng))
-
-    def own_seat(self, session: Session, seat: int | None) -> int:
-        """The seat a request of `session` is about: `seat` if it holds it, else its first."""
-        mine = self.seats_of(session)
-        if not mine:
-            raise ProtocolError(ErrorCode.NOT_SEATED, "you have no seat in this room")
-        if seat is None:
-            return mine[0]
-        if seat not in mine:
-            raise ProtocolError(ErrorCode.NOT_SEATED, f"seat {seat} is not yours")
-        return seat
-
-    def seat_in_play(self, session: Session, seat: int | None) -> int:
-        """`own_seat`, in a game that has started and not ended."""
-        seat = self.own_seat(session, seat)
-        if self.state is None:
-            raise ProtocolError(ErrorCode.NOT_STARTED, "the game has not started")
-        if self.result is not None:
-            raise ProtocolError(ErrorCode.GAME_OVER, "the game is over")
-        return seat
-
     async def settle(self) -> None:
         """After a change made outside an action (a resignation): restart the clocks of the seats
         to act, let the server's bot answer for its seats, and re-arm the timer."""
-        self._sync_clock(None)
+        self.core.sync_clock(None, self._now())
         await self._autoplay()
         self._arm()
 
@@ -746,90 +669,51 @@ class Room:
     def event_name(self) -> str:
         """The room's name on the events bus: its code if public; a private room's code is its
         only key, so private rooms are published under their game id instead."""
-        return self.code if self.public else f"game-{self.game_id}"
+        return self.code if self.public else f"game-{self.core.game_id}"
 
     async def close_unstarted(self) -> None:
         """Close a room that never started (the server reaps them after a while): its game is
         stored as aborted and whoever is inside is told."""
-        if self.status != "waiting":
+        if self.core.status != "waiting":
             return
-        self.status = "aborted"
+        self.core.close_unstarted()
         self.finished_at = asyncio.get_running_loop().time()
         self.ports.lobby.changed(self)
-        await self.ports.store.finish_game(self.game_id, None, status="aborted")
+        await self.ports.store.finish_game(self.core.game_id, None, status="aborted")
         self.broadcast_room()
         for session in self._audience():
             session.rooms.discard(self)
 
     def event_base(self) -> dict[str, Any]:
-        return {"room": self.event_name, "game_id": self.game_id, "game": self.game.name, "time": time.time()}
+        return {"room": self.event_name, "game_id": self.core.game_id, "game": self.core.game.name, "time": time.time()}
 
     # Pushing views. Every seat gets its own view; spectators get the public one.
 
     def _audience(self) -> set[Session]:
-        sessions = {s.session for s in self.seats if s is not None and s.session is not None}
+        sessions = {s.session for s in self.core.seats if s is not None and s.session is not None}
         return sessions | self.spectators
 
     def _update(self, seat: int | None) -> dict[str, Any]:
-        return self._seat_update(seat, *self._shared_update())
+        return self.core.seat_update(seat, *self._shared_update())
 
     def _shared_update(self) -> tuple[dict[str, Any], list[Decision]]:
-        """The fields of an update that are the same for every seat and spectator (built once
-        per push, not once per reader), and the decisions open."""
-        assert self.state is not None
-        over = self.result is not None
-        pending = [] if over else self.decisions()
-        message = server_message(
-            "update",
-            room=self.code,
-            game_id=self.game_id,
-            game=self.game.name,
-            seq=self.seq,
-            seat=None,
-            status="finished" if over else self.status,
-            view=None,
-            decision=None,
-            to_act=[d.seat for d in pending],
-            last=self.last,
-            clock=self._clock_data(),
-            draw_offer=self.endings.draw_offer,
-            resigned=list(self.endings.resigned),
-        )
-        if over:
-            message["result"] = self.result
-            message["seed"] = str(self.seed)  # decimal: seeds exceed 2^53, where JSON numbers round
-        return message, pending
-
-    def _seat_update(self, seat: int | None, shared: dict[str, Any], pending: list[Decision]) -> dict[str, Any]:
-        """`shared` with what `seat` alone may see: its view and its decision."""
-        assert self.state is not None
-        message = shared.copy()
-        message["seat"] = seat
-        message["view"] = self.state.view(seat)
-        if seat is not None:
-            for decision in pending:
-                if decision.seat == seat:
-                    message["decision"] = decision.prompt.to_data()
-                    break
-        return message
-
-    def _clock_data(self) -> dict[str, Any] | None:
-        if self.clock is None:
-            return None
-        return self.clock.to_data(self._now(), time.time())
+        core = self.core
+        clock = None if core.clock is None else core.clock.to_data(self._now(), time.time())
+        return core.shared_update(self.code, clock)
 
     def _push_seat(self, seat: int) -> None:
-        occupant = self.seats[seat]
+        occupant = self.core.seats[seat]
         if occupant is not None and occupant.session is not None:
             occupant.session.send(self._update(seat))
 
     def push_all(self) -> None:
+        core = self.core
         shared, pending = self._shared_update()
-        for seat, occupant in enumerate(self.seats):
+        for seat, occupant in enumerate(core.seats):
             if occupant is not None and occupant.session is not None:
-                occupant.session.send(self._seat_update(seat, shared, pending))
+                occupant.session.send(core.seat_update(seat, shared, pending))
         if self.spectators:
-            send_all(self.spectators, self._seat_update(None, shared, pending))
+            send_all(self.spectators, core.seat_update(None, shared, pending))
 
     def broadcast_room(self) -> None:
         self.ports.lobby.changed(self)
@@ -846,26 +730,21 @@ class Room:
         clock = ClockSpec.parse(stored.clock) if stored.clock else None
         terms = RoomTerms(game, dict(stored.options), stored.seats, stored.public, clock=clock)
         room = cls(ports, terms, None, code=stored.room_code)
-        room.endings = Endings.from_data(stored.seats, stored.endings, abandon_after)
-        room.seed = stored.seed
-        room.seed_hash = stored.seed_hash
-        room.game_id = stored.id
+        core = room.core
+        core.endings = Endings.from_data(stored.seats, stored.endings, abandon_after)
+        core.seed = stored.seed
+        core.seed_hash = stored.seed_hash
+        core.game_id = stored.id
         for seat, account_id, name in stored.seat_list:
             # guest | user | bot, as before the restart (a bot's seat was "account": not a bot
             # to the clients, which mark bots)
             kind = stored.seat_kinds.get(seat) or ("guest" if account_id is None else "user")
-            room.seats[seat] = Seat(name, kind, account_id, token=stored.seat_tokens.get(seat) or "")
-        room.status = "playing"
+            core.seats[seat] = Seat(name, kind, account_id, token=stored.seat_tokens.get(seat) or "")
+        core.status = "playing"
         room.adopt_log(stored)
         return room
 
     def adopt_log(self, stored: StoredGame) -> None:
-        """Take the stored log as the game: the state replayed from it, the clocks from the
-        snapshot stored with its last action. A restart does (`resume`), and so does a room
-        whose log turned out ahead of it (`mending`)."""
-        self.actions = [(seat, action) for seat, action in stored.actions]
-        self._rebuild()
-        assert self.state is not None
-        self.last = public_last(self.game, self.state, *self.actions[-1]) if self.actions else None
-        if self.clock_spec is not None:
-            self.clock = Clock.new(self.clock_spec, self.num_seats, stored.clock_state)
+        """Take the stored log as the game (`RoomCore.adopt`): a restart does (`resume`), and so
+        does a room whose log turned out ahead of it (`mending`)."""
+        self.core.adopt(stored.actions, stored.clock_state)
