@@ -99,3 +99,12 @@ def test_the_sprt_benchmark_measures_both_error_rates() -> None:
     assert [r["counts"] for r in rows] == ["trinomial", "pentanomial"]
     assert all(0 <= r["measured_alpha"] <= 1 and r["mean_games_h1"] > 0 for r in rows)
     assert len(summary["summary"]) == 2
+
+
+def test_the_competition_pairing_benchmark_pairs_its_rounds() -> None:
+    args = ["--swiss", "21", "--rounds", "5", "--arena", "50", "--calls", "2"]
+    *rows, summary = run_bench("competition_pairing.py", *args)
+    swiss = [r for r in rows if r["format"] == "swiss"]
+    assert [r["round"] for r in swiss] == [1, 2, 3, 4, 5] and all(r["games"] == 10 and r["repeats"] == 0 for r in swiss)
+    assert next(r["tables"] for r in rows if r["format"] == "arena") == 25
+    assert summary["summary"] and summary["swiss_entrants"] == 21

@@ -261,6 +261,15 @@ def test_arena_pairs_near_in_score_and_never_back_to_back() -> None:
     assert pair_waiting([Waiting("a", 2, last_opponents=frozenset({"b"})), Waiting("b", 0)]) == []
 
 
+def test_arena_tables_of_four_keep_last_tables_apart() -> None:
+    """Four-seat arena tables: the top waiting player's table is filled with the next players down
+    the ranking who sat with none of its members at their previous table."""
+    last = {"a": {"b", "x", "y"}, "b": {"a", "x", "y"}}
+    waiting = [Waiting(p, 10 - i, last_opponents=frozenset(last.get(p, ()))) for i, p in enumerate("abcdefgh")]
+    assert pair_waiting(waiting, seats=4) == [("a", "c", "d", "e"), ("b", "f", "g", "h")]
+    assert pair_waiting(waiting[:5], seats=4) == [("a", "c", "d", "e")]  # b waits for the next table
+
+
 def test_arena_simulation() -> None:
     """Twenty players for a simulated hour: games of random length, results by strength. Checks
     that nobody plays the same opponent twice in a row, that everyone waiting with a possible

@@ -73,7 +73,7 @@ class Standing:
         return 1 - self.seats[-1] if self.seats else None
 
 
-def standings(players: Sequence[Player], history: Sequence[GameResult | Bye]) -> list[Standing]:
+def pairing_standings(players: Sequence[Player], history: Sequence[GameResult | Bye]) -> list[Standing]:
     """Each entrant's standing from the finished games and byes, in seed order. Games of players
     no longer entered (withdrawn) still count as met for those who remain."""
     table = {p: Standing(p, seed) for seed, p in enumerate(players)}
@@ -96,7 +96,7 @@ def pair_round(number: int, players: Sequence[Player], history: Sequence[GameRes
     still in, in seeding order), by the rules of the module's docstring."""
     if len(players) < 2:
         raise ValueError("a Swiss round needs at least two players")
-    table = standings(players, history)
+    table = pairing_standings(players, history)
     ranked = sorted(table, key=lambda s: (-s.points, s.seed))
     for avoid_repeats, avoid_clashes in ((True, True), (True, False), (False, False)):
         for bye in _bye_candidates(ranked):
