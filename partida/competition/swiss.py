@@ -1,7 +1,7 @@
 """Swiss pairing for two seats by the Dutch system's main rules.
 
 Python's pairing libraries were measured before writing this (docs/competition.md): the one
-that follows FIDE's Dutch rules to the letter, py4swiss, needs 15 to 30 seconds a round for
+that follows FIDE's Dutch rules to the letter, py4swiss, needs 14 to 64 seconds a round for
 1,000 entrants on this project's machines, where a round must be paired well under a second. So
 the rules below are the Dutch system's main ones, each of which the tests check, not the whole
 FIDE handbook (no float histories beyond the current round, no acceleration):
@@ -24,8 +24,8 @@ FIDE handbook (no float histories beyond the current round, no acceleration):
 
 The search is a depth-first search in that order with a budget of steps per relaxation (repeats
 forbidden and colour clashes forbidden; then colour clashes allowed; then repeats allowed), so a
-round is always paired and in linear time when the greedy order succeeds, as it does but at the
-bottom of a late round.
+round is always paired; it backtracks little (near the bottom of late rounds), so a round of
+1,000 takes about a tenth of a second (bench/competition_pairing.py).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def _search(ranked: list[Standing], avoid_repeats: bool, avoid_clashes: bool) ->
         return True
 
     def candidates(rest: list[Standing]) -> Iterator[int]:
-        """Indices into rest[1:] + 1 of the top player's opponents, in the Dutch order."""
+        """The indices in `rest` of its top player's possible opponents, in the Dutch order."""
         top = rest[0]
         end = 1
         while end < len(rest) and rest[end].points == top.points:
