@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +116,28 @@ def test_match_local_prints_elo_and_takes_no_bad_flags() -> None:
     assert done.returncode == 2 and "unknown agent" in done.stderr
     done = run("match", "othello", "--local", "--seat", "random", "--seat", "random", "--option", "opening=a1")
     assert done.returncode == 2 and "opening" in done.stderr
+
+
+def test_match_local_plays_a_game_described_in_a_file(tmp_path: Path) -> None:
+    """The worker processes loaded only the installed games: a game from --game-file was an
+    UnknownGame traceback from the pool."""
+    import shutil
+
+    import partida.games.recycle
+
+    description = tmp_path / "mydice.rcl"
+    shutil.copy(Path(partida.games.recycle.__file__).parent / "descriptions" / "dicepoints.rcl", description)
+    seats = ["--seat", "random"] * 4
+    done = run("match", "mydice", "--local", "--game-file", str(description), *seats, "--games", "8", "--json")
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert lines[-1]["summary"]["games"] == 8 == len(lines) - 1
+    assert {tuple(g["seats"]) for g in lines[:-1]} == {("random",) * 4}
+
+
+def test_match_local_names_the_seat_whose_agent_raised() -> None:
+    done = run("match", "othello", "--local", "--seat", "random", "--seat", "othello-engine[depth=abc]", "--games", "4")
+    assert done.returncode == 2, done.stdout
+    assert done.stderr.startswith("partida: error: the match stopped after 0 games: seat 2 (othello-engine[depth=abc])")
+    assert "the agent raised TypeError" in done.stderr and "Traceback" not in done.stderr
+    assert "random against othello-engine[depth=abc]: 0 games" in done.stdout

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -21,8 +23,8 @@ from partida.cli.common import (
     game_registry,
     known_game,
     parse_option_pairs,
-    print_json,
 )
+from partida.match.processes import seat_command
 from partida.stats.sprt import MODELS
 
 
@@ -79,13 +81,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     m = sub.add_parser(
         "match",
         help="play bots against each other through the server",
-        description="Seat bots in new rooms and play games through the server; prints one line per game.",
+        description="Play bots against each other: through a server, each game a private room (bot accounts, the "
+        "server's built-in agents, or programs started with --seat-cmd), one line per game; or in-process with "
+        "--local. With two agents, paired games (--rotate, --local) give Elo with a 95%% interval and --sprt "
+        "stops when the SPRT decides (docs/engine-testing.md).",
     )
     m.add_argument("game")
-    m.add_argument("--seat", action="append", required=True, metavar="AGENT", help="agent for the next seat")
+    m.add_argument(
+        "--seat",
+        action="append",
+        default=[],
+        metavar="AGENT",
+        help="the next seat's agent: a built-in agent (with --local it takes parameters: othello-engine[depth=4]) "
+        "or, through a server, a connected bot account's name",
+    )
+    m.add_argument(
+        "--seat-cmd",
+        action="append",
+        dest="seat",
+        type=seat_command,
+        metavar="COMMAND",
+        help="the next seat is this program, started by the match on a server it starts itself (a free "
+        "loopback port, a temporary database, a bot account for the seat): it gets PARTIDA_SERVER, "
+        "PARTIDA_BOT_TOKEN and PARTIDA_BOT_NAME in its environment, and {server}, {token} and {name} in "
+        "COMMAND are replaced by them. Example: --seat-cmd 'python mybot.py --url {server}'",
+    )
     m.add_argument("--games", type=int, default=1, help="number of games (default: %(default)s)")
     m.add_argument("--option", action="append", metavar="KEY=VALUE", help="game option (repeatable)")
-    m.add_argument("--rotate", action="store_true", help="rotate the agents' seats from game to game")
+    m.add_argument(
+        "--rotate",
+        action="store_true",
+        help="through a server: play games in sets, the agents rotated over the seats (for two: pairs with "
+        "the seats swapped), counted in pairs for Elo and the SPRT; each room's seed is drawn by the server",
+    )
     m.add_argument(
         "--clock", default=None, metavar="CLOCK", help="time control for every game: 300+2 or move:5 (default none)"
     )
@@ -94,7 +122,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=int,
         default=None,
         metavar="N",
-        help=f"games played at the same time (default: up to {DEFAULT_PARALLEL}; 1 plays them one after the other)",
+        help="games played at the same time (with --local: worker processes, default the number of CPUs; "
+        "through a server: default up to 8; 1 plays them one after the other)",
     )
     m.add_argument(
         "--local",
@@ -106,13 +135,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--sprt",
         default=None,
         metavar="SPEC",
-        help="with --local: stop when the SPRT decides, e.g. 'elo0=0 elo1=5 alpha=0.05 beta=0.05'",
+        help="stop when the SPRT decides, e.g. 'elo0=0 elo1=5 alpha=0.05 beta=0.05' (with --local, --server "
+        "URL or --seat-cmd; through a server it implies --rotate)",
     )
     m.add_argument("--model", choices=MODELS, default="normalized", help="SPRT Elo model (default: %(default)s)")
-    m.add_argument("--seed", type=int, default=1, help="with --local: the first deal's seed (default: %(default)s)")
-    m.add_argument("--no-book", action="store_true", help="with --local: start every game from the usual position")
+    m.add_argument(
+        "--seed", type=int, default=1, help="the first deal's seed (--local) and the openings' order (default: 1)"
+    )
+    m.add_argument("--no-book", action="store_true", help="start every game from the usual position (no openings book)")
     add_game_files_flags(m)
     add_server_flag(m)
+    m.set_defaults(server=None)  # whether --server was given: --seat-cmd starts a server otherwise
     add_json_flag(m)
     m.set_defaults(func=run_match)
 
@@ -428,81 +461,44 @@ async def _watch(args: argparse.Namespace) -> int:
                 return 0
 
 
-# Games of a match run concurrently: bots spend most of a game thinking, the server and the
-# watcher almost nothing, so N games take about as long as one while bots have cores to think on.
-# Agents with a time budget per move share the CPU between the games they play at once, so on a
-# small machine they search less deeply than with --parallel 1.
-DEFAULT_PARALLEL = 8
-
-
 def run_match(args: argparse.Namespace) -> int:
     if args.games < 1:
         raise CliError("--games must be at least 1")
     if args.parallel is not None and args.parallel < 1:
         raise CliError("--parallel must be at least 1")
+    if not args.seat:
+        raise CliError("give the agents: one --seat or --seat-cmd per seat, in seat order")
+    args.server_given = args.server is not None
+    args.server = args.server or DEFAULT_SERVER
+    commands = [s for s in args.seat if not isinstance(s, str)]
     if args.local:
+        if commands or args.server_given:
+            raise CliError("--local plays in-process: --seat-cmd and --server play through a server")
         from partida.cli.match_local import run_local_match
 
         return run_local_match(args)
-    if args.sprt is not None:
-        raise CliError("--sprt needs --local (paired games in-process)")
-    return asyncio.run(_match(args))
+    if args.sprt is not None and not args.server_given and not commands:
+        raise CliError(
+            "--sprt needs --local (paired games in-process), --server URL (bots connected to a server) "
+            "or --seat-cmd (bot programs on a server the match starts)"
+        )
+    from partida.cli.match_server import run_server_match
 
-
-async def _match(args: argparse.Namespace) -> int:
-    from partida.client import Client, ConnectionLost, ServerError
-
-    options = parse_option_pairs(args.option)
-    clock = _clock(args.clock)
-    try:
-        client = await Client.connect(args.server, name="match")
-    except ConnectionLost as exc:
-        raise _connect_error(exc) from None
-    records: list[dict[str, Any]] = []
-    slots = asyncio.Semaphore(args.parallel or DEFAULT_PARALLEL)
-
-    async def one(index: int) -> None:
-        shift = index % len(args.seat) if args.rotate else 0
-        agents = args.seat[shift:] + args.seat[:shift]
-        async with slots:
-            record = await play_bot_game(client, args.game, options, agents, clock)
-        records.append(record)
-        if args.json:
-            print_json(record)
-        else:
-            result = record["result"]
-            print(
-                f"game {record['game_id']} room {record['room']}: "
-                + " vs ".join(agents)
-                + f" -> scores {result['scores']} winners {result['winners']} "
-                f"({record['moves']} moves, {record['seconds']:.1f} s)",
-                flush=True,
-            )
-
-    async with client:
-        games = [asyncio.ensure_future(one(index)) for index in range(args.games)]
-        try:
-            await asyncio.gather(*games)
-        except ServerError as exc:
-            raise CliError(exc.message) from None
-        finally:
-            for game in games:
-                game.cancel()
-            await asyncio.gather(*games, return_exceptions=True)
-    summary = summarize(records)
-    if args.json:
-        print_json({"summary": summary})
-    else:
-        for agent, row in summary["agents"].items():
-            print(f"{agent}: {row['wins']} wins, {row['draws']} draws, {row['losses']} losses")
-    return 0
+    return asyncio.run(run_server_match(args))
 
 
 async def play_bot_game(
-    client: Any, game: str, options: dict[str, Any], agents: list[str], clock: dict[str, Any] | None = None
+    client: Any,
+    game: str,
+    options: dict[str, Any],
+    agents: list[str],
+    clock: dict[str, Any] | None = None,
+    on_room: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """One game between bots through the server, watched from `client`: the room is created
-    unstarted so that the watcher sees every move, then started. `clock`: a time control."""
+    unstarted so that the watcher sees every move, then started. `clock`: a time control;
+    `on_room`: called with the room's summary whenever the server pushes it (seats that come
+    and go)."""
     started = time.perf_counter()
     reply = await client.create_room(
         game, options, seats=len(agents), public=False, bots=dict(enumerate(agents)), auto_start=False, clock=clock
@@ -511,9 +507,15 @@ async def play_bot_game(
     await client.watch(code)
     await client.start(code)
     while True:
-        update = await client.next_update(code)
-        if update["status"] == "finished":
+        update = await client.next_message(code)
+        if update["type"] == "room" and on_room is not None:
+            on_room(update["summary"])
+        if update["type"] == "update" and update["status"] == "finished":
             break
+    from partida.client import ServerError
+
+    with contextlib.suppress(ServerError):  # a connection watches a bounded number of rooms at once
+        await client.leave(code)
     return {
         "game_id": update["game_id"],
         "room": code,

@@ -20,6 +20,41 @@ from partida.bots.registry import make_agent, parse_agent
 from partida.stats.elo import Pentanomial, Trinomial
 
 
+class AgentFailed(Exception):
+    """An agent raised while playing: the match ends, naming it (its --seat, counted from 1)."""
+
+
+@dataclass(frozen=True)
+class GameSources:
+    """Where the games beyond the installation's are described (`--game-file`, `--games-dir`),
+    so that worker processes know the same games as the command."""
+
+    files: tuple[str, ...] = ()
+    dirs: tuple[str, ...] = ()
+
+
+class _Guarded:
+    """An agent whose failures name its --seat (a traceback from a worker process would not)."""
+
+    def __init__(self, agent: Any, index: int, text: str) -> None:
+        self._agent, self._index, self._text = agent, index, text
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._agent, name)
+
+    def new_game(self, *args: Any) -> Any:
+        return self._call("new_game", args)
+
+    def act(self, *args: Any) -> Any:
+        return self._call("act", args)
+
+    def _call(self, name: str, args: tuple[Any, ...]) -> Any:
+        try:
+            return getattr(self._agent, name)(*args)
+        except Exception as exc:
+            raise AgentFailed(f"seat {self._index + 1} ({self._text}): the agent raised {exc!r}") from None
+
+
 @dataclass(frozen=True)
 class Deal:
     index: int
@@ -50,11 +85,16 @@ def first_agent_points(ranks: list[int], winners: list[int], seat: int) -> float
     return 1.0 if len(winners) == 1 else 0.5
 
 
-def play_set(game_name: str, agents: Sequence[str], options: dict[str, Any], deal: Deal) -> SetResult:
+def play_set(
+    game_name: str, agents: Sequence[str], options: dict[str, Any], deal: Deal, sources: GameSources = GameSources()
+) -> SetResult:
     """Play one deal under every rotation (run in a worker process: imports happen here)."""
+    from pathlib import Path
+
     from partida.games.registry import default_registry
 
-    game = default_registry().get(game_name)
+    registry = default_registry([Path(f) for f in sources.files], [Path(d) for d in sources.dirs])
+    game = registry.get(game_name)
     opts = dict(options)
     if deal.opening is not None:
         opts["opening"] = deal.opening
@@ -63,7 +103,8 @@ def play_set(game_name: str, agents: Sequence[str], options: dict[str, Any], dea
         built = []
         for seat, text in enumerate(seating):
             name, params = parse_agent(text)
-            built.append(make_agent(name, game, seed=deal.seed * 16 + seat, **params))
+            agent = make_agent(name, game, seed=deal.seed * 16 + seat, **params)
+            built.append(_Guarded(agent, (seat + shift) % len(agents), text))
         played = play_local(game, built, opts, seed=deal.seed)
         result = played.state.result()
         first_seat = (len(agents) - shift) % len(agents)
@@ -126,19 +167,24 @@ def deals(count: int, seed: int, book: Sequence[str]) -> Iterator[Deal]:
 
 
 def run_sets(
-    game_name: str, agents: Sequence[str], options: dict[str, Any], planned: Iterator[Deal], parallel: int
+    game_name: str,
+    agents: Sequence[str],
+    options: dict[str, Any],
+    planned: Iterator[Deal],
+    parallel: int,
+    sources: GameSources = GameSources(),
 ) -> Iterator[SetResult]:
     """Play the deals, yielding each set as it finishes; stopping the iteration (an SPRT verdict)
     leaves no set running. At most `parallel` sets are in flight."""
     if parallel <= 1:
         for deal in planned:
-            yield play_set(game_name, agents, options, deal)
+            yield play_set(game_name, agents, options, deal, sources)
         return
     with ProcessPoolExecutor(max_workers=parallel) as pool:
         running: set[Future[SetResult]] = set()
         try:
             for deal in planned:
-                running.add(pool.submit(play_set, game_name, agents, options, deal))
+                running.add(pool.submit(play_set, game_name, agents, options, deal, sources))
                 if len(running) < parallel:
                     continue
                 done, running = wait(running, return_when=FIRST_COMPLETED)
