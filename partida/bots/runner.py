@@ -47,6 +47,7 @@ def move_budget(clock: dict[str, Any] | None, seat: int) -> float | None:
 
 
 # Refusals that trying again cannot cure: the runner stops and says why.
+TOURNAMENT_RETRY = 5.0  # seconds between tries to enter a tournament not created yet
 FATAL = frozenset(
     {
         "auth_failed",
@@ -73,6 +74,7 @@ class BotRunner:
         registry: Registry | None = None,
         ladders: list[str] | None = None,
         max_games: int | None = None,
+        tournaments: list[str] | None = None,
     ) -> None:
         if agent not in all_agents():
             raise ValueError(f"unknown agent {agent!r} (known: {', '.join(sorted(all_agents()))})")
@@ -96,6 +98,7 @@ class BotRunner:
         self.games = games if games is not None else known
         self.params = params or {}
         self.ladders = ladders or []
+        self.tournaments = tournaments or []
         self.max_games = max_games
         self.client: Client | None = None
         self.tasks: set[asyncio.Task[None]] = set()
@@ -129,6 +132,10 @@ class BotRunner:
                 for ladder in self.ladders:
                     await self.client.ladder_join(ladder, self.max_games)
                     log.info("%s joined ladder %s", self.agent, ladder)
+                if self.tournaments:
+                    entering = asyncio.get_running_loop().create_task(self._enter_tournaments(self.client))
+                    self.tasks.add(entering)
+                    entering.add_done_callback(self.tasks.discard)
                 connected_before = True
                 await self._serve(self.client)
             except ServerError as exc:
@@ -196,6 +203,26 @@ class BotRunner:
         finally:
             closed.cancel()
             news.cancel()
+
+    async def _enter_tournaments(self, client: Client) -> None:
+        """Enter each tournament named, waiting for those not created yet (a server started with
+        `--tournament-bots` starts its bots before anyone creates the tournament). An entry
+        outlives the connection: entering again after a reconnect changes nothing."""
+        waiting = list(self.tournaments)
+        while waiting and not client.closed.is_set():
+            for tournament in list(waiting):
+                try:
+                    await client.tournament_join(tournament)
+                    log.info("%s entered tournament %s", self.agent, tournament)
+                    waiting.remove(tournament)
+                except ServerError as refused:
+                    if refused.code != "no_such_tournament":
+                        log.warning("%s: tournament %s: %s", self.agent, tournament, refused)
+                        waiting.remove(tournament)
+                except ConnectionLost:
+                    return
+            if waiting:
+                await asyncio.sleep(TOURNAMENT_RETRY)
 
     async def _log_ladder_news(self, client: Client) -> None:
         me = client.welcome["you"]["name"]

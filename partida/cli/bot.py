@@ -32,6 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="join this ladder and play whatever it seats the bot in (repeatable; needs a bot token)",
     )
     p.add_argument("--max-games", type=int, default=None, help="ladder games at a time (default: 1, at most 16)")
+    p.add_argument(
+        "--tournament",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="enter this tournament (waiting for it to be created) and play its games (repeatable; needs a bot token)",
+    )
     add_game_files_flags(p)
     add_server_flag(p)
     add_log_flag(p, "info")
@@ -53,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
             params={"seconds": args.seconds, "depth": args.depth},
             ladders=args.ladder,
             max_games=args.max_games,
+            tournaments=args.tournament,
             registry=game_registry(args),
         )
     except ValueError as exc:

@@ -42,6 +42,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="put built-in bots into a ladder, e.g. --ladder-bots arena=alphabeta,mcts,random (repeatable; "
         "create the ladder first with `partida ladder create`)",
     )
+    p.add_argument(
+        "--tournament-bots",
+        action="append",
+        default=[],
+        metavar="TOURNAMENT=AGENTS",
+        help="enter built-in bots in a tournament, e.g. --tournament-bots cup=alphabeta,mcts,random (repeatable; "
+        "they enter once it is created: `partida tournament create cup ...`)",
+    )
     add_game_files_flags(p, "load")
     p.add_argument(
         "--limit",
@@ -113,9 +121,10 @@ def run(args: argparse.Namespace) -> int:
         if unknown:
             raise CliError(f"unknown agent {unknown[0]!r} in --bots (known: {', '.join(sorted(known))})")
     ladder_bots = parse_ladder_bots(args.ladder_bots)
-    for agent in ladder_bots:
+    tournament_bots = parse_ladder_bots(args.tournament_bots, flag="--tournament-bots")
+    for agent in [*ladder_bots, *tournament_bots]:
         if agent not in pool:
-            pool.append(agent)  # a ladder bot is a pool bot that also joins its ladders
+            pool.append(agent)  # a ladder or tournament bot is a pool bot that also enters them
     try:
         # $PARTIDA_LIMITS (NAME=VALUE separated by spaces) comes first, so --limit overrides it.
         limits = Limits().with_settings([*os.environ.get(LIMITS_ENV, "").split(), *args.limit])
@@ -161,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
     except GameLoadError as exc:
         raise CliError(str(exc)) from None
     try:
-        asyncio.run(_serve(server, pool, ladder_bots, every_cpu))
+        asyncio.run(_serve(server, pool, ladder_bots, every_cpu, tournament_bots))
     except OSError as exc:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     return 0
@@ -203,31 +212,33 @@ def _pin(cpu: str | None) -> set[int] | None:
 
 def _writer_cpus(every_cpu: set[int] | None) -> frozenset[int] | None:
     """Where the SQLite writer's process runs when the server is pinned (`_pin`): on the CPUs
-    other than the server's, if there are any. It wakes for every batch, and one woken on the
-    event loop's CPU would run at once while the loop waits for the CPU to come back
-    (docs/speed.md, "One CPU for the server")."""
+    other than the server's, if there are any. It wakes for every batch, and woken on the event
+    loop's CPU it ran at once, the loop waiting (4-24% more moves per second at M = 10 on
+    two CPUs: docs/speed.md, "The writer on another CPU than the event loop")."""
     if every_cpu is None:
         return None
     return frozenset(every_cpu - os.sched_getaffinity(0) or every_cpu)
 
 
-def parse_ladder_bots(values: list[str]) -> dict[str, list[str]]:
-    """`--ladder-bots LADDER=a1,a2` flags as agent -> the ladders it joins: one pool process per
-    agent joins all of its ladders (two connections of one bot account cannot both join)."""
+def parse_ladder_bots(values: list[str], flag: str = "--ladder-bots") -> dict[str, list[str]]:
+    """`--ladder-bots LADDER=a1,a2` (or `--tournament-bots`) flags as agent -> the ladders (or
+    tournaments) it enters: one pool process per agent enters all of its own (two connections of
+    one bot account cannot both join a ladder)."""
     from partida.bots.registry import all_agents
 
     known = all_agents()
+    what = flag.removeprefix("--").removesuffix("-bots").upper()
     by_agent: dict[str, list[str]] = {}
     for value in values:
         ladder, sep, agents = value.partition("=")
         names = [a.strip() for a in agents.split(",") if a.strip()]
         if not sep or not ladder.strip() or not names:
-            raise CliError(f"--ladder-bots takes LADDER=AGENT,AGENT,... not {value!r}")
+            raise CliError(f"{flag} takes {what}=AGENT,AGENT,... not {value!r}")
         for agent in names:
             if agent not in known:
-                raise CliError(f"unknown agent {agent!r} in --ladder-bots (known: {', '.join(sorted(known))})")
+                raise CliError(f"unknown agent {agent!r} in {flag} (known: {', '.join(sorted(known))})")
             if ladder.strip() in by_agent.get(agent, []):
-                raise CliError(f"--ladder-bots: {agent} is named twice for {ladder.strip()} (one account, one member)")
+                raise CliError(f"{flag}: {agent} is named twice for {ladder.strip()} (one account, one entry)")
             by_agent.setdefault(agent, []).append(ladder.strip())
     return by_agent
 
@@ -269,7 +280,14 @@ def _play_hint(server, pool: list[str]) -> str:  # type: ignore[no-untyped-def]
     return f"partida play tictactoe{vs}{where}"
 
 
-async def _serve(server, pool: list[str], ladder_bots: dict[str, list[str]], every_cpu: set[int] | None) -> None:  # type: ignore[no-untyped-def]
+async def _serve(  # type: ignore[no-untyped-def]
+    server,
+    pool: list[str],
+    ladder_bots: dict[str, list[str]],
+    every_cpu: set[int] | None,
+    tournament_bots: dict[str, list[str]] | None = None,
+) -> None:
+    tournament_bots = tournament_bots or {}
     from partida.storage.database import StorageError
 
     try:
@@ -286,7 +304,9 @@ async def _serve(server, pool: list[str], ladder_bots: dict[str, list[str]], eve
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     supervisors = [
-        asyncio.create_task(_supervise_bot(server, agent, stop, ladder_bots.get(agent, []), every_cpu))
+        asyncio.create_task(
+            _supervise_bot(server, agent, stop, ladder_bots.get(agent, []), every_cpu, tournament_bots.get(agent, []))
+        )
         for agent in pool
     ]
     print(f"Partida is serving on {server.url} (database: {server.db.url_for_people}).", flush=True)
@@ -298,6 +318,8 @@ async def _serve(server, pool: list[str], ladder_bots: dict[str, list[str]], eve
         print(f"Bot pool: {', '.join(pool)}.", flush=True)
     for agent, ladders in sorted(ladder_bots.items()):
         print(f"Ladder bot pool-{agent} plays in: {', '.join(ladders)}.", flush=True)
+    for agent, tournaments in sorted(tournament_bots.items()):
+        print(f"Tournament bot pool-{agent} enters: {', '.join(tournaments)}.", flush=True)
     print(f"Play: {_play_hint(server, pool)}   Stop: Ctrl-C", flush=True)
     _tune_collector()
     await stop.wait()
@@ -314,21 +336,27 @@ FULL_COLLECTION_EVERY = 1000  # collections of the middle generation per full on
 
 def _tune_collector() -> None:
     """Make the cyclic garbage collector's passes rare. A full pass walks every live object, and
-    a server with a thousand connections holds millions: each pass stops every room for tens of
-    milliseconds, a large part of p99 at 500 concurrent games. A young pass walks the objects
-    made since the last one that are still alive, and 500 games in flight keep tens of thousands
-    alive (messages, futures, frames): after every 700 of them, Python's default, the same
-    in-flight objects are walked again and again (6-15% of the server's CPU at 500 games; after
-    20,000, 1-3%, measured by `bench/gc_pauses.py`). What the server loaded to start (modules,
-    the schema, the games) is moved out of the collector's sight for good (`gc.freeze`). The
-    measurements: docs/speed.md and its journal."""
+    a server with a thousand connections holds millions: each pass stopped every room for tens of
+    milliseconds, which was much of p99 at 500 concurrent games (a third less with this, moves
+    per second up 8%, peak memory the same; docs/speed.md, "The third round"). A young pass
+    walks the objects made since the last one that are still alive, and 500 games in flight keep
+    tens of thousands alive (messages, futures, frames): after every 700 of them, as by default,
+    the same in-flight objects were walked again and again, 6-15% of the server's CPU at 500
+    games; after 20,000, 1-3%, the longest pass 3.5-13 ms (`bench/gc_pauses.py`; docs/speed.md, "The
+    young generation collected less often"). What the server loaded to start (modules, the
+    schema, the games) is moved out of the collector's sight for good (`gc.freeze`)."""
     gc.freeze()
     _, middle, _ = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_AFTER, middle, FULL_COLLECTION_EVERY)
 
 
 async def _supervise_bot(  # type: ignore[no-untyped-def]
-    server, agent: str, stop: asyncio.Event, ladders: list[str], every_cpu: set[int] | None
+    server,
+    agent: str,
+    stop: asyncio.Event,
+    ladders: list[str],
+    every_cpu: set[int] | None,
+    tournaments: list[str] = (),  # type: ignore[assignment]
 ) -> None:
     """Keep one bot process per agent running; restart it (with backoff) when it dies."""
     name = f"pool-{agent}"
@@ -343,6 +371,7 @@ async def _supervise_bot(  # type: ignore[no-untyped-def]
             # the operator's console: a pool bot's every game and rating only when debugging
             *["--log-level", "debug" if log.isEnabledFor(logging.DEBUG) else "warning"],
             *[arg for ladder in ladders for arg in ("--ladder", ladder)],
+            *[arg for tournament in tournaments for arg in ("--tournament", tournament)],
             *[arg for path in server.config.game_files for arg in ("--game-file", str(path))],
             *[arg for path in server.config.game_dirs for arg in ("--games-dir", str(path))],
             env=env,

@@ -109,6 +109,9 @@ class Client:
         self.challenges: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.errors: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.ladder_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)
+        # Tournament news: `tournament_game` (a room, seat and token: play it), `tournament_started`,
+        # `tournament_round`, `tournament_over` (with the final standings).
+        self.tournament_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)
         self.lobby_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)  # `lobby` pushes, once watched
         self.closed = asyncio.Event()
         self._home = _Link(url, websocket)
@@ -487,6 +490,11 @@ class Client:
         elif kind == "lobby":
             with contextlib.suppress(asyncio.QueueFull):
                 self.lobby_events.put_nowait(message)
+        elif kind.startswith("tournament_"):
+            if kind == "tournament_game" and message.get("token"):
+                self._seats[message["room"]][message["seat"]] = message["token"]  # to take it back
+            with contextlib.suppress(asyncio.QueueFull):
+                self.tournament_events.put_nowait(message)
 
     # Challenges.
 
@@ -666,6 +674,47 @@ class Client:
         """Each member's rating after each of its rated games: `[{name, points: [{games, mu,
         sigma, rating}]}]`, best first."""
         return (await self.request("ladder_history", ladder=ladder))["series"]
+
+    # Tournaments.
+
+    async def tournament_create(
+        self,
+        name: str,
+        game: str,
+        format: str,
+        clock: dict[str, Any],
+        entry: str = "both",
+        options: dict[str, Any] | None = None,
+        seats: int | None = None,
+        rounds: int | None = None,
+        duration: float | None = None,
+        starts_in: float = 60.0,
+    ) -> dict[str, Any]:
+        """Create a tournament (accounts only); returns its summary."""
+        fields: dict[str, Any] = {"name": name, "game": game, "format": format, "clock": clock, "entry": entry}
+        extra = {"options": options, "seats": seats, "rounds": rounds, "duration": duration}
+        fields.update({k: v for k, v in extra.items() if v is not None}, starts_in=starts_in)
+        return (await self.request("tournament_create", **fields))["tournament"]
+
+    async def tournament_list(self, status: str | None = None) -> list[dict[str, Any]]:
+        fields = {"status": status} if status is not None else {}
+        return (await self.request("tournament_list", **fields))["tournaments"]
+
+    async def tournament_join(self, tournament: str) -> dict[str, Any]:
+        """Enter a tournament: its games are pushed as `tournament_game` (a bot is seated)."""
+        return (await self.request("tournament_join", tournament=tournament))["tournament"]
+
+    async def tournament_withdraw(self, tournament: str) -> dict[str, Any]:
+        return await self.request("tournament_withdraw", tournament=tournament)
+
+    async def tournament_standings(self, tournament: str) -> list[dict[str, Any]]:
+        return (await self.request("tournament_standings", tournament=tournament))["standings"]
+
+    async def tournament_pairings(self, tournament: str, round: int | None = None) -> list[dict[str, Any]]:
+        fields: dict[str, Any] = {"tournament": tournament}
+        if round is not None:
+            fields["round"] = round
+        return (await self.request("tournament_pairings", **fields))["tables"]
 
     # Play.
 

@@ -46,6 +46,13 @@ class ErrorCode(StrEnum):
     WRONG_GAME = "wrong_game"  # ladder_join by a bot that does not play the ladder's game
     LADDER_JOINED_ELSEWHERE = "ladder_joined_elsewhere"  # the bot is in the ladder from another connection
     NOT_IN_LADDER = "not_in_ladder"
+    # tournaments
+    NO_SUCH_TOURNAMENT = "no_such_tournament"
+    TOURNAMENT_EXISTS = "tournament_exists"
+    ACCOUNTS_ONLY = "accounts_only"  # a guest cannot create or enter a tournament
+    ENTRY_REFUSED = "entry_refused"  # a bot in a people-only event, a person in a bots-only one
+    TOURNAMENT_CLOSED = "tournament_closed"  # joining a finished one, or a running round robin
+    NOT_ENTERED = "not_entered"
     # play
     NOT_YOUR_TURN = "not_your_turn"
     ILLEGAL_ACTION = "illegal_action"

@@ -260,6 +260,61 @@ class LadderHistory(Request):
     ladder: str
 
 
+@dataclass
+class TournamentCreate(Request):
+    """Create a tournament (accounts only). `rounds`: the rounds of a Swiss, the cycles of a round
+    robin (1 single, 2 double); `duration`: an arena's length in seconds; `starts_in`: seconds
+    from now until it starts (registration is open until then)."""
+
+    type: ClassVar[str] = "tournament_create"
+    name: str
+    game: str
+    format: str
+    clock: dict[str, Any]
+    entry: str = "both"
+    options: dict[str, Any] | None = None
+    seats: int | None = None
+    rounds: int | None = None
+    duration: float | None = None
+    starts_in: float = 60.0
+
+
+@dataclass
+class TournamentList(Request):
+    type: ClassVar[str] = "tournament_list"
+    status: str | None = None
+
+
+@dataclass
+class TournamentJoin(Request):
+    """Enter a tournament (accounts only): its games are pushed to this account's connections
+    (`tournament_game`); a bot account is seated by itself."""
+
+    type: ClassVar[str] = "tournament_join"
+    tournament: str
+
+
+@dataclass
+class TournamentWithdraw(Request):
+    type: ClassVar[str] = "tournament_withdraw"
+    tournament: str
+
+
+@dataclass
+class TournamentStandings(Request):
+    type: ClassVar[str] = "tournament_standings"
+    tournament: str
+
+
+@dataclass
+class TournamentPairings(Request):
+    """Every table of one round (None: of every round), with its game and result."""
+
+    type: ClassVar[str] = "tournament_pairings"
+    tournament: str
+    round: int | None = None
+
+
 REQUESTS: dict[str, type[Request]] = {
     cls.type: cls
     for cls in (
@@ -290,6 +345,12 @@ REQUESTS: dict[str, type[Request]] = {
         LadderList,
         LadderStandings,
         LadderHistory,
+        TournamentCreate,
+        TournamentList,
+        TournamentJoin,
+        TournamentWithdraw,
+        TournamentStandings,
+        TournamentPairings,
     )
 }
 

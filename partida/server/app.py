@@ -44,10 +44,12 @@ from partida.server.services.lobby import LobbyService
 from partida.server.services.rooms import RoomService
 from partida.server.session import OUTBOX_BYTES, Session
 from partida.server.shell import Shell
+from partida.server.tournaments import TournamentService
 from partida.server.transport import Link, Listener, serve
 from partida.storage.database import Database, default_url
 from partida.storage.sqlite_claim import SqliteClaim
 from partida.storage.store import Store, StoredGame
+from partida.storage.tournaments import TournamentStore
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +112,7 @@ class Server:
         self.room_ports: RoomPorts = None  # type: ignore[assignment]  # set in start()
         self.room_service: RoomService = None  # type: ignore[assignment]  # set in start()
         self.ladders: LadderService = None  # type: ignore[assignment]  # set in start()
+        self.tournaments: TournamentService = None  # type: ignore[assignment]  # set in start()
         self.lobby_service: LobbyService = None  # type: ignore[assignment]  # set in start()
         self.challenge_service: ChallengeService = None  # type: ignore[assignment]  # set in start()
         self._ws: Listener | None = None
@@ -171,6 +174,7 @@ class Server:
         if self.config.port == 0:
             self.config.port = next(iter(self._ws.sockets)).getsockname()[1]
         self.room_service.start()
+        self.tournaments.start()
         log.info("serving on ws://%s:%d", self.config.host, self.config.port)
 
     def _build_services(self, db: Database) -> None:
@@ -207,6 +211,15 @@ class Server:
         self.challenge_service = ChallengeService(
             self.challenges, self.connections, self.locator, self.bots, rooms, self.limiter, abandon_after
         )
+        self.tournaments = TournamentService(
+            TournamentStore(db),
+            self.rooms,
+            rooms.open_room,
+            self.registry,
+            self.connections,
+            self.publisher,
+            abandon_after,
+        )
         services = [
             Greeting(self.store, self.logins, self.locator, bot_arrived=rooms.return_bot_to_its_seats),
             self.bots,
@@ -215,6 +228,7 @@ class Server:
             HistoryService(self.store, self.registry, rooms.live_game),
             self.challenge_service,
             self.ladders,
+            self.tournaments,
         ]
         for service in services:
             self.shell.register(service.handlers())
@@ -250,6 +264,8 @@ class Server:
         return f"http://{self.config.host}:{self.config.port}/"
 
     async def stop(self) -> None:
+        if self.tournaments is not None:
+            await self.tournaments.stop()
         if self.ladders is not None:
             await self.ladders.stop()
         await self.lobby.stop()

@@ -315,3 +315,59 @@ class LadderLive(Base):
     node: Mapped[str] = mapped_column(String(64))
     members: Mapped[list[int]] = mapped_column(JSON)  # account ids
     playing: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Tournament(Base):
+    """A tournament: the game, options, seats and clock its games are played with, its format
+    (round-robin, swiss, arena), who may enter (people, bots or both), and where it stands
+    (`registering`, `running`, `finished`). `round` is the last round paired (0 before the first)."""
+
+    __tablename__ = "tournaments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(32), unique=True)
+    game: Mapped[str] = mapped_column(String(64))
+    options: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seats: Mapped[int] = mapped_column(Integer)
+    clock: Mapped[dict[str, Any]] = mapped_column(JSON)
+    format: Mapped[str] = mapped_column(String(16))
+    entry: Mapped[str] = mapped_column(String(8))
+    rounds: Mapped[int | None] = mapped_column(Integer, default=None)
+    duration: Mapped[float | None] = mapped_column(Float, default=None)  # seconds, for arenas
+    starts_at: Mapped[datetime] = mapped_column()
+    status: Mapped[str] = mapped_column(String(16), default="registering")
+    round: Mapped[int] = mapped_column(Integer, default=0)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("accounts.id", ondelete="SET NULL"), default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    ended_at: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class TournamentEntry(Base):
+    """An account entered in a tournament; `withdrawn` ones keep their games and points."""
+
+    __tablename__ = "tournament_entries"
+    __table_args__ = (UniqueConstraint("tournament_id", "account_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"))
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    joined_at: Mapped[datetime] = mapped_column(default=utcnow)
+    withdrawn: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class TournamentPairing(Base):
+    """One table of one round: the accounts in seat order and the game they play, or a bye (no
+    game, one account). A game's result is read from its game row, so a result is counted
+    exactly once whatever happens to the server between the game's end and the next round."""
+
+    __tablename__ = "tournament_pairings"
+    __table_args__ = (UniqueConstraint("tournament_id", "round", "table"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"), index=True)
+    round: Mapped[int] = mapped_column(Integer)
+    table: Mapped[int] = mapped_column(Integer)
+    accounts: Mapped[list[int]] = mapped_column(JSON)
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="SET NULL"), default=None, unique=True)
+    # Set only for a table decided without a played game (a bye, a no-show): its ranks.
+    result: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON, default=None)

@@ -1,0 +1,416 @@
+"""The tournament service: it answers the tournament requests and runs each tournament from its
+start to its last game: round robins and Swiss round by round, arenas continuously.
+
+A tournament is a service like the ladders: it opens rooms with `RoomTerms` (private rooms, the
+tournament's game, options and clock), seats its entrants through the rooms' own commands, and
+reads each table's outcome from the stored game. It keeps nothing that the database does not
+hold: a restarted server picks every running tournament up from its rows, and a game that ended
+meanwhile is counted once, from its stored result. The pairing and scoring rules are pure
+(`partida.competition`); this module only does what needs I/O.
+
+Entrants are accounts (people or bots, as the tournament allows). When a round is paired, each
+connected entrant is seated at once: a bot by itself (`seated`), a person with a pushed
+`tournament_game` that carries the room, seat and seat token. An entrant not connected has
+`NO_SHOW_SECONDS` to come and join its seat (it can find it with `tournament_pairings`); a table
+that does not fill in that time is decided for those present.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from partida.competition.points import Score, standings, table_points
+from partida.competition.tables import next_tables
+from partida.games.base import BadOptions
+from partida.games.registry import Registry, UnknownGame
+from partida.protocol import ErrorCode, ProtocolError, server_message
+from partida.protocol import messages as m
+from partida.room.clocks import BadClock, ClockSpec
+from partida.room.terms import RoomTerms
+from partida.server.connections import Connections
+from partida.server.publisher import Publisher
+from partida.storage.database import StorageError
+from partida.storage.tournaments import (
+    ENTRIES,
+    FORMATS,
+    NoSuchTournament,
+    Table,
+    TournamentExists,
+    TournamentInfo,
+    TournamentStore,
+)
+
+if TYPE_CHECKING:
+    from partida.server.rooms import Room
+    from partida.server.services.rooms import OpenRoom
+    from partida.server.session import Session
+    from partida.server.shell import Handler
+
+log = logging.getLogger(__name__)
+
+TICK = 1.0  # seconds between looks at the running tournaments when nothing wakes the service
+NO_SHOW_SECONDS = 60.0  # how long a table waits for an entrant who was not connected when paired
+MAX_ROUNDS = 100
+MAX_DURATION = 7 * 24 * 3600.0
+MAX_START_IN = 30 * 24 * 3600.0
+
+
+class TournamentService:
+    def __init__(
+        self,
+        store: TournamentStore,
+        rooms: Mapping[str, Room],
+        open_room: OpenRoom,
+        registry: Registry,
+        connections: Connections,
+        publisher: Publisher,
+        abandon_after: float,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.rooms = rooms  # this node's rooms by code
+        self.open_room = open_room
+        self.registry = registry
+        self.connections = connections
+        self.publisher = publisher
+        self.abandon_after = abandon_after
+        self.now = now
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._paired_at: dict[tuple[int, int, int], float] = {}  # (tournament, round, table) -> when
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {
+            "tournament_create": self.on_create,
+            "tournament_list": self.on_list,
+            "tournament_join": self.on_join,
+            "tournament_withdraw": self.on_withdraw,
+            "tournament_standings": self.on_standings,
+            "tournament_pairings": self.on_pairings,
+        }
+
+    # Life cycle.
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="tournaments")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            self._task = None
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(TICK):
+                    await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self.tick()
+            except Exception:
+                log.exception("tournaments: a round of scheduling failed")
+
+    async def tick(self) -> None:
+        """Start the tournaments whose time has come, and move each running one on."""
+        for info in await self.store.all():
+            if info.status == "registering" and info.starts_at.timestamp() <= self.now():
+                await self.store.set_state(info.id, status="running")
+                info.status = "running"
+                await self._announce(info, "tournament_started")
+            if info.status == "running":
+                await self._advance(info)
+
+    # Running a tournament.
+
+    async def _advance(self, info: TournamentInfo) -> None:
+        tables = await self.store.tables(info.id)
+        await self._settle_no_shows(info, tables)
+        entrants = await self.store.entrants(info.id)
+        active = [e.account_id for e in entrants if not e.withdrawn]
+        current = [t for t in tables if t.round == info.round]
+        if info.format == "arena":
+            ends = info.starts_at.timestamp() + (info.duration or 0)
+            if self.now() < ends:
+                busy = {a for t in tables if not t.decided for a in t.accounts}
+                connected = {a for a in active if self._connections_of(a)}
+                free = [a for a in active if a not in busy and a in connected]
+                pairs = next_tables(info.format, info.seats, active, tables, free=free, round=info.round + 1)
+                if pairs:
+                    await self._open_round(info, info.round + 1, pairs)
+                return
+            if all(t.decided for t in tables):
+                await self._finish(info, tables, entrants)
+            return
+        if current and not all(t.decided for t in current):
+            return  # the round is still being played
+        if info.round >= self._rounds(info, len(active)) or len(active) < info.seats:
+            if info.round > 0 or len(active) < info.seats:
+                await self._finish(info, tables, entrants)
+            return
+        pairs = next_tables(info.format, info.seats, active, tables, round=info.round + 1)
+        if not pairs:
+            await self._finish(info, tables, entrants)
+            return
+        await self._open_round(info, info.round + 1, pairs)
+
+    def _rounds(self, info: TournamentInfo, entrants: int) -> int:
+        """The rounds a tournament plays: a round robin's follow from its entrants and cycles."""
+        if info.format == "round-robin":
+            per_cycle = entrants - 1 if entrants % 2 == 0 else entrants
+            return per_cycle * (info.rounds or 1)
+        return info.rounds or 1
+
+    async def _open_round(self, info: TournamentInfo, round: int, tables: list[list[int]]) -> None:
+        """Open a room per table (a table of one is a bye) and seat whoever is connected."""
+        game = self.registry.get(info.game)
+        clock = ClockSpec.parse(info.clock)
+        terms = RoomTerms(game, info.options, info.seats, public=False, clock=clock, abandon_after=self.abandon_after)
+        existing = await self.store.tables(info.id, round)
+        number = max((t.table for t in existing), default=0)
+        await self.store.set_state(info.id, round=round)
+        info.round = round
+        for accounts in tables:
+            number += 1
+            if len(accounts) < info.seats:
+                bye = {"ranks": [0], "bye": True, "points": 0.0 if info.format == "round-robin" else 1.0}
+                await self.store.add_table(info.id, round, number, accounts, None, result=bye)
+                continue
+            room = await self.open_room(terms, None)
+            await self.store.add_table(info.id, round, number, accounts, room.game_id)
+            self._paired_at[(info.id, round, number)] = self.now()
+            await self._seat(info, round, number, room, accounts)
+        await self._announce(info, "tournament_round", round=round)
+
+    async def _seat(self, info: TournamentInfo, round: int, table: int, room: Room, accounts: list[int]) -> None:
+        names = [self._name(a) for a in accounts]
+        for seat, account_id in enumerate(accounts):
+            sessions = self._connections_of(account_id)
+            if not sessions:
+                continue
+            session = sessions[0]
+            assert session.identity is not None
+            pushed: dict[str, Any] = {
+                "tournament": info.name,
+                "round": round,
+                "table": table,
+                "room": room.code,
+                "seat": seat,
+                "players": names,
+            }
+            try:
+                if session.identity.kind == "bot":
+                    await room.call(lambda s=session, i=seat: room.seat_bot(s, i))
+                else:
+                    await room.call(lambda s=session, i=seat: room.join(s, i, None))
+                    pushed["token"] = room.token_for(seat)
+            except ProtocolError as exc:
+                log.info("tournament %s: could not seat %s: %s", info.name, session.name, exc.message)
+                continue
+            for other in sessions:
+                other.send(server_message("tournament_game", **pushed))
+
+    async def _settle_no_shows(self, info: TournamentInfo, tables: list[Table]) -> None:
+        """A table still waiting for an entrant after `NO_SHOW_SECONDS` is decided for those
+        seated; one whose room left memory unplayed (a restart before it filled) counts for no one."""
+        for table in tables:
+            if table.decided or table.status != "waiting" or table.room_code is None:
+                continue
+            room = self.rooms.get(table.room_code)
+            key = (info.id, table.round, table.table)
+            since = self._paired_at.setdefault(key, self.now())
+            if room is not None and self.now() - since < NO_SHOW_SECONDS:
+                continue
+            present = [i for i, s in enumerate(room.seats) if s is not None] if room is not None else []
+            ranks = [0 if seat in present else 1 for seat in range(len(table.accounts))]
+            result = {"ranks": ranks, "reason": "no_show"} if present else {"ranks": [0] * len(ranks), "void": True}
+            await self.store.decide(info.id, table.round, table.table, result)
+            table.result = result
+            self._paired_at.pop(key, None)
+            if room is not None:
+                with contextlib.suppress(Exception):
+                    await room.call(room.close_unstarted)
+
+    async def _finish(self, info: TournamentInfo, tables: list[Table], entrants: list[Any]) -> None:
+        await self.store.set_state(info.id, status="finished")
+        info.status = "finished"
+        rows = self._standings(info, tables, entrants)
+        await self._announce(info, "tournament_over", standings=rows)
+
+    async def _announce(self, info: TournamentInfo, kind: str, **fields: Any) -> None:
+        """Tell the entrants connected here, and publish it for everyone else."""
+        message = server_message(kind, tournament=info.name, **fields)
+        for entrant in await self.store.entrants(info.id):
+            if not entrant.withdrawn:
+                for session in self._connections_of(entrant.account_id):
+                    session.send(message)
+        await self.publisher.publish(f"tournaments/{info.name}/{kind.removeprefix('tournament_')}", message)
+
+    # Standings.
+
+    def _standings(self, info: TournamentInfo, tables: list[Table], entrants: list[Any]) -> list[dict[str, Any]]:
+        scores: dict[int, Score] = {e.account_id: Score(e.account_id) for e in entrants}
+        arena = info.format == "arena"
+        games = []
+        for table in tables:
+            if table.result is None or table.result.get("void"):
+                continue
+            games.append((table.accounts, table_points(table.result, arena)))
+        kinds = {e.account_id: e.kind for e in entrants}
+        names = {e.account_id: e.name for e in entrants}
+        withdrawn = {e.account_id for e in entrants if e.withdrawn}
+        return [
+            {
+                **row.to_data(),
+                "name": names.get(row.account_id, f"#{row.account_id}"),
+                "bot": kinds.get(row.account_id) == "bot",
+                "withdrawn": row.account_id in withdrawn,
+            }
+            for row in standings(scores, games)
+        ]
+
+    # Requests.
+
+    async def on_create(self, session: Session, req: m.TournamentCreate) -> None:
+        me = self._account(session)
+        try:
+            game = self.registry.get(req.game)
+        except UnknownGame as exc:
+            raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
+        try:
+            options = game.resolve_options(req.options)
+            seats = game.check_seats(req.seats)
+        except BadOptions as exc:
+            raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
+        try:
+            clock = ClockSpec.parse(req.clock)
+        except BadClock as exc:
+            raise ProtocolError(ErrorCode.BAD_CLOCK, str(exc)) from None
+        if clock is None:
+            raise ProtocolError(ErrorCode.BAD_CLOCK, "a tournament's games have a clock")
+        if req.format not in FORMATS:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"format is one of {', '.join(FORMATS)}, not {req.format!r}")
+        if req.entry not in ENTRIES:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"entry is one of {', '.join(ENTRIES)}, not {req.entry!r}")
+        if req.format == "arena" and not (req.duration and 0 < req.duration <= MAX_DURATION):
+            raise ProtocolError(ErrorCode.BAD_FIELD, "an arena needs a duration: more than 0 seconds, at most a week")
+        if req.format != "arena" and req.duration is not None:
+            raise ProtocolError(ErrorCode.BAD_FIELD, "only an arena has a duration; a round robin or Swiss has rounds")
+        if req.rounds is not None and not 1 <= req.rounds <= MAX_ROUNDS:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"rounds must be 1 to {MAX_ROUNDS}, not {req.rounds}")
+        if req.format == "round-robin" and req.rounds not in (None, 1, 2):
+            raise ProtocolError(ErrorCode.BAD_FIELD, "a round robin has 1 cycle (single) or 2 (double)")
+        if not 0 <= req.starts_in <= MAX_START_IN:
+            raise ProtocolError(ErrorCode.BAD_FIELD, "starts_in must be 0 seconds to 30 days")
+        starts_at = datetime.fromtimestamp(self.now(), UTC) + timedelta(seconds=req.starts_in)
+        rounds = req.rounds if req.rounds is not None else (4 if req.format == "swiss" else None)
+        try:
+            info = await self.store.create(
+                req.name,
+                game.name,
+                options,
+                seats,
+                clock.to_data(),
+                req.format,
+                req.entry,
+                starts_at,
+                rounds=rounds,
+                duration=req.duration,
+                created_by=me,
+            )
+        except TournamentExists as exc:
+            raise ProtocolError(ErrorCode.TOURNAMENT_EXISTS, str(exc)) from None
+        except (NoSuchTournament, StorageError) as exc:
+            if type(exc) is not StorageError:
+                raise
+            raise ProtocolError(ErrorCode.BAD_FIELD, str(exc)) from None
+        self.wake()
+        session.send(server_message("tournament_created", req.id, tournament=info.to_data()))
+
+    async def on_list(self, session: Session, req: m.TournamentList) -> None:
+        found = await self.store.all(req.status)
+        session.send(server_message("tournaments", req.id, tournaments=[t.to_data() for t in found]))
+
+    async def on_join(self, session: Session, req: m.TournamentJoin) -> None:
+        me = self._account(session)
+        info = await self._tournament(req.tournament)
+        assert session.identity is not None
+        kind = session.identity.kind
+        if (info.entry == "people" and kind == "bot") or (info.entry == "bots" and kind != "bot"):
+            who = "bots" if info.entry == "bots" else "people"
+            raise ProtocolError(ErrorCode.ENTRY_REFUSED, f"tournament {info.name} is for {who} only")
+        if info.status == "finished" or (info.status == "running" and info.format == "round-robin"):
+            raise ProtocolError(
+                ErrorCode.TOURNAMENT_CLOSED, f"tournament {info.name} takes no more entrants ({info.status})"
+            )
+        await self.store.enter(info.id, me)
+        self.wake()
+        fresh = await self._tournament(info.name)
+        session.send(server_message("tournament_joined", req.id, tournament=fresh.to_data()))
+
+    async def on_withdraw(self, session: Session, req: m.TournamentWithdraw) -> None:
+        me = self._account(session)
+        info = await self._tournament(req.tournament)
+        if not await self.store.withdraw(info.id, me):
+            raise ProtocolError(ErrorCode.NOT_ENTERED, f"you are not entered in tournament {info.name}")
+        session.send(server_message("tournament_withdrawn", req.id, tournament=info.name))
+
+    async def on_standings(self, session: Session, req: m.TournamentStandings) -> None:
+        info = await self._tournament(req.tournament)
+        tables = await self.store.tables(info.id)
+        rows = self._standings(info, tables, await self.store.entrants(info.id))
+        session.send(server_message("tournament_standings", req.id, tournament=info.to_data(), standings=rows))
+
+    async def on_pairings(self, session: Session, req: m.TournamentPairings) -> None:
+        info = await self._tournament(req.tournament)
+        tables = await self.store.tables(info.id, req.round)
+        rows = [
+            {
+                "round": t.round,
+                "table": t.table,
+                "players": t.names,
+                "room": t.room_code,
+                "game_id": t.game_id,
+                "status": "bye" if t.game_id is None else t.status,
+                "result": t.result,
+            }
+            for t in tables
+        ]
+        session.send(server_message("tournament_pairings", req.id, tournament=info.name, tables=rows))
+
+    # Helpers.
+
+    async def _tournament(self, name: str) -> TournamentInfo:
+        info = await self.store.get(name)
+        if info is None:
+            raise ProtocolError(ErrorCode.NO_SUCH_TOURNAMENT, f"there is no tournament named {name!r}")
+        return info
+
+    @staticmethod
+    def _account(session: Session) -> int:
+        identity = session.identity
+        if identity is None or identity.account_id is None:
+            raise ProtocolError(ErrorCode.ACCOUNTS_ONLY, "tournaments are for accounts: log in (guests cannot enter)")
+        return identity.account_id
+
+    def _connections_of(self, account_id: int) -> list[Session]:
+        return [
+            s
+            for s in self.connections
+            if s.identity is not None and s.identity.account_id == account_id and not s.closed
+        ]
+
+    def _name(self, account_id: int) -> str:
+        for session in self._connections_of(account_id):
+            assert session.identity is not None
+            return session.identity.name
+        return f"#{account_id}"

@@ -1,0 +1,310 @@
+"""Tournaments in the database: the tournament, its entries, and each round's tables.
+
+Results are never copied here: a table names its game, and a game's result is read from its game
+row. So a game that ends while the server stops, or on a node that dies, is counted exactly once,
+by whoever reads the standings next, and a restarted server picks a tournament up from these rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from partida.storage.database import Database, StorageError
+from partida.storage.ladders import check_ladder_name
+from partida.storage.models import Account, GameRecord, Tournament, TournamentEntry, TournamentPairing, utcnow
+
+FORMATS = ("round-robin", "swiss", "arena")
+ENTRIES = ("people", "bots", "both")
+
+
+class TournamentExists(StorageError):
+    """A tournament with that name exists already."""
+
+
+class NoSuchTournament(StorageError):
+    """No tournament has that name."""
+
+
+@dataclass
+class TournamentInfo:
+    id: int
+    name: str
+    game: str
+    options: dict[str, Any]
+    seats: int
+    clock: dict[str, Any]
+    format: str
+    entry: str
+    rounds: int | None
+    duration: float | None
+    starts_at: datetime
+    status: str
+    round: int
+    created_at: datetime
+    ended_at: datetime | None
+    entrants: int = 0
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "game": self.game,
+            "options": self.options,
+            "seats": self.seats,
+            "clock": self.clock,
+            "format": self.format,
+            "entry": self.entry,
+            "rounds": self.rounds,
+            "duration": self.duration,
+            "starts_at": self.starts_at.timestamp(),
+            "status": self.status,
+            "round": self.round,
+            "entrants": self.entrants,
+        }
+
+
+@dataclass
+class Entrant:
+    account_id: int
+    name: str
+    kind: str  # user | bot
+    withdrawn: bool = False
+
+
+@dataclass
+class Table:
+    """One table of one round, with its game's outcome once the game has one."""
+
+    round: int
+    table: int
+    accounts: list[int]
+    game_id: int | None  # None: a bye
+    room_code: str | None = None
+    status: str | None = None  # the game's: waiting | playing | finished | aborted
+    result: dict[str, Any] | None = None
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def decided(self) -> bool:
+        """Its outcome is known: a bye, a table decided without its game, or a game over."""
+        return self.game_id is None or self.status in ("finished", "aborted") or self.result is not None
+
+
+class TournamentStore:
+    """The tournament queries the server and `partida tournament` call."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def create(
+        self,
+        name: str,
+        game: str,
+        options: dict[str, Any],
+        seats: int,
+        clock: dict[str, Any],
+        format: str,
+        entry: str,
+        starts_at: datetime,
+        rounds: int | None = None,
+        duration: float | None = None,
+        created_by: int | None = None,
+    ) -> TournamentInfo:
+        """A new tournament. The caller has checked the game, options, seats, clock, rounds and
+        duration against the rules; the name, format and entry rule are checked here."""
+        problem = check_ladder_name(name)
+        if problem is not None:
+            raise StorageError(f"{problem.replace('a ladder', 'a tournament')} ({name!r} is not).")
+        if format not in FORMATS:
+            raise StorageError(f"format is one of {', '.join(FORMATS)}, not {format!r}.")
+        if entry not in ENTRIES:
+            raise StorageError(f"entry is one of {', '.join(ENTRIES)}, not {entry!r}.")
+        try:
+            async with self.db.write() as conn:
+                await conn.execute(
+                    insert(Tournament).values(
+                        name=name,
+                        game=game,
+                        options=options,
+                        seats=seats,
+                        clock=clock,
+                        format=format,
+                        entry=entry,
+                        rounds=rounds,
+                        duration=duration,
+                        starts_at=starts_at,
+                        status="registering",
+                        round=0,
+                        created_by=created_by,
+                        created_at=utcnow(),
+                    )
+                )
+        except IntegrityError:
+            raise TournamentExists(f"there is already a tournament named {name!r}.") from None
+        return await self.require(name)
+
+    async def get(self, name: str) -> TournamentInfo | None:
+        found = await self._tournaments(select(Tournament).where(func.lower(Tournament.name) == name.lower()))
+        return found[0] if found else None
+
+    async def require(self, name: str) -> TournamentInfo:
+        info = await self.get(name)
+        if info is None:
+            raise NoSuchTournament(f"there is no tournament named {name!r} (see `partida tournament list`).")
+        return info
+
+    async def all(self, status: str | None = None) -> list[TournamentInfo]:
+        query = select(Tournament).order_by(Tournament.starts_at, Tournament.id)
+        if status is not None:
+            query = query.where(Tournament.status == status)
+        return await self._tournaments(query)
+
+    async def _tournaments(self, query: Any) -> list[TournamentInfo]:
+        counts = (
+            select(TournamentEntry.tournament_id, func.count().label("n"))
+            .where(TournamentEntry.withdrawn.is_(False))
+            .group_by(TournamentEntry.tournament_id)
+            .subquery()
+        )
+        async with self.db.session() as session:
+            rows = (await session.execute(query.add_columns(counts.c.n).outerjoin(counts))).all()
+        return [
+            TournamentInfo(
+                t.id,
+                t.name,
+                t.game,
+                t.options,
+                t.seats,
+                t.clock,
+                t.format,
+                t.entry,
+                t.rounds,
+                t.duration,
+                t.starts_at,
+                t.status,
+                t.round,
+                t.created_at,
+                t.ended_at,
+                n or 0,
+            )
+            for t, n in rows
+        ]
+
+    async def set_state(self, tournament_id: int, *, status: str | None = None, round: int | None = None) -> None:
+        values: dict[str, Any] = {}
+        if status is not None:
+            values["status"] = status
+            if status == "finished":
+                values["ended_at"] = utcnow()
+        if round is not None:
+            values["round"] = round
+        async with self.db.write() as conn:
+            await conn.execute(update(Tournament).where(Tournament.id == tournament_id).values(**values))
+
+    async def enter(self, tournament_id: int, account_id: int) -> None:
+        """Enter an account, or enter it again after it withdrew."""
+        async with self.db.write() as conn:
+            changed = await conn.execute(
+                update(TournamentEntry)
+                .where(TournamentEntry.tournament_id == tournament_id, TournamentEntry.account_id == account_id)
+                .values(withdrawn=False)
+            )
+            if changed.rowcount == 0:
+                await conn.execute(
+                    insert(TournamentEntry).values(
+                        tournament_id=tournament_id, account_id=account_id, joined_at=utcnow(), withdrawn=False
+                    )
+                )
+
+    async def withdraw(self, tournament_id: int, account_id: int) -> bool:
+        """False: the account was not entered."""
+        async with self.db.write() as conn:
+            changed = await conn.execute(
+                update(TournamentEntry)
+                .where(
+                    TournamentEntry.tournament_id == tournament_id,
+                    TournamentEntry.account_id == account_id,
+                    TournamentEntry.withdrawn.is_(False),
+                )
+                .values(withdrawn=True)
+            )
+        return changed.rowcount > 0
+
+    async def entrants(self, tournament_id: int) -> list[Entrant]:
+        """Every account ever entered (withdrawn ones marked), in the order they entered."""
+        async with self.db.session() as session:
+            rows = (
+                await session.execute(
+                    select(Account.id, Account.name, Account.kind, TournamentEntry.withdrawn)
+                    .join(TournamentEntry, TournamentEntry.account_id == Account.id)
+                    .where(TournamentEntry.tournament_id == tournament_id)
+                    .order_by(TournamentEntry.joined_at, TournamentEntry.id)
+                )
+            ).all()
+        return [Entrant(int(i), name, kind, bool(w)) for i, name, kind, w in rows]
+
+    async def add_table(
+        self,
+        tournament_id: int,
+        round: int,
+        table: int,
+        accounts: list[int],
+        game_id: int | None,
+        result: dict[str, Any] | None = None,
+    ) -> None:
+        async with self.db.write() as conn:
+            await conn.execute(
+                insert(TournamentPairing).values(
+                    tournament_id=tournament_id,
+                    round=round,
+                    table=table,
+                    accounts=accounts,
+                    game_id=game_id,
+                    result=result,
+                )
+            )
+
+    async def decide(self, tournament_id: int, round: int, table: int, result: dict[str, Any]) -> None:
+        """A table decided without its game (a no-show): its ranks."""
+        async with self.db.write() as conn:
+            await conn.execute(
+                update(TournamentPairing)
+                .where(
+                    TournamentPairing.tournament_id == tournament_id,
+                    TournamentPairing.round == round,
+                    TournamentPairing.table == table,
+                )
+                .values(result=result)
+            )
+
+    async def tables(self, tournament_id: int, round: int | None = None) -> list[Table]:
+        """Every table (of one round, or of all), each with its game's state and result."""
+        query = (
+            select(TournamentPairing, GameRecord.room_code, GameRecord.status, GameRecord.result)
+            .outerjoin(GameRecord, GameRecord.id == TournamentPairing.game_id)
+            .where(TournamentPairing.tournament_id == tournament_id)
+            .order_by(TournamentPairing.round, TournamentPairing.table)
+        )
+        if round is not None:
+            query = query.where(TournamentPairing.round == round)
+        async with self.db.session() as session:
+            rows = (await session.execute(query)).all()
+            ids = {a for p, *_ in rows for a in p.accounts}
+            names = dict((await session.execute(select(Account.id, Account.name).where(Account.id.in_(ids)))).all())
+        return [
+            Table(
+                p.round,
+                p.table,
+                [int(a) for a in p.accounts],
+                p.game_id,
+                code,
+                status,
+                p.result if p.result is not None else result,
+                [names.get(a, f"#{a}") for a in p.accounts],
+            )
+            for p, code, status, result in rows
+        ]
