@@ -20,8 +20,8 @@ import asyncpg
 import pytest
 
 from partida.client import Client, ServerError
+from partida.room.record import judge
 from partida.server.app import Server, ServerConfig
-from partida.server.mending import judge
 from partida.storage.sqlite_process_writer import SqliteProcessWriter
 from tests.services import Postgres, free_port
 from tests.test_storage import create_pg_database

@@ -6,12 +6,14 @@ history service (`steps`: the spectators' picture after every move), the relay (
 room rebuilt from its stored log) and `partida replay` (`verify`: the seed checked against its
 published hash, the stored result against the rules'). Only spectators' views and the public
 `last` come out of `steps`, so a record of a card game shows no hand, even with its seed revealed.
+`judge` compares a room's log with the stored one when a write of it may or may not have landed.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from partida.games.base import Action, Game, IllegalAction, State
@@ -109,3 +111,39 @@ def same_result(replayed: dict[str, Any] | None, stored: dict[str, Any] | None) 
         replayed = with_dropouts(replayed, stored["dropped"])
     as_json = lambda value: json.dumps(value, sort_keys=True, default=list)  # noqa: E731
     return all(as_json(replayed.get(key)) == as_json(stored.get(key)) for key in replayed)
+
+
+# A room's log against the stored one.
+
+
+@dataclass(frozen=True)
+class Verdict:
+    stored: bool  # the log holds the room's actions and then this one
+    differs: bool  # the log holds something other than the room's actions, with or without this one
+
+
+def _as_stored(value: Any) -> Any:
+    """`value` as it comes back from the log's JSON column (tuples as lists, keys as strings), so
+    an action read back compares equal to the one the room holds."""
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError):
+        return value
+
+
+def _same(a: Sequence[tuple[int, Action]], b: Sequence[tuple[int, Action]]) -> bool:
+    return len(a) == len(b) and all(
+        sa == sb and (xa == xb or _as_stored(xa) == _as_stored(xb)) for (sa, xa), (sb, xb) in zip(a, b, strict=True)
+    )
+
+
+def judge(
+    held: Sequence[tuple[int, Action]], stored: Sequence[tuple[int, Action]], seat: int, action: Action
+) -> Verdict:
+    """Compare a room's log (`held`, without the action whose write failed) with the stored one,
+    after a write whose failure leaves unknown whether it landed (`server/mending.py` acts on the
+    verdict)."""
+    mine = [*held, (seat, action)]
+    if len(stored) >= len(mine) and _same(stored[: len(mine)], mine):
+        return Verdict(stored=True, differs=len(stored) > len(mine))
+    return Verdict(stored=False, differs=not _same(stored, held))

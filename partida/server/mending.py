@@ -16,7 +16,7 @@ action it reads the game's log back (`Store.load_game`, on a reading connection,
   action, pushes the fresh views to everyone (`Outcome.RELOADED`), and the player whose action
   was not the stored one is told `stale_decision`.
 
-`judge` is the pure comparison; `after_failed_write` wires it to a room.
+The comparison is pure (`partida.room.record.judge`); `after_failed_write` wires it to a room.
 
 A game's start has the same trap: its seats are new rows, so a start that landed but was reported
 failed could never be stored again (every retry a duplicate seat) while a restart would resume
@@ -27,15 +27,13 @@ playing with the room's seats and tokens, the start stands.
 from __future__ import annotations
 
 import enum
-import json
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from partida.games.base import Action
 from partida.protocol import ErrorCode, ProtocolError
 from partida.room import endings
+from partida.room.record import judge
 from partida.storage.database import NotWritten, log_failure
 from partida.storage.store import END_STATUSES
 
@@ -50,37 +48,6 @@ class Outcome(enum.Enum):
     STORED = "stored"  # the action is in the log as the room holds it: carry on as on success
     ABSENT = "absent"  # not in the log (or the log could not be read): undo it
     RELOADED = "reloaded"  # the log differed; the room now holds it, and the action is in it
-
-
-@dataclass(frozen=True)
-class Verdict:
-    stored: bool  # the log holds the room's actions and then this one
-    differs: bool  # the log holds something other than the room's actions, with or without this one
-
-
-def _as_stored(value: Any) -> Any:
-    """`value` as it comes back from the log's JSON column (tuples as lists, keys as strings), so
-    an action read back compares equal to the one the room holds."""
-    try:
-        return json.loads(json.dumps(value))
-    except (TypeError, ValueError):
-        return value
-
-
-def _same(a: Sequence[tuple[int, Action]], b: Sequence[tuple[int, Action]]) -> bool:
-    return len(a) == len(b) and all(
-        sa == sb and (xa == xb or _as_stored(xa) == _as_stored(xb)) for (sa, xa), (sb, xb) in zip(a, b, strict=True)
-    )
-
-
-def judge(
-    held: Sequence[tuple[int, Action]], stored: Sequence[tuple[int, Action]], seat: int, action: Action
-) -> Verdict:
-    """Compare the room's log (`held`, without the action whose write failed) with the stored one."""
-    mine = [*held, (seat, action)]
-    if len(stored) >= len(mine) and _same(stored[: len(mine)], mine):
-        return Verdict(stored=True, differs=len(stored) > len(mine))
-    return Verdict(stored=False, differs=not _same(stored, held))
 
 
 async def after_failed_write(

@@ -24,7 +24,6 @@ import base64
 import contextlib
 import copy
 import logging
-import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -204,10 +203,6 @@ class Room:
         return self.core.actions
 
     @property
-    def last(self) -> dict[str, Any] | None:
-        return self.core.last
-
-    @property
     def clock(self) -> Clock | None:
         return self.core.clock
 
@@ -222,10 +217,6 @@ class Room:
     @property
     def seq(self) -> int:
         return len(self.core.actions)
-
-    @property
-    def rng(self) -> random.Random:
-        return self.core.rng
 
     # Commands.
 
@@ -292,9 +283,6 @@ class Room:
             "clock": core.clock_spec.to_data() if core.clock_spec else None,
             "rematch": sorted(core.endings.rematch),
         }
-
-    def decisions(self) -> list[Decision]:
-        return self.core.decisions()
 
     def seats_of(self, session: Session) -> list[int]:
         return self.core.seats_of(session)
