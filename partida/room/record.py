@@ -64,14 +64,21 @@ def steps(game: Game, options: dict[str, Any], seed: int, seats: int, actions: L
     return out
 
 
+def told(game: Game, stored: StoredRecord, *, over: bool) -> tuple[list[dict[str, Any]], State]:
+    """Every move of a stored game as a replay tells it (`Game.told_moves`: a finished game's
+    moves may name what was hidden, its seed being revealed), and the state after the last one.
+    Raises `IllegalAction` for a log the rules refuse."""
+    state = game.create(stored.options, seed=stored.seed, seats=stored.seats)
+    return game.told_moves(state, stored.actions, over=over), state
+
+
 def verify(game: Game, stored: StoredRecord) -> dict[str, Any]:
     """Re-run a stored game and check it: `seed_verified` (the seed is the one whose hash was
     published at the start), `result_verified` (the stored result is what the rules give; None
     when the game ended outside its rules' moves), the moves as told, the final spectators' view,
     the picture and the game's own notation. Raises `Unreplayable` for a log the rules refuse."""
     try:
-        state = game.create(stored.options, seed=stored.seed, seats=stored.seats)
-        moves = game.told_moves(state, stored.actions, over=stored.status == "finished")
+        moves, state = told(game, stored, over=stored.status == "finished")
     except IllegalAction as exc:
         raise Unreplayable(f"game {stored.id} does not replay: {exc.message}") from None
     over = state.is_over()

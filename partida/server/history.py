@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from partida.games.base import Game, IllegalAction
 from partida.protocol import ErrorCode, ProtocolError
 from partida.room.record import steps as steps_of
+from partida.room.record import told
 
 if TYPE_CHECKING:
     from partida.server.rooms import Room
@@ -51,9 +52,8 @@ def record(stored: StoredGame, game: Game, live: Room | None, *, steps: bool = F
     data.update(options=stored.options, seats_count=stored.seats, seed_hash=stored.seed_hash, clock=stored.clock)
     data["moves"] = len(stored.actions)
     if stored.status == "finished":
-        state = game.create(stored.options, seed=stored.seed, seats=stored.seats)
         try:
-            moves = game.told_moves(state, stored.actions, over=True)
+            moves, state = told(game, stored, over=True)
         except IllegalAction as exc:  # a log its game's rules, changed since, refuse
             raise ProtocolError(ErrorCode.NO_SUCH_GAME, f"game {stored.id} cannot be replayed: {exc}") from None
         data.update(seed=str(stored.seed), log=moves, view=state.view(None))
