@@ -36,6 +36,26 @@ async def test_resign_gives_the_other_seat_the_game(connect, server: Server) -> 
     assert stored.status == "finished" and stored.result["reason"] == "resign"
 
 
+async def test_finished_games_reach_their_subscribers_once_stored(connect, server: Server) -> None:
+    """Ladders and tournaments learn of a finished game from `RoomPorts.finished`, in order,
+    once, after its result is stored."""
+    told: list[tuple[str, str, str | None]] = []
+
+    def subscriber(room: Any) -> None:
+        told.append((room.code, room.status, room.result and room.result["reason"]))
+
+    server.room_ports.finished.append(subscriber)
+    try:
+        alice, bob, code = await two_player_room(connect)
+        await bob.resign(code)
+        await final_update(alice, code)
+        assert told == [(code, "finished", "resign")]
+        await refused("game_over", alice.resign(code))
+        assert len(told) == 1
+    finally:
+        server.room_ports.finished.remove(subscriber)
+
+
 async def test_a_draw_agreed(connect, server: Server) -> None:
     alice, bob, code = await two_player_room(connect)
     await alice.offer_draw(code)
