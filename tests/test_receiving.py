@@ -76,7 +76,7 @@ def cutting(base: type[Any], cuts: list[Iterable[int]]) -> type[Any]:
             self.cut_at = sorted(cuts.pop(0))
 
         def data_received(self, data: bytes) -> None:
-            if self.request is None:
+            if self.protocol.state is State.CONNECTING:
                 super().data_received(data)
                 return
             begin = self.offset

@@ -83,7 +83,7 @@ class Session:
     address: str = ""
     outbox_limit: int = OUTBOX_BYTES
     limits: ConnectionLimits | None = None  # None for sessions the server makes itself
-    outbox: collections.deque[bytes | str] = field(default_factory=collections.deque)
+    outbox: collections.deque[bytes | str] | None = None  # made when a message first waits
     outbox_bytes: int = 0
     closed: bool = False
     close_reason: tuple[int, str] = (1000, "")
@@ -138,6 +138,8 @@ class Session:
             return
         if not self.outbox and link.send_within(frame, WRITE_AHEAD):
             return
+        if self.outbox is None:
+            self.outbox = collections.deque()
         self.outbox.append(frame)
         self.outbox_bytes += size
         link.want_writable()
@@ -154,8 +156,10 @@ class Session:
             self.outbox_bytes -= len(frame)
             if link.open:
                 link.send_now(frame)
-        if self.closed and not outbox:
-            link.close(*self.close_reason)
+        if not outbox:
+            self.outbox = None
+            if self.closed:
+                link.close(*self.close_reason)
 
     def close_soon(self, code: int = 1000, reason: str = "") -> None:
         """Close after the messages already queued have been sent (all but the first are dropped
@@ -166,7 +170,7 @@ class Session:
         self.closed = True
         self.close_reason = (code, reason)
         if code == 1008 and reason.startswith("too slow"):
-            self.outbox.clear()
+            self.outbox = None
             self.outbox_bytes = 0
         link = self.websocket
         if link is not None:

@@ -202,7 +202,7 @@ class Link(asyncio.Protocol):
         self.listener = listener
         self.protocol = ServerProtocol(max_size=listener.max_size, logger=WS_LOG)
         self.transport: asyncio.Transport = None  # type: ignore[assignment]  # set in connection_made
-        self.request: Request | None = None
+        self.request: Request | None = None  # the opening request, until `opened` has returned
         self.receiver: Receiver | None = None
         self.paused = False  # the transport buffers more than WRITE_LIMIT bytes
         self._fragments: list[bytes] | None = None  # of a fragmented message being received
@@ -448,9 +448,13 @@ class Link(asyncio.Protocol):
         if protocol.state is not OPEN:
             return
         self._write()  # the 101 goes before anything the receiver sends
+        # The connection's frames go to a protocol object made open, without the handshake's
+        # parser state (which would keep the request and its headers for the connection's life).
+        self.protocol = ServerProtocol(state=OPEN, max_size=listener.max_size, logger=WS_LOG)
         if listener.ping_interval is not None:
             self._timer = asyncio.get_running_loop().call_later(listener.ping_interval, self._keepalive)
         self.receiver = listener.opened(self)
+        self.request = None  # its headers are most of what an idle connection would keep
 
     def _open_late(self) -> None:
         self._timer = None
