@@ -66,6 +66,8 @@ def test_bad_seat_commands_are_one_line_errors() -> None:
         (("--seat-cmd", "true", "--seat", "random", "--local"), "--local plays in-process"),
         (("--seat-cmd", "true", "--seat", "random", "--server", "ws://127.0.0.1:9"), "drop --server"),
         (("--games", "2"), "give the agents"),
+        (("--seat-cmd", "true", "--seat", "mcts[iterations=3]"), "agents with parameters play in-process"),
+        (("--seat-cmd", "true", "--seat", "nosuchagent"), "unknown agent 'nosuchagent'"),
     ):
         done = run("match", "tictactoe", *args)
         assert done.returncode == 2, (args, done.stdout, done.stderr)

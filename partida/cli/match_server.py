@@ -69,7 +69,17 @@ class ServerMatch:
         self.options = parse_option_pairs(args.option)
         self.slots = asyncio.Semaphore(args.parallel or DEFAULT_PARALLEL)
         self.records: list[dict[str, Any]] = []
+        self.throttled_since: float | None = None
         self.started = time.monotonic()
+
+    def _may_retry(self, exc: Any) -> bool:
+        """Bots the match started may still be logging in; and the server bounds the games with
+        bots one address keeps going (a game from before the match may still hold one)."""
+        if exc.code == "rate_limited" and "under way" in exc.message:
+            self.throttled_since = self.throttled_since or time.monotonic()
+            return time.monotonic() - self.throttled_since < READY_SECONDS
+        waiting = self.waits_for_bots and exc.code in ("no_bot_available", "unknown_agent")
+        return waiting and time.monotonic() - self.started < READY_SECONDS
 
     async def play_set(self, deal: Deal, seatings: list[list[str]]) -> SetResult:
         out = SetResult(deal)
@@ -98,13 +108,10 @@ class ServerMatch:
                     )
                     break
                 except ServerError as exc:
-                    # bots the match started may still be logging in
-                    if not self.waits_for_bots or exc.code not in ("no_bot_available", "unknown_agent"):
+                    if not self._may_retry(exc):
                         raise
-                    if time.monotonic() - self.started > READY_SECONDS:
-                        raise
-
                     await asyncio.sleep(0.5)
+        self.throttled_since = None
         result = record["result"]
         record.update(
             deal=deal.index,
@@ -201,12 +208,12 @@ async def run_server_match(args: argparse.Namespace) -> int:
                 "--seat-cmd starts its program against a server the match starts itself: drop --server, "
                 "or run your bot under a bot account on that server and give its name to --seat"
             )
-        folder = Path(tempfile.mkdtemp(prefix="partida-match-"))
-        db_url = f"sqlite:///{folder / 'partida.db'}"
         pool = sorted({str(s) for s in seats if not isinstance(s, SeatCommand)})
         for agent in pool:
             if "[" in agent:
                 raise CliError(f"--seat {agent}: agents with parameters play in-process (--local)")
+        folder = Path(tempfile.mkdtemp(prefix="partida-match-"))
+        db_url = f"sqlite:///{folder / 'partida.db'}"
         tokens = await create_bot_accounts(db_url, [names[i] for i in commands])
         server, url = await start_server(folder, db_url, pool, args.game_file, args.games_dir)
         processes.append((server, "the match's server"))
