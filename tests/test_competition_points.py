@@ -1,5 +1,5 @@
-"""Points and tie-breaks of partida.competition.points against examples worked by hand, and the
-next-round tables of each format on plain values."""
+"""A table's points from its stored result, and the next-round tables of each format (the service's
+way into the pairing rules) on plain values."""
 
 from __future__ import annotations
 
@@ -7,40 +7,17 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from partida.competition.points import Score, points_by_seat, standings
+from partida.competition.points import table_points
 from partida.competition.tables import next_tables
 
 
-def test_points_by_rank() -> None:
-    assert points_by_seat([0, 1]) == [1.0, 0.0]
-    assert points_by_seat([0, 0]) == [0.5, 0.5]
-    assert points_by_seat([0, 1, 2, 3]) == [1.0, 2 / 3, 1 / 3, 0.0]
-    assert points_by_seat([0, 0, 2]) == [0.75, 0.75, 0.0]  # (1 below + 1/2 level) / 2 others
-    assert points_by_seat([1, 0], arena=True) == [0.0, 2.0]
-
-
-def test_standings_with_buchholz_and_sonneborn_berger_worked_by_hand() -> None:
-    """A, B, C, D; games: A-B 1-0, C-D 1/2, A-C 1/2, B-D 1-0, A-D 0-1, B-C 1-0.
-    Points: A 1.5, B 2, C 1, D 1.5.
-    Buchholz: A = B+C+D = 2+1+1.5 = 4.5; D = C+B+A = 1+2+1.5 = 4.5; B = A+D+C = 4; C = 5.
-    Sonneborn-Berger: A = 1*2 (beat B) + 1/2*1 (drew C) = 2.5; D = 1/2*1 (drew C) + 1*1.5 (beat A) = 2.
-    So B first (2 points), then A and D on 1.5 and Buchholz 4.5, A ahead on S-B, then C."""
-    A, B, C, D = 1, 2, 3, 4
-    games = [
-        ([A, B], [1.0, 0.0]),
-        ([C, D], [0.5, 0.5]),
-        ([A, C], [0.5, 0.5]),
-        ([B, D], [1.0, 0.0]),
-        ([A, D], [0.0, 1.0]),
-        ([B, C], [1.0, 0.0]),
-    ]
-    rows = standings({a: Score(a) for a in (A, B, C, D)}, games)
-    assert [r.account_id for r in rows] == [B, A, D, C]
-    by = {r.account_id: r for r in rows}
-    assert (by[A].points, by[B].points, by[C].points, by[D].points) == (1.5, 2.0, 1.0, 1.5)
-    assert (by[A].buchholz, by[B].buchholz, by[C].buchholz, by[D].buchholz) == (4.5, 4.0, 5.0, 4.5)
-    assert by[A].sonneborn_berger == 2.5 and by[D].sonneborn_berger == 2.0
-    assert (by[B].wins, by[B].losses, by[C].draws) == (2, 1, 2)
+def test_table_points() -> None:
+    assert table_points({"ranks": [0, 1]}) == [1.0, 0.0]
+    assert table_points({"ranks": [0, 0]}) == [0.5, 0.5]
+    assert table_points({"ranks": [0, 1, 2, 3]}) == [1.0, 2 / 3, 1 / 3, 0.0]
+    assert table_points({"ranks": [1, 0]}, arena=True) == [0.0, 2.0]
+    assert table_points({"ranks": [0], "bye": True, "points": 0.0}) == [0.0]  # a round robin's rest
+    assert table_points({"ranks": [0], "bye": True}) == [1.0]  # a Swiss bye
 
 
 @dataclass

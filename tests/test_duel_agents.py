@@ -17,7 +17,7 @@ from partida.bots.duel.turn import TurnSearch
 from partida.bots.local import play_local
 from partida.cli import main as cli_main
 from partida.games.duel import GAMES
-from tests.test_duel_rules import blank, give, put
+from tests.duel_positions import blank, give, put
 
 DUEL = GAMES[0]
 

@@ -9,7 +9,7 @@ import pytest
 
 from partida.games.base import IllegalAction
 from partida.games.prompts import freeze
-from tests.test_duel_rules import blank, give, put
+from tests.duel_positions import blank, give, put
 
 
 def snapshot(state: Any) -> Any:

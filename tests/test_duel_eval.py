@@ -13,7 +13,7 @@ from partida.bots.duel.evaluation import FEATURES, WEIGHTS_FILE, evaluation, fea
 from partida.bots.duel.fit import fit_logistic, log_loss, self_play
 from partida.bots.duel.search import SearchAgent
 from partida.cli import main as cli_main
-from tests.test_duel_rules import blank, give, put
+from tests.duel_positions import blank, give, put
 
 
 def test_the_shipped_weights_name_every_feature_and_beat_a_coin_flip() -> None:

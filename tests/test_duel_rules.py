@@ -7,37 +7,12 @@ import pytest
 
 from partida.games.base import BadOptions, IllegalAction
 from partida.games.duel import GAMES
-from partida.games.duel.state import DuelState, Permanent, Player
+from partida.games.duel.state import DuelState
 from partida.games.prompts import freeze
+from tests.duel_positions import blank, give, put
 
 DUEL = GAMES[0]
 POOL = DUEL.pool
-
-
-def blank(active: int = 0, phase: str = "main1") -> DuelState:
-    """A game past the mulligans with empty zones, for building positions by hand."""
-    state = DUEL.create(seed=1)
-    state.players = [Player(), Player()]
-    for p in state.players:
-        p.kept = True
-        p.library = [POOL.card("Plains")] * 20
-    state.battlefield = []
-    state.active, state.first, state.turn, state.phase = active, active, 3, phase
-    return state
-
-
-def put(state: DuelState, name: str, owner: int, sick: bool = False, tapped: bool = False) -> str:
-    pid = state.fresh_id()
-    perm = Permanent(pid, POOL.card(name), owner, sick=sick)
-    perm.tapped = tapped
-    state.battlefield.append(perm)
-    return pid
-
-
-def give(state: DuelState, name: str, seat: int) -> str:
-    cid = state.fresh_id()
-    state.players[seat].hand.append((cid, POOL.card(name)))
-    return cid
 
 
 def labels(state: DuelState) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from partida.cli.play import play_bot_game
-from tests.test_server_play import play_two, random_decider
+from tests.helpers import play_two, random_decider
 
 
 async def test_two_clients_play_duel_to_the_end(connect, server) -> None:  # type: ignore[no-untyped-def]

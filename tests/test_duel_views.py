@@ -5,47 +5,15 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
 
 from partida.games.duel import GAMES
 from partida.games.duel.state import DuelState
 from partida.games.prompts import freeze
+from tests.duel_positions import scramble, strings
 
 DUEL = GAMES[0]
 POOL = DUEL.pool
 SPELLS = [c for c in POOL.cards.values() if not c.is_land]
-
-
-def strings(value: Any) -> set[str]:
-    """Every string anywhere in a plain-data value (keys included)."""
-    found: set[str] = set()
-    if isinstance(value, str):
-        found.add(value)
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            found |= strings(k) | strings(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            found |= strings(v)
-    return found
-
-
-def scramble(state: DuelState, seat: int | None, rng: random.Random) -> DuelState:
-    """The same game with every card `seat` may not see replaced: other hands get other cards
-    under other ids, libraries other cards in another order (what the seat knows of its own
-    library after a scry is kept)."""
-    other = state.clone()
-    for s, player in enumerate(other.players):
-        if s != seat:
-            player.hand = [(f"x{rng.getrandbits(40):010x}", rng.choice(SPELLS)) for _ in player.hand]
-        keep_top = s == seat and (player.known_top is not None or (state.phase == "scry" and state.decider == s))
-        keep_bottom = s == seat and player.known_bottom is not None
-        lib = list(player.library)
-        head = lib[:1] if keep_top else []
-        tail = lib[-1:] if keep_bottom and len(lib) > len(head) else []
-        middle = [rng.choice(SPELLS) for _ in range(len(lib) - len(head) - len(tail))]
-        player.library = head + middle + tail
-    return other
 
 
 def random_steps(seed: int, steps: int = 400):

@@ -14,7 +14,8 @@ import pytest
 
 from partida.client import ServerError
 from partida.server.app import Server
-from tests.test_server_play import random_decider
+from tests.duel_positions import scramble, strings
+from tests.helpers import local_states, play_to_the_end, random_decider
 
 
 async def _finished_game(connect, public: bool, **alice_login: str) -> tuple[int, str]:
@@ -101,37 +102,16 @@ async def test_reading_a_database_that_is_not_there_does_not_create_it(tmp_path:
     assert not missing.exists()
 
 
-async def _play_to_the_end(connect, game: str, seats: int) -> int:
-    players = [await connect(name=f"p{i}") for i in range(seats)]
-    created = await players[0].create_room(game, seat=0, seats=seats, public=True)
-    code = created["room"]
-    for p in players[1:]:
-        await p.join(code)
-    finals = await asyncio.gather(*(p.play(code, random_decider(i + 7)) for i, p in enumerate(players)))
-    return finals[0]["game_id"]
-
-
-def _local_states(server: Server, record: dict):  # type: ignore[no-untyped-def]
-    """The game re-run here from the revealed seed: the full state before and after each move."""
-    game = server.registry.get(record["game"])
-    state = game.create(record["options"], seed=int(record["seed"]), seats=record["seats_count"])
-    yield state
-    for move in record["log"]:
-        state.apply(move["seat"], move["action"])
-        yield state
-
-
 async def test_a_duel_replay_step_by_step_shows_only_what_spectators_saw(server: Server, connect) -> None:
     from partida.games.prompts import freeze
-    from tests.test_duel_views import scramble, strings
 
-    game_id = await _play_to_the_end(connect, "duel", 2)
+    game_id = await play_to_the_end(connect, "duel", 2)
     record = await (await connect(name="carol")).game(game_id, steps=True)
     steps = record["steps"]
     assert len(steps) == len(record["log"]) + 1 > 10 and steps[0]["last"] is None
     assert steps[-1]["view"] == record["view"]
     rng = random.Random(3)
-    for i, (state, step) in enumerate(zip(_local_states(server, record), steps, strict=True)):
+    for i, (state, step) in enumerate(zip(local_states(server, record), steps, strict=True)):
         assert step["view"] == state.view(None), i
         # The same step with every hidden card swapped for another reads the same: nothing hidden is in it.
         assert freeze(scramble(state, None, rng).view(None)) == freeze(step["view"]), i
@@ -143,12 +123,12 @@ async def test_a_duel_replay_step_by_step_shows_only_what_spectators_saw(server:
 
 
 async def test_a_recycle_replay_step_by_step_never_shows_a_hidden_card(server: Server, connect) -> None:
-    game_id = await _play_to_the_end(connect, "agram", 4)
+    game_id = await play_to_the_end(connect, "agram", 4)
     record = await (await connect(name="carol")).game(game_id, steps=True)
     steps = record["steps"]
     assert len(steps) == len(record["log"]) + 1 > 4
     hidden_seen = 0
-    for i, (state, step) in enumerate(zip(_local_states(server, record), steps, strict=True)):
+    for i, (state, step) in enumerate(zip(local_states(server, record), steps, strict=True)):
         assert step["view"] == state.view(None), i
         shown = {(loc["owner"], loc["kind"], loc["name"]): loc for loc in step["view"]["locations"]}
         shown_ids = {card["id"] for loc in shown.values() for card in loc.get("cards", [])}

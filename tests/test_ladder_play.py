@@ -12,7 +12,7 @@ import pytest
 from partida.bots.runner import BotRunner
 from partida.client import Client, ServerError
 from partida.server.app import Server
-from tests.test_ladder_server import make_bot, wait_for
+from tests.helpers import make_bot, wait_for
 
 
 async def test_a_bot_that_disconnects_mid_game_loses_on_time_and_the_ladder_goes_on(

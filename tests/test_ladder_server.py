@@ -15,22 +15,9 @@ import pytest
 from partida.bots.runner import BotRunner
 from partida.client import Client, ServerError
 from partida.server.app import Server
+from tests.helpers import make_bot, wait_for
 
 CLOCK = {"per_move": 5.0}
-
-
-async def make_bot(server: Server, name: str) -> str:
-    _, token = await server.store.create_bot(name)
-    return token
-
-
-async def wait_for(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 60.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not await check():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def rated_games(server: Server, ladder: str) -> int:

@@ -16,9 +16,6 @@ from partida.storage.ladders import LadderExists
 from partida.storage.models import LadderMember
 from partida.storage.store import Store
 
-# ruff: noqa: F811 (the fixtures imported from test_storage are parameters here)
-from tests.test_storage import db, pg_cluster, pg_shared, storage_url, store  # noqa: F401 (fixtures)
-
 CLOCK = {"per_move": 1.0}
 
 

@@ -5,6 +5,7 @@ only the CLI starts. A module that breaks a rule fails here with the line that b
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,3 +80,18 @@ def test_the_rules_see_imports() -> None:
     would pass every rule)."""
     found = {module for path in sources() if package_of(path) == "room" for _, module in partida_imports(path)}
     assert "partida.room.clocks" in found and "partida.games.base" in found
+
+
+def test_test_modules_share_helpers_through_helper_modules() -> None:
+    """A test module imports nothing from another test module (not even in code it hands a
+    subprocess): shared helpers live in tests/helpers.py and the modules beside it, so a test
+    module can be renamed, split or deleted without breaking another."""
+    tests = Path(__file__).resolve().parent
+    importing = re.compile(r"\s*(?:from|import)\s+tests\.test_\w+")
+    broken = [
+        f"tests/{path.name}:{number}: {line.strip()}"
+        for path in sorted(tests.glob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if importing.match(line)
+    ]
+    assert not broken, "import shared helpers from tests/helpers.py (or a module beside it):\n" + "\n".join(broken)

@@ -4,7 +4,6 @@ locks out a person behind the guessers' address, and a session token skips the p
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import sys
 import time
@@ -17,6 +16,7 @@ from websockets.asyncio.client import connect as ws_connect
 
 from partida.client import Client, ServerError
 from partida.server.app import Server, ServerConfig
+from tests.helpers import login
 
 
 @pytest.fixture
@@ -31,23 +31,9 @@ def limited(limited: Callable[..., Any]) -> Callable[..., Any]:
     return start
 
 
-async def login(url: str, address: str, name: str, password: str) -> dict[str, Any]:
-    """One password login from the loopback address `address`; the server's reply."""
-    async with ws_connect(url, local_addr=(address, 0)) as ws:
-        await ws.send(json.dumps({"type": "hello", "version": 2, "name": name, "password": password}))
-        return json.loads(await asyncio.wait_for(ws.recv(), 60))
-
-
-async def guess_forever(url: str, address: str) -> None:
-    while True:
-        with contextlib.suppress(Exception):
-            await login(url, address, "ada", "wrong guess")
-        await asyncio.sleep(0.05)  # the guessers share the server's event loop here: leave it room
-
-
 CROWD = """
 import asyncio, contextlib, sys
-from tests.test_logins import guess_forever
+from tests.helpers import guess_forever
 async def crowd():
     guessers = [guess_forever(sys.argv[1], f"127.0.0.{host}") for host in range(2, 42) for _ in range(2)]
     with contextlib.suppress(TimeoutError):

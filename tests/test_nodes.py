@@ -18,23 +18,14 @@ from sqlalchemy import select
 from websockets.asyncio.client import connect
 
 from partida.client import Client, ConnectionLost
-from partida.server.app import Server, ServerConfig
+from partida.server.app import Server
 from partida.server.cluster import Cluster
 from partida.storage.database import Database, StorageError
 from partida.storage.models import NodeAccount
 from partida.storage.nodes import NodeDirectory, NodeTaken
+from tests.node_fixtures import LEASE, node_config
 from tests.services import CHROMIUM_ARGS, ensure_chromium, free_port
-from tests.test_server_restart import fresh_database
-
-LEASE = 1.5
-
-
-def node_config(url: str, name: str, mqtt: str | None = None) -> ServerConfig:
-    port = free_port()
-    public_url = f"ws://127.0.0.1:{port}"
-    return ServerConfig(
-        port=port, db_url=url, mqtt_url=mqtt, node=name, public_url=public_url, lease=LEASE, abandon_after=60
-    )
+from tests.storage_fixtures import fresh_database
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ import pytest
 from partida.client import Client, ServerError
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.server.app import Server
+from tests.node_fixtures import bot_on, user_on
 from tests.services import free_port
-from tests.test_nodes_reach import bot_on, three, user_on  # noqa: F401  (`three` is a fixture)
 
 
 class Trap:
@@ -52,7 +52,7 @@ async def publish(mosquitto: Any, topic: str, payload: dict[str, Any]) -> None:
         await forger.publish(topic, json.dumps(payload), qos=1)
 
 
-async def test_a_forged_summon_or_challenge_sends_nobody_anywhere(three: list[Server], mosquitto, caplog) -> None:  # noqa: F811
+async def test_a_forged_summon_or_challenge_sends_nobody_anywhere(three: list[Server], mosquitto, caplog) -> None:
     a, b, _ = three
     bot = await bot_on(a, "tessa")
     carol = await user_on(a, "carol")

@@ -24,7 +24,7 @@ from partida.server.scheduler_lock import SchedulerLock
 from partida.storage.database import Database
 from partida.storage.store import Store
 from tests.services import free_port
-from tests.test_server_restart import fresh_database
+from tests.storage_fixtures import fresh_database
 
 LEASE = 2.0
 

@@ -4,34 +4,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from typing import Any
 
 from websockets.asyncio.client import connect as ws_connect
 
 from partida.server.app import Server
-
-
-class Raw:
-    """A JSON client with no SDK in between: every message as the server sent it."""
-
-    def __init__(self, ws: Any) -> None:
-        self.ws = ws
-        self.seen: list[dict[str, Any]] = []
-        self.ids = 0
-
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
-        self.ids += 1
-        await self.ws.send(json.dumps({"type": kind, "id": self.ids, **fields}))
-        while True:
-            message = await self.next()
-            if message.get("id") == self.ids:
-                return message
-
-    async def next(self) -> dict[str, Any]:
-        message = json.loads(await asyncio.wait_for(self.ws.recv(), 10))
-        self.seen.append(message)
-        return message
+from tests.helpers import Raw
 
 
 async def _play_a_game(server: Server, version: int) -> tuple[Raw, Raw]:

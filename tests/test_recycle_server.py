@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.test_server_play import play_two
+from tests.helpers import play_two
 
 
 async def test_two_clients_play_crazy_eights_through_the_server(connect, server) -> None:

@@ -7,20 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 
 import pytest
 
 from partida.client import Client, ServerError
 from partida.server.app import Server, ServerConfig
-from tests.test_server_play import random_decider
-
-
-async def final_update(client: Client, code: str, timeout: float = 20.0) -> dict[str, Any]:
-    while True:
-        update = await client.next_update(code, timeout)
-        if update["status"] == "finished":
-            return update
+from tests.helpers import final_update, random_decider
 
 
 async def test_updates_carry_the_clock(connect, server) -> None:

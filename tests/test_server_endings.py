@@ -10,7 +10,7 @@ import pytest
 
 from partida.client import Client, ServerError
 from partida.server.app import Server
-from tests.test_server_clocks import final_update
+from tests.helpers import final_update
 
 
 async def two_player_room(connect, **create: Any) -> tuple[Client, Client, str]:  # type: ignore[no-untyped-def]

@@ -23,33 +23,11 @@ from partida.client import Client, ServerError
 from partida.room.record import judge
 from partida.server.app import Server, ServerConfig
 from partida.storage.sqlite_process_writer import SqliteProcessWriter
+from tests.helpers import sqlite_path, store_behind_the_back, two_players, update_at
 from tests.services import Postgres, free_port
-from tests.test_storage import create_pg_database
+from tests.storage_fixtures import create_pg_database
 
 EMPTY = -1
-
-
-def sqlite_path(db_url: str) -> str:
-    return db_url.split(":///", 1)[1]
-
-
-def store_behind_the_back(
-    db_url: str, game_id: int, index: int, seat: int, action: Any, clock: list[float] | None = None
-) -> None:
-    """Insert action `index` of the game as the server would have: the JSON and timestamp formats
-    are those of the server's own last row of that game (there must be one)."""
-    with contextlib.closing(sqlite3.connect(sqlite_path(db_url), timeout=10)) as conn:
-        last = 'SELECT created_at, typeof(action) FROM actions WHERE game_id = ? ORDER BY "index" DESC LIMIT 1'
-        row = conn.execute(last, (game_id,)).fetchone()
-        assert row is not None, "the server has stored no action of this game yet"
-        clock_text = None if clock is None else json.dumps(clock)
-        conn.execute(
-            'INSERT INTO actions (game_id, "index", seat, action, clock, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-            (game_id, index, seat, json.dumps(action), clock_text, row[0]),
-        )
-        conn.commit()
-        # JSON text, which the column's numeric affinity turns into a number as it did the server's
-        assert conn.execute(last, (game_id,)).fetchone() == row
 
 
 async def store_behind_the_back_on_postgres(
@@ -81,28 +59,6 @@ async def started(db_url: str) -> AsyncIterator[Server]:
         yield server
     finally:
         await server.stop()
-
-
-async def update_at(client: Client, code: str, seq: int) -> dict[str, Any]:
-    """The client's first update of the room at `seq` (earlier ones are read past)."""
-    while True:
-        update = await client.next_update(code, timeout=5)
-        if update["seq"] == seq:
-            return update
-        assert update["seq"] < seq, update
-
-
-async def two_players(server: Server, clock: dict[str, Any] | None = None) -> tuple[Client, Client, str]:
-    """Alice (seat 0) and Bob in a started game of tic-tac-toe where Alice took the centre-left
-    cell (3): Bob's turn, at move 1. Returns both and the room code."""
-    alice = await Client.connect(server.url, name="alice")
-    bob = await Client.connect(server.url, name="bob")
-    code = (await alice.create_room("tictactoe", seat=0, public=False, clock=clock))["room"]
-    await bob.join(code)
-    await alice.act(code, 3, seq=0)
-    await update_at(alice, code, 1)
-    await update_at(bob, code, 1)
-    return alice, bob, code
 
 
 async def sent_to_a_stopped_writer(

@@ -3,36 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import random
-from typing import Any
 
 import pytest
 
 from partida.cli.play import play_bot_game
-from partida.client import Client
-from partida.games.prompts import Prompt
 from partida.protocol import Encoding
 from partida.room.seed import seed_hash
-
-
-def random_decider(seed: int):  # type: ignore[no-untyped-def]
-    rng = random.Random(seed)
-
-    def decide(update: dict[str, Any], prompt: Prompt) -> Any:
-        return prompt.random_answer(rng)
-
-    return decide
-
-
-async def play_two(alice: Client, bob: Client, game: str, options: dict[str, Any] | None = None) -> list[dict]:
-    created = await alice.create_room(game, options, seat=0, public=False)
-    code = created["room"]
-    joined = await bob.join(code)
-    assert joined["seat"] == 1
-    return await asyncio.gather(
-        alice.play(code, random_decider(1)),
-        bob.play(code, random_decider(2)),
-    )
+from tests.helpers import Raw, play_two, random_decider
 
 
 @pytest.mark.parametrize("encoding", [Encoding.MSGPACK, Encoding.JSON])
@@ -155,8 +132,6 @@ async def test_spectator_sees_every_move(connect) -> None:
 async def test_the_creators_seat_comes_in_room_created_and_a_later_seat_as_a_room_push(server) -> None:
     from websockets.asyncio.client import connect as ws_connect
 
-    from tests.test_protocol_versions import Raw
-
     ann, bea = Raw(await ws_connect(server.url)), Raw(await ws_connect(server.url))
     for raw, name in ((ann, "ann"), (bea, "bea")):
         await raw.request("hello", version=2, name=name)
@@ -175,8 +150,6 @@ async def test_a_games_end_is_the_final_update_and_game_over_with_no_room_push(s
     `room` push follows them (a ping's answer, written after anything the last move pushed,
     shows that nothing else came)."""
     from websockets.asyncio.client import connect as ws_connect
-
-    from tests.test_protocol_versions import Raw
 
     ann, bea = Raw(await ws_connect(server.url)), Raw(await ws_connect(server.url))
     for raw, name in ((ann, "ann"), (bea, "bea")):

@@ -10,7 +10,8 @@ import pytest
 
 from partida.client import Client, ServerError
 from partida.server.app import Server, ServerConfig
-from tests.test_server_mending import sqlite_path, store_behind_the_back, two_players
+from tests.helpers import sqlite_path, store_behind_the_back, two_players
+from tests.storage_fixtures import fresh_database
 
 
 async def test_restart_mid_game_loses_no_acknowledged_move(db_url: str) -> None:
@@ -140,17 +141,6 @@ async def test_a_game_that_cannot_be_resumed_keeps_no_other_from_playing(db_url:
         assert stored is not None and stored.status == "finished" and stored.result["winners"] == [0]
     finally:
         await third.stop()
-
-
-def fresh_database(pg, name: str) -> str:  # type: ignore[no-untyped-def]
-    """A new, empty database on the test cluster, so that this test sees only its own games."""
-    import subprocess
-
-    command = [str(pg.bin_dir / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", str(pg.directory)]
-    command += ["-p", str(pg.port), "-U", "postgres", "-d", "postgres"]
-    command += ["-c", f"DROP DATABASE IF EXISTS {name}", "-c", f"CREATE DATABASE {name} OWNER {pg.user}"]
-    subprocess.run(command, check=True, capture_output=True)
-    return pg.url.rsplit("/", 1)[0] + f"/{name}"
 
 
 async def test_restart_on_postgresql(postgres) -> None:  # type: ignore[no-untyped-def]

@@ -1,18 +1,15 @@
 """The storage API against real databases: every test runs on SQLite and on PostgreSQL.
 
 SQLite: a fresh file in the test's temporary folder. PostgreSQL: one throwaway cluster for this
-module (tests/services.py installs and starts it). Tests of migrations get a new empty database,
-as a new deployment would; the others share one migrated database, emptied before each test
-(creating and migrating a PostgreSQL database per test would cost most of this file's time)."""
+module (the fixtures are in tests/storage_fixtures.py; tests/services.py installs and starts
+it). Tests of migrations get a new empty database, as a new deployment would; the others share
+one migrated database, emptied before each test (creating and migrating a PostgreSQL database per
+test would cost most of this file's time)."""
 
 from __future__ import annotations
 
 import asyncio
-import secrets
-import subprocess
 import warnings
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,97 +18,11 @@ from sqlalchemy import inspect, select, text
 from partida.storage.database import Database, StorageError, head_revision
 from partida.storage.models import Base, LabMatch, LabRun
 from partida.storage.store import BadName, DuplicateAction, NameTaken, NoSuchGame, Store, StoredGame
-from tests.services import Postgres, start_postgres
-
-BACKENDS = ["sqlite", "postgresql"]
-DATA_TABLES = (
-    "accounts, games, seats, actions, lab_runs, lab_matches, ladders, ladder_members, ladder_games, ladder_ratings, "
-    "nodes, room_leases, node_accounts, ladder_live, tournaments, tournament_entries, tournament_pairings"
-)
-
-
-@pytest.fixture(scope="module")
-def pg_cluster() -> Iterator[Postgres]:
-    server = start_postgres()
-    try:
-        yield server
-    finally:
-        server.close()
-
-
-def psql(cluster: Postgres, database: str, statement: str) -> None:
-    """Run one statement as the cluster's superuser, over its private socket."""
-    command = [str(cluster.bin_dir / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", str(cluster.directory)]
-    command += ["-p", str(cluster.port), "-U", "postgres", "-d", database, "-c", statement]
-    subprocess.run(command, check=True, capture_output=True)
-
-
-def create_pg_database(cluster: Postgres) -> str:
-    """A new empty database owned by the cluster's test user; returns its postgresql:// URL."""
-    name = f"t_{secrets.token_hex(6)}"
-    psql(cluster, "postgres", f"CREATE DATABASE {name} OWNER {cluster.user}")
-    return cluster.url.rsplit("/", 1)[0] + "/" + name
-
-
-@pytest.fixture(scope="module")
-def pg_shared(pg_cluster: Postgres) -> str:
-    """A migrated database that the data tests share."""
-    url = create_pg_database(pg_cluster)
-
-    async def migrate() -> None:
-        await (await Database.open(url)).close()
-
-    asyncio.run(migrate())
-    return url
-
-
-@pytest.fixture(params=BACKENDS)
-def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The URL of a new empty database, as a person would type it (normalised by `Database.open`)."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'partida.db'}"
-    return create_pg_database(request.getfixturevalue("pg_cluster"))
-
-
-@pytest.fixture(params=BACKENDS)
-def storage_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The URL of a migrated database holding no rows."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'partida.db'}"
-    url = request.getfixturevalue("pg_shared")
-    psql(request.getfixturevalue("pg_cluster"), url.rsplit("/", 1)[1], f"TRUNCATE {DATA_TABLES} RESTART IDENTITY")
-    return url
-
-
-@pytest.fixture
-async def db(storage_url: str) -> AsyncIterator[Database]:
-    database = await Database.open(storage_url)
-    try:
-        yield database
-    finally:
-        await database.close()
-
-
-@pytest.fixture
-def store(db: Database) -> Store:
-    return Store(db)
-
+from tests.services import Postgres
+from tests.storage_fixtures import new_game
 
 TABLES = {"accounts", "games", "seats", "actions", "lab_runs", "lab_matches", "alembic_version"}
 TABLES |= {"ladders", "ladder_members", "ladder_games", "ladder_ratings"}
-
-
-async def new_game(store: Store, game: str = "tictactoe", seats: int = 2, **kwargs: Any) -> int:
-    args: dict[str, Any] = {
-        "options": {"size": 3},
-        "seed": 12345,
-        "seed_hash": "abc",
-        "seats": seats,
-        "room_code": "ROOM1",
-        "public": True,
-    }
-    args.update(kwargs)
-    return await store.create_game(game, **args)
 
 
 # Migrations.

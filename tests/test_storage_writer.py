@@ -31,18 +31,8 @@ from partida.storage.models import ActionRecord, GameRecord, utcnow
 from partida.storage.sqlite_process_writer import SqliteProcessWriter
 from partida.storage.sqlite_writer import SqliteWriter, _take_now
 from partida.storage.store import DuplicateAction, NoSuchGame, Store
-
-# ruff: noqa: F811 (the fixtures imported from test_storage are parameters here)
 from tests.services import Postgres
-from tests.test_storage import (  # noqa: F401 (fixtures)
-    create_pg_database,
-    db,
-    new_game,
-    pg_cluster,
-    pg_shared,
-    storage_url,
-    store,
-)
+from tests.storage_fixtures import create_pg_database, new_game
 
 
 async def test_a_batch_of_every_kind_of_write_gives_each_caller_its_own_result(store: Store) -> None:

@@ -18,6 +18,7 @@ import pytest
 
 from partida.room.seed import seed_hash
 from partida.server.app import Server
+from tests.helpers import local_states, play_to_the_end
 from tests.services import CHROMIUM_ARGS, ensure_chromium
 
 playwright_api = pytest.importorskip("playwright.async_api")
@@ -488,15 +489,14 @@ async def test_finished_othello_duel_and_agram_games_replay_board_by_board(
     """Every game steps back and forth on its own board, from the spectators' views the server
     replays: the discs of each Othello position, each Duel battlefield and no hand in any step,
     Agram's hands face down at every step."""
-    from tests.test_history import _local_states, _play_to_the_end
 
     games = (("othello", 2), ("duel", 2), ("agram", 4))
-    ids = {game: await _play_to_the_end(connect, game, seats) for game, seats in games}
+    ids = {game: await play_to_the_end(connect, game, seats) for game, seats in games}
     reader = await connect(name="reader")
     expected = {}
     for game, game_id in ids.items():
         record = await reader.game(game_id)
-        expected[game] = (record, [state.view(None) for state in _local_states(server, record)])
+        expected[game] = (record, [state.view(None) for state in local_states(server, record)])
     ada = await Person.open(browser, server.http_url, "ada")
     page = ada.page
 

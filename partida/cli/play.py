@@ -302,7 +302,7 @@ async def _play(args: argparse.Namespace) -> int:
     game = None if args.room or args.accept else known_game(registry, args.game)
     if args.vs and game is not None:
         seats = args.seats or game.min_seats
-        if len(args.vs) >= seats:  # the extra ones were dropped without a word
+        if len(args.vs) >= seats:  # one --vs per other seat: a surplus is refused, never dropped
             raise CliError(f"{args.game} has {seats} seats here: at most {seats - 1} --vs, one for each other seat")
     name = args.name or getpass.getuser()
     try:

@@ -212,9 +212,9 @@ def _pin(cpu: str | None) -> set[int] | None:
 
 def _writer_cpus(every_cpu: set[int] | None) -> frozenset[int] | None:
     """Where the SQLite writer's process runs when the server is pinned (`_pin`): on the CPUs
-    other than the server's, if there are any. It wakes for every batch, and woken on the event
-    loop's CPU it ran at once, the loop waiting (4-24% more moves per second at M = 10 on
-    two CPUs: docs/speed.md, "The writer on another CPU than the event loop")."""
+    other than the server's, if there are any. It wakes for every batch, and one woken on the
+    event loop's CPU would run at once while the loop waits for the CPU to come back
+    (docs/speed.md, "One CPU for the server")."""
     if every_cpu is None:
         return None
     return frozenset(every_cpu - os.sched_getaffinity(0) or every_cpu)
@@ -336,15 +336,14 @@ FULL_COLLECTION_EVERY = 1000  # collections of the middle generation per full on
 
 def _tune_collector() -> None:
     """Make the cyclic garbage collector's passes rare. A full pass walks every live object, and
-    a server with a thousand connections holds millions: each pass stopped every room for tens of
-    milliseconds, which was much of p99 at 500 concurrent games (a third less with this, moves
-    per second up 8%, peak memory the same; docs/speed.md, "The third round"). A young pass
-    walks the objects made since the last one that are still alive, and 500 games in flight keep
-    tens of thousands alive (messages, futures, frames): after every 700 of them, as by default,
-    the same in-flight objects were walked again and again, 6-15% of the server's CPU at 500
-    games; after 20,000, 1-3%, the longest pass 3.5-13 ms (`bench/gc_pauses.py`; docs/speed.md, "The
-    young generation collected less often"). What the server loaded to start (modules, the
-    schema, the games) is moved out of the collector's sight for good (`gc.freeze`)."""
+    a server with a thousand connections holds millions: each pass stops every room for tens of
+    milliseconds, a large part of p99 at 500 concurrent games. A young pass walks the objects
+    made since the last one that are still alive, and 500 games in flight keep tens of thousands
+    alive (messages, futures, frames): after every 700 of them, Python's default, the same
+    in-flight objects are walked again and again (6-15% of the server's CPU at 500 games; after
+    20,000, 1-3%, measured by `bench/gc_pauses.py`). What the server loaded to start (modules,
+    the schema, the games) is moved out of the collector's sight for good (`gc.freeze`). The
+    measurements: docs/speed.md and its journal."""
     gc.freeze()
     _, middle, _ = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_AFTER, middle, FULL_COLLECTION_EVERY)

@@ -73,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         _account_flags(j)
         j.set_defaults(func=lambda args, verb=verb: asyncio.run(_enter(args, verb)))
 
-    st = tsub.add_parser("standings", help="points and tie-breaks (Buchholz, Sonneborn-Berger)")
+    st = tsub.add_parser("standings", help="points and tie-breaks (Buchholz, Sonneborn-Berger, direct encounter)")
     st.add_argument("name")
     _reader_flags(st)
     st.set_defaults(func=lambda args: asyncio.run(_standings(args)))
@@ -255,23 +255,17 @@ async def _standings(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"Tournament {args.name}", caption="BH: Buchholz; SB: Sonneborn-Berger")
-    for column in ("#", "name", "points", "games", "W", "D", "L", "byes", "BH", "SB"):
+    # the tie-breaks the format ranks by, in its order (a round robin has no Buchholz)
+    names = {"buchholz_cut1": "BH-1", "buchholz": "BH", "sonneborn_berger": "SB", "direct_encounter": "DE"}
+    breaks = [key for key in names if rows and key in rows[0]]
+    caption = "BH: Buchholz (BH-1: less the lowest); SB: Sonneborn-Berger; DE: direct encounter"
+    table = Table(title=f"Tournament {args.name}", caption=caption)
+    for column in ("#", "name", "points", "games", "W", "D", "L", "byes", *(names[k] for k in breaks)):
         table.add_column(column, justify="left" if column == "name" else "right", no_wrap=column == "name")
-    for place, row in enumerate(rows, 1):
+    for row in rows:
         name = row["name"] + (" (bot)" if row["bot"] else "") + (" (withdrew)" if row["withdrawn"] else "")
-        table.add_row(
-            str(place),
-            name,
-            f"{row['points']:g}",
-            str(row["games"]),
-            str(row["wins"]),
-            str(row["draws"]),
-            str(row["losses"]),
-            str(row["byes"]),
-            f"{row['buchholz']:g}",
-            f"{row['sonneborn_berger']:g}",
-        )
+        numbers = [row["points"], row["games"], row["wins"], row["draws"], row["losses"], row["byes"]]
+        table.add_row(str(row["rank"]), name, *(f"{n:g}" for n in numbers), *(f"{row[k]:.4g}" for k in breaks))
     Console().print(table)
     return 0
 

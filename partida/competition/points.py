@@ -1,44 +1,34 @@
-"""Points from a table's ranks, and the standings with their tie-breaks. Pure: plain values in,
-plain values out.
+"""A tournament table's points and each entrant's record, from the stored results. Pure.
 
-A table's points go by rank: each seat scores one point per other seat ranked below it and half
-a point per other seat ranked level, divided by the other seats, so a two-seat game gives the
-usual 1, 1/2 and 0, and a four-seat table 1, 2/3, 1/3 and 0 for first to last. An arena doubles
-them (2 a win, 1 a draw), as lichess's arenas count. A bye is worth what its table says: a win
-in a Swiss, nothing in a round robin (a rest, not a game).
-
-Tie-breaks, in order: Buchholz (the sum of one's opponents' points), Sonneborn-Berger (the sum
-over one's games of the points scored in it times the opponents' points), then wins.
+Points go by rank (`results.rank_points`: 1, 1/2, 0 for two seats; 1, 2/3, 1/3, 0 for four); an
+arena doubles them (2 a win, 1 a draw), as lichess's arenas count. A bye is worth what its table
+says: a win in a Swiss, nothing in a round robin (a rest, not a game). The tie-breaks and the
+order of the standings are `tiebreaks.py`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
+
+from partida.competition.results import rank_points
 
 
 def table_points(result: dict[str, Any], arena: bool = False) -> list[float]:
     """The points of a decided table's seats, from its stored result."""
     if result.get("bye"):
         return [float(result.get("points", 1.0))]
-    return points_by_seat([int(r) for r in result.get("ranks", [])], arena)
-
-
-def points_by_seat(ranks: list[int], arena: bool = False) -> list[float]:
-    n = len(ranks)
-    if n < 2:
-        return [0.0] * n
-    points = []
-    for seat, rank in enumerate(ranks):
-        below = sum(1 for other, r in enumerate(ranks) if other != seat and r > rank)
-        level = sum(1 for other, r in enumerate(ranks) if other != seat and r == rank)
-        points.append((below + level / 2) / (n - 1))
-    return [2 * p for p in points] if arena else points
+    ranks = [int(r) for r in result.get("ranks", [])]
+    if len(ranks) < 2:
+        return [0.0] * len(ranks)
+    return [float(p) * (2 if arena else 1) for p in rank_points(ranks)]
 
 
 @dataclass
 class Score:
+    """An entrant's record: points (as the format counts them), games, wins, draws, losses, byes."""
+
     account_id: int
     points: float = 0.0
     games: int = 0
@@ -46,9 +36,6 @@ class Score:
     draws: int = 0
     losses: int = 0
     byes: int = 0
-    buchholz: float = 0.0
-    sonneborn_berger: float = 0.0
-    opponents: list[int] = field(default_factory=list)
 
     def to_data(self) -> dict[str, Any]:
         return {
@@ -58,50 +45,25 @@ class Score:
             "draws": self.draws,
             "losses": self.losses,
             "byes": self.byes,
-            "buchholz": self.buchholz,
-            "sonneborn_berger": self.sonneborn_berger,
         }
 
 
-def tally(
-    scores: Mapping[int, Score], games: Iterable[tuple[list[int], list[float]]]
-) -> list[tuple[list[int], list[float]]]:
-    """Add each table's points to its accounts' scores (accounts unknown to `scores` are added);
-    returns the games as a list, for the tie-breaks' second pass."""
-    played = list(games)
-    table: dict[int, Score] = dict(scores)
-    for accounts, points in played:
+def tally(scores: dict[int, Score], games: Iterable[tuple[list[int], list[float]]]) -> None:
+    """Add each table's points to its accounts' scores (accounts not there yet are added)."""
+    for accounts, points in games:
         if len(accounts) == 1:
-            score = table.setdefault(accounts[0], Score(accounts[0]))
+            score = scores.setdefault(accounts[0], Score(accounts[0]))
             score.points += points[0]
             score.byes += 1
             continue
         best = max(points)
         for account, p in zip(accounts, points, strict=True):
-            score = table.setdefault(account, Score(account))
+            score = scores.setdefault(account, Score(account))
             score.points += p
             score.games += 1
-            score.opponents.extend(a for a in accounts if a != account)
             if p == best and points.count(best) == 1:
                 score.wins += 1
             elif p == best:
                 score.draws += 1
             else:
                 score.losses += 1
-    if isinstance(scores, dict):
-        scores.update(table)  # type: ignore[arg-type]
-    return played
-
-
-def standings(scores: dict[int, Score], games: Iterable[tuple[list[int], list[float]]]) -> list[Score]:
-    """The scores of `games` ranked: points, then Buchholz, Sonneborn-Berger and wins."""
-    played = tally(scores, games)
-    for score in scores.values():
-        score.buchholz = sum(scores[o].points for o in score.opponents if o in scores)
-    for accounts, points in played:
-        if len(accounts) < 2:
-            continue
-        for account, p in zip(accounts, points, strict=True):
-            others = [scores[a].points for a in accounts if a != account]
-            scores[account].sonneborn_berger += p * sum(others)
-    return sorted(scores.values(), key=lambda s: (-s.points, -s.buchholz, -s.sonneborn_berger, -s.wins, s.account_id))

@@ -47,7 +47,7 @@ def next_tables(
 
 def scores_of(tables: Sequence[Played], arena: bool = False) -> dict[int, Score]:
     scores: dict[int, Score] = {}
-    games = []
+    games: list[tuple[list[int], list[float]]] = []
     for t in tables:
         result = t.result
         if result is None or result.get("void"):

@@ -25,8 +25,9 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from partida.competition.points import Score, standings, table_points
-from partida.competition.tables import next_tables
+from partida.competition import tiebreaks
+from partida.competition.points import Score, table_points, tally
+from partida.competition.tables import history_of, next_tables
 from partida.games.base import BadOptions
 from partida.games.registry import Registry, UnknownGame
 from partida.protocol import ErrorCode, ProtocolError, server_message
@@ -258,24 +259,27 @@ class TournamentService:
     # Standings.
 
     def _standings(self, info: TournamentInfo, tables: list[Table], entrants: list[Any]) -> list[dict[str, Any]]:
-        scores: dict[int, Score] = {e.account_id: Score(e.account_id) for e in entrants}
+        """The standings: `tiebreaks.py`'s order (a round robin's or a Swiss's tie-breaks), an
+        arena's by its doubled points first; each line with the entrant's record."""
         arena = info.format == "arena"
-        games = []
-        for table in tables:
-            if table.result is None or table.result.get("void"):
-                continue
-            games.append((table.accounts, table_points(table.result, arena)))
-        kinds = {e.account_id: e.kind for e in entrants}
-        names = {e.account_id: e.name for e in entrants}
-        withdrawn = {e.account_id for e in entrants if e.withdrawn}
+        scores: dict[int, Score] = {e.account_id: Score(e.account_id) for e in entrants}
+        decided = [t for t in tables if t.result is not None and not t.result.get("void")]
+        tally(scores, [(t.accounts, table_points(t.result, arena)) for t in decided])  # type: ignore[arg-type]
+        order = tiebreaks.ROUND_ROBIN_ORDER if info.format == "round-robin" else tiebreaks.SWISS_ORDER
+        rows = tiebreaks.standings([e.account_id for e in entrants], history_of(tables), order)
+        if arena:
+            rows.sort(key=lambda row: -scores[row.player].points)  # stable: the tie-breaks next
+        by_id = {e.account_id: e for e in entrants}
         return [
             {
-                **row.to_data(),
-                "name": names.get(row.account_id, f"#{row.account_id}"),
-                "bot": kinds.get(row.account_id) == "bot",
-                "withdrawn": row.account_id in withdrawn,
+                "rank": place,
+                **scores[row.player].to_data(),
+                **{name: float(value) for name, value in row.tiebreaks.items()},
+                "name": by_id[row.player].name,
+                "bot": by_id[row.player].kind == "bot",
+                "withdrawn": by_id[row.player].withdrawn,
             }
-            for row in standings(scores, games)
+            for place, row in enumerate(rows, 1)
         ]
 
     # Requests.
