@@ -42,6 +42,7 @@ LIFTED = (
     "rooms_created_per_second=1e9",
     "rooms_created_burst=1e9",
     "waiting_rooms_per_address=1000000",
+    "public_rooms_per_address=1000000",
     "requests_per_second=1e9",
     "request_burst=1e9",
 )
