@@ -42,8 +42,10 @@ def record(out: str) -> None:
     commits: list[float] = []
     alone = [0]
 
-    if hasattr(writer, "_queue_job"):
-        queue_job = writer._queue_job
+    # The hand-over: `enqueue` (a build whose writer holds its runner), else `_queue_job`.
+    name = "enqueue" if hasattr(writer, "enqueue") else "_queue_job" if hasattr(writer, "_queue_job") else None
+    if name is not None:
+        queue_job = getattr(writer, name)
 
         def timed_queue_job(self: Any, batch: Any, done: Callable[[Any, Any], None]) -> None:
             start = time.perf_counter()
@@ -54,9 +56,11 @@ def record(out: str) -> None:
 
             queue_job(self, batch, timed_done)
 
-        writer._queue_job = timed_queue_job  # type: ignore[method-assign]
+        setattr(writer, name, timed_queue_job)
 
-    run = writer.run
+    # The transactions: the runner the writer holds (`sqlite_process.Batches`), else its own.
+    runner: Any = sqlite_process.Batches if hasattr(sqlite_process, "Batches") else writer
+    run = runner.run
 
     def timed_run(self: Any, jobs: list[Any]) -> Any:
         start, cpu = time.perf_counter(), time.thread_time()
@@ -67,7 +71,7 @@ def record(out: str) -> None:
             run_cpu.append(time.thread_time() - cpu)
             writes.append(sum(job.count for job in jobs))
 
-    writer.run = timed_run  # type: ignore[method-assign]
+    runner.run = timed_run
 
     # The driver's calls: the writer's own (an older writer), else those of the runner it shares
     # with the writer's process, `sqlite_process.Batches`.
@@ -89,14 +93,15 @@ def record(out: str) -> None:
     else:
         writer._call = staticmethod(timed_call)  # type: ignore[method-assign]
 
-    if hasattr(writer, "_autocommit"):
-        autocommit = writer._autocommit
+    counts_alone = hasattr(runner, "_autocommit")
+    if counts_alone:
+        autocommit = runner._autocommit
 
         def counted_autocommit(self: Any, *args: Any) -> None:
             alone[0] += 1
             autocommit(self, *args)
 
-        writer._autocommit = counted_autocommit  # type: ignore[method-assign]
+        runner._autocommit = counted_autocommit
 
     def report() -> None:
         figures = {
@@ -105,7 +110,7 @@ def record(out: str) -> None:
             "transaction_cpu_ms": percentiles(run_cpu),
             "commit_ms": percentiles(commits),
             "writes_per_transaction": round(sum(writes) / len(writes), 2) if writes else None,
-            "transactions_without_begin": alone[0] if hasattr(writer, "_autocommit") else None,
+            "transactions_without_begin": alone[0] if counts_alone else None,
         }
         with open(out, "w") as file:
             json.dump(figures, file)

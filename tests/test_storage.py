@@ -163,21 +163,20 @@ async def test_a_game_goes_from_waiting_to_playing_to_finished(store: Store) -> 
     assert finished.finished_at is not None and finished.finished_at >= finished.started_at
 
 
-async def test_a_game_not_waited_for_is_stored_before_its_start(store: Store, storage_url: str) -> None:
-    """`durable=False` hands the id out at once; the row is committed before any later write of
-    the game, so starting it right away finds it, and ids stay unique beside waited-for games."""
-    quick = [await new_game(store, durable=False) for _ in range(40)]  # past one block of ids
-    waited = await new_game(store)
-    assert len({*quick, waited}) == 41 and quick == sorted(quick) and min(quick) > 0
-    await store.start_game(quick[-1], [(0, None, "ann"), (1, None, "bea")])
-    started = await store.load_game(quick[-1])
+async def test_new_games_get_increasing_ids_and_a_restarted_server_counts_on(store: Store, storage_url: str) -> None:
+    """Each new game's id is new, larger than the ones before, and its row is there to start at
+    once; a restarted server's new games count on from the stored ones."""
+    games = [await new_game(store) for _ in range(40)]
+    assert len(set(games)) == 40 and games == sorted(games) and min(games) > 0
+    await store.start_game(games[-1], [(0, None, "ann"), (1, None, "bea")])
+    started = await store.load_game(games[-1])
     assert started is not None and started.status == "playing"
     assert started.seat_list == [(0, None, "ann"), (1, None, "bea")]
     await store.db.close()
     reopened = Store(await Database.open(storage_url))  # a restarted server counts on from there
     try:
-        assert all([await reopened.load_game(game_id) for game_id in quick])
-        assert await new_game(reopened, durable=False) > max([*quick, waited])
+        assert all([await reopened.load_game(game_id) for game_id in games])
+        assert await new_game(reopened) > max(games)
     finally:
         await reopened.db.close()
 

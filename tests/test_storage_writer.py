@@ -290,13 +290,13 @@ async def test_batches_reaching_the_sqlite_writer_together_share_a_transaction_a
 ) -> None:
     await started.store.append_action(started.game_id, 0, 0, "first")
     transactions: list[int] = []
-    run = started.backend.run
+    run = started.backend.runner.run
 
     def counted(jobs: list[Any]) -> list[list[Any]]:
         transactions.append(len(jobs))
         return run(jobs)
 
-    started.backend.run = counted  # type: ignore[method-assign]
+    started.backend.runner.run = counted  # type: ignore[method-assign]
     outcomes = await batches_while_the_thread_is_busy(started, [(1, "second"), (0, "again"), (2, "third")])
     assert outcomes[0] is None and outcomes[2] is None
     assert isinstance(outcomes[1], DuplicateAction)
@@ -315,8 +315,8 @@ async def test_batches_the_sqlite_writer_runs_partly_through_sqlalchemy_share_a_
     before = await started.store.load_game(started.game_id)
     assert before is not None and before.started_at is not None
     transactions: list[int] = []
-    run = started.backend.run
-    started.backend.run = lambda jobs: transactions.append(len(jobs)) or run(jobs)  # type: ignore[method-assign]
+    run = started.backend.runner.run
+    started.backend.runner.run = lambda jobs: transactions.append(len(jobs)) or run(jobs)  # type: ignore[method-assign]
     steps = [
         Step(action, _action_row(started.game_id, 0)),
         Step(stamp, {"b_game": 404}),  # no such game
@@ -339,8 +339,8 @@ async def test_actions_alone_go_as_one_statement_without_begin_and_commit(starte
     traced: list[str] = []
 
     def trace() -> None:
-        assert backend._conn is not None
-        backend._conn.connection.dbapi_connection.set_trace_callback(traced.append)  # type: ignore[union-attr]
+        assert backend.runner._conn is not None
+        backend.runner._conn.connection.dbapi_connection.set_trace_callback(traced.append)  # type: ignore[union-attr]
 
     await backend._in_thread(trace)
     assert await batches_while_the_thread_is_busy(started, [(1, 1), (2, 2), (3, 3)]) == [None, None, None]
@@ -396,7 +396,7 @@ async def test_a_writer_thread_that_cannot_start_fails_its_writes_and_gives_the_
     lock.release()
     with pytest.raises(RuntimeError, match="start new thread"):
         await waiting
-    assert backend._users == 0 and not lock.locked()
+    assert backend.share.users == 0 and not lock.locked()
 
 
 async def test_taking_the_write_lock_without_waiting_leaves_a_waiting_writer_first() -> None:
@@ -538,7 +538,7 @@ async def test_a_writer_process_that_dies_fails_what_it_held_and_the_next_write_
     os.kill(first, signal.SIGKILL)
     with pytest.raises(StorageError, match="writer's process exited"):
         await write
-    assert in_process.backend._users == 0 and in_process.db.write_lock is not None
+    assert in_process.backend.share.users == 0 and in_process.db.write_lock is not None
     assert not in_process.db.write_lock.locked()
     await in_process.store.append_action(in_process.game_id, 0, 0, "stored")
     assert in_process.pid != first
@@ -557,7 +557,7 @@ async def test_after_three_deaths_in_a_row_the_writes_go_to_the_thread(in_proces
         with pytest.raises(StorageError, match="writer's process exited"):
             await write
     await in_process.store.append_action(in_process.game_id, 0, 0, "stored")
-    assert backend._child is None and backend._thread is not None
+    assert backend._child is None and backend.thread._thread is not None
     assert await stored_actions(in_process) == [(0, "stored")]
 
 

@@ -23,7 +23,7 @@ from partida.room.terms import RoomTerms
 from partida.server import web
 from partida.server.addresses import Addresses
 from partida.server.challenges import Challenges
-from partida.server.cluster import DEFAULT_LEASE, Cluster, FencedStore, NodeParts
+from partida.server.cluster import DEFAULT_LEASE, Cluster, NodeParts
 from partida.server.connections import Connections
 from partida.server.conversation import Conversation
 from partida.server.events import EventBus, open_bus
@@ -145,7 +145,7 @@ class Server:
             await self.db.close()
             self._release_claim()
             raise
-        self.store = Store(self.db) if self.cluster is None else FencedStore(self.db, self.cluster.fence)
+        self.store = Store(self.db, fence=None if self.cluster is None else self.cluster.fence)
         self.bus = await open_bus(self.config.mqtt_url)
         self.publisher.bus = self.bus
         self._build_services(self.db)

@@ -33,7 +33,8 @@ from partida.server.events import MqttEventBus
 from partida.server.presence import Presence
 from partida.server.relay import Relay
 from partida.server.rooms import PRIVATE_CODE_LENGTH, PUBLIC_CODE_LENGTH, new_room_code
-from partida.storage.database import NotWritten, StorageError, describe_error
+from partida.storage.database import StorageError, describe_error
+from partida.storage.fencing import Fence
 from partida.storage.nodes import CodeTaken, NodeDirectory
 from partida.storage.store import Store
 
@@ -54,49 +55,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_LEASE = 10.0  # seconds; a dead node's games resume on another node after about this long
-FENCE_MARGIN = 1 / 3  # of the lease: a write started this close to the lease's end is not begun
-
-
-class Fence:
-    """Whether this node may still write its games: until a third of a lease before the lease
-    taken at the last successful renewal would run out. Measured on this process's monotonic
-    clock from the moment the renewal was sent, which is no later than the database's `now()`
-    that set the lease, so the node stops before any other node may take its rooms."""
-
-    def __init__(self, lease: float) -> None:
-        self.lease = lease
-        self.valid_until = 0.0
-
-    def renewed(self, sent_at: float) -> None:
-        self.valid_until = sent_at + self.lease * (1 - FENCE_MARGIN)
-
-    def check(self) -> None:
-        if asyncio.get_running_loop().time() > self.valid_until:
-            raise NotWritten("this node could not renew its lease on its rooms; it writes nothing until it can.")
-
-
-class FencedStore(Store):
-    """The store of a node: a game's writes are refused once the node's lease may have lapsed."""
-
-    def __init__(self, db: Database, fence: Fence) -> None:
-        super().__init__(db)
-        self.fence = fence
-
-    async def start_game(self, *args: Any, **kwargs: Any) -> None:
-        self.fence.check()
-        await super().start_game(*args, **kwargs)
-
-    async def append_action(self, *args: Any, **kwargs: Any) -> None:
-        self.fence.check()
-        await super().append_action(*args, **kwargs)
-
-    async def finish_game(self, *args: Any, **kwargs: Any) -> Any:
-        self.fence.check()
-        return await super().finish_game(*args, **kwargs)
-
-    async def save_endings(self, *args: Any, **kwargs: Any) -> None:
-        self.fence.check()
-        await super().save_endings(*args, **kwargs)
 
 
 @dataclass

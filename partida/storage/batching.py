@@ -36,29 +36,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import ColumnElement, Executable
 
-from partida.storage import sqlite_process_writer
+from partida.storage.backend import open_backend
 from partida.storage.database import Database
-from partida.storage.postgres_writer import PostgresWriter
-from partida.storage.sqlite_writer import SqliteWriter
+from partida.storage.fencing import Fence
 from partida.storage.writes import MissingRow, Statement, Step, Unplannable, execute
 
 __all__ = ["MAX_BATCH", "GroupWriter", "MissingRow", "Statement", "Step"]
 
 MAX_BATCH = 512
-
-
-class _Backend(Protocol):
-    """Runs a batch's transaction on one driver (`sqlite_writer`, `postgres_writer`)."""
-
-    async def transaction(self, writes: Sequence[Sequence[Step]]) -> list[Any]: ...
-
-    async def close(self) -> None: ...
 
 
 class _Write:
@@ -72,8 +62,9 @@ class _Write:
 class GroupWriter:
     """Runs writes (lists of steps) in shared transactions; see the module's docstring."""
 
-    def __init__(self, db: Database, max_batch: int = MAX_BATCH) -> None:
+    def __init__(self, db: Database, fence: Fence | None = None, max_batch: int = MAX_BATCH) -> None:
         self.db = db
+        self.fence = fence  # every write passes it before it is queued (`fencing`)
         self.max_batch = max_batch
         self._statements: list[Statement] = []
         self._pending: list[_Write] = []
@@ -81,9 +72,10 @@ class GroupWriter:
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
-        self._backend = _backend(db, self._next_needs_transaction)
+        self._backend = open_backend(db, self._next_needs_transaction)
         # A backend that takes batches as they come, at the end of each turn of the event loop.
-        self._hand_over_to = self._backend if isinstance(self._backend, SqliteWriter) else None
+        takes = self._backend is not None and self._backend.takes_batches_as_they_come
+        self._hand_over_to = self._backend if takes else None
         self._handover_due = False
         self._committing: set[asyncio.Future[None]] = set()  # batches waiting for the write lock
         db.on_close(self.close)
@@ -137,7 +129,10 @@ class GroupWriter:
 
     def submit(self, *steps: Step) -> asyncio.Future[Any]:
         """`write` without waiting: queue `steps` and return the future that `write` awaits
-        (its caller must read its outcome). Writes run in the order they were queued."""
+        (its caller must read its outcome). Writes run in the order they were queued. Past the
+        fence (`fencing`) nothing is queued: `NotWritten` is raised."""
+        if self.fence is not None:
+            self.fence.check()
         if self._closing:
             raise RuntimeError("the database is closed")
         loop = asyncio.get_running_loop()
@@ -285,17 +280,6 @@ class GroupWriter:
             backend, self._backend = self._backend, None
             await backend.close()
             self._hand_over_to = None
-
-
-def _backend(db: Database, next_needs_transaction: Callable[[], bool]) -> _Backend | None:
-    if db.dialect == "postgresql":
-        return PostgresWriter(db.engine, next_needs_transaction)
-    if db.dialect == "sqlite" and (make_url(db.url).database or ":memory:") != ":memory:":
-        assert db.write_lock is not None
-        if sqlite_process_writer.wanted():
-            return sqlite_process_writer.SqliteProcessWriter(db.url, db.write_lock, db.writer_cpus)
-        return SqliteWriter(db.url, db.write_lock)
-    return None
 
 
 def _succeed(writes: list[_Write], results: list[Any]) -> None:

@@ -278,18 +278,6 @@ class Database:
             yield session
 
     @asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncConnection]:
-        """A Core connection for a read of one statement (say, a block of new games' ids from
-        their sequence, `game_ids`). On PostgreSQL it is in autocommit mode: no transaction is
-        begun and rolled back around the statement, two round trips fewer (20% less CPU per
-        read, measured on the name lookup it used to serve). Not on SQLite, where switching the
-        mode costs more than it saves (aiosqlite hands each switch to its thread)."""
-        async with self.engine.connect() as conn:
-            if self.dialect == "postgresql":
-                await conn.execution_options(isolation_level="AUTOCOMMIT")
-            yield conn
-
-    @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
         """One short write transaction on a Core connection, committed on exit. On SQLite the
         writers of this process take turns (see `write_lock`)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 from sqlalchemy.engine import make_url
@@ -24,8 +24,10 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql import Select
 
 from partida.storage.database import SQLITE_BUSY_TIMEOUT_MS, Database
-from partida.storage.postgres_connection import KeptConnection
 from partida.storage.writes import Planner, Statement
+
+if TYPE_CHECKING:
+    from partida.storage.postgres_connection import KeptConnection
 
 
 class Lookups:
@@ -39,7 +41,11 @@ class Lookups:
         self._planner = Planner(db.engine.sync_engine.dialect)
         self._conn: aiosqlite.Connection | None = None
         self._opening = asyncio.Lock()
-        self._kept = KeptConnection(db.engine) if db.dialect == "postgresql" else None
+        self._kept: KeptConnection | None = None
+        if db.dialect == "postgresql":
+            from partida.storage.postgres_connection import KeptConnection  # the driver only where it is used
+
+            self._kept = KeptConnection(db.engine)
         self._turn = asyncio.Lock()  # an asyncpg connection answers one query at a time
         db.on_close(self.close)
 

@@ -34,13 +34,17 @@ import asyncpg
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from partida.storage.backend import Outcome
 from partida.storage.postgres_connection import KeptConnection
 from partida.storage.writes import MissingRow, Op, Planner, Statement, Step, plan_alone, run_group
 
 
 class PostgresWriter:
     """Runs the group writer's transactions on one connection of `engine`'s pool, kept open
-    between batches and opened again after it failed."""
+    between batches and opened again after it failed. Its batches go one at a time, from the
+    group writer's task (`transaction`): a connection runs one transaction at a time."""
+
+    takes_batches_as_they_come = False
 
     def __init__(self, engine: AsyncEngine, next_needs_transaction: Callable[[], bool] = lambda: False) -> None:
         self.planner = Planner(engine.dialect, count_by_returning=True)
@@ -59,6 +63,10 @@ class PostgresWriter:
         return await self.kept.run(
             lambda conn, driver: self._run(conn, driver, ops, count), (IntegrityError, MissingRow)
         )
+
+    def hand_over(self, writes: Sequence[Sequence[Step]], done: Outcome) -> bool:
+        """Never: every batch waits its turn (`transaction`)."""
+        return False
 
     async def close(self) -> None:
         await self.kept.close()

@@ -1,13 +1,12 @@
 """One server per SQLite file.
 
-A server on SQLite hands out new games' ids itself, counting up from the largest id stored
-(`game_ids`), and nothing else in the file says which server a game belongs to. Two servers on
-one file (say two `partida serve` in two terminals, both on the default ./partida.db) handed out
-the same ids, and each wrote into the other's games: seats refused as duplicates, a start taken
-for the other server's game, actions of two games under one id. So a server claims the file for
-as long as it runs, and a second one stops at its start with a sentence saying who holds it.
-Other programs (`partida games`, `partida db create-bot`, the lab) read and write next to a
-running server as before: they never claim.
+Nothing in a SQLite file says which server a game belongs to: a server resumes every game in
+play it finds there, and a room's state lives in its server's memory. Two servers on one file
+(say two `partida serve` in two terminals, both on the default ./partida.db) would each resume,
+play and write the same games. So a server claims the file for as long as it runs, and a
+second one stops at its start with a sentence saying who holds it. Other programs (`partida
+games`, `partida db create-bot`, the lab) read and write next to a running server as before:
+they never claim.
 
 The claim is an exclusive `flock` on a file beside the database (`<file>.server.lock`, which
 keeps the holder's pid for the message), not on the database itself: closing any descriptor of

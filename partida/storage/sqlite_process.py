@@ -175,11 +175,15 @@ def _error(exc: Exception) -> tuple[Any, ...]:
 
 class Batches:
     """Runs batches on one connection to `path`, kept open between them: this process's runner,
-    and the thread writer's (`sqlite_writer.SqliteWriter`, which opens the connection through
-    SQLAlchemy and sends the statements only SQLAlchemy completes as hooks)."""
+    and the thread writer's (`sqlite_writer.SqliteWriter` holds one, which opens the connection
+    through SQLAlchemy and sends the statements only SQLAlchemy completes as hooks)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, connect: Callable[[], tuple[sqlite3.Connection, Any]] | None = None) -> None:
+        """`connect`: opens the connection to run batches on, and a SQLAlchemy connection on it
+        for the hooks (or None, made when a hook first runs); by default, the driver's own
+        connection with every SQLite connection's settings."""
         self.path = path
+        self._open = connect or self._connect
         self._driver: sqlite3.Connection | None = None
         self._conn: Any = None  # a SQLAlchemy connection on `_driver`, for hooks
         self._inserts: dict[str, tuple[str | None, str | None]] = {}
@@ -213,7 +217,7 @@ class Batches:
         (None for the others). The transaction is the driver's own (begun by its first
         statement), committed here; a hook's SQLAlchemy connection shares it."""
         if self._driver is None:
-            self._driver = self._connect()
+            self._driver, self._conn = self._open()
         conn = self._driver
         every: list[list[Any]] = []
         try:
@@ -303,7 +307,7 @@ class Batches:
         except Exception:
             self._driver, self._conn = None, None
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> tuple[sqlite3.Connection, Any]:
         """The connection to run batches on, with every SQLite connection's settings."""
         conn = sqlite3.connect(self.path, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000)
         cursor = conn.cursor()
@@ -311,7 +315,7 @@ class Batches:
             apply_pragmas(cursor)
         finally:
             cursor.close()
-        return conn
+        return conn, None
 
     def _one_statement(self, jobs: list[Job]) -> tuple[str, tuple[Any, ...]] | None:
         """The batches of `jobs` as one statement, when they are nothing but rows of one plain

@@ -34,9 +34,10 @@ from typing import Any
 
 from sqlalchemy.exc import DBAPIError
 
+from partida.storage.backend import Outcome
 from partida.storage.database import StorageError
 from partida.storage.sqlite_process import PIPE_READ, RESET, Frames, frame
-from partida.storage.sqlite_writer import Outcome, SqliteWriter, wire_ops
+from partida.storage.sqlite_writer import SqliteWriter, wire_ops
 from partida.storage.writes import Op, Step, plan_alone
 
 ENV_VAR = "PARTIDA_SQLITE_WRITER"
@@ -56,11 +57,18 @@ def wanted() -> bool:
     return choice == "process"
 
 
-class SqliteProcessWriter(SqliteWriter):
+class SqliteProcessWriter:
     """See the module's docstring."""
 
+    takes_batches_as_they_come = True
+
     def __init__(self, url: str, write_lock: asyncio.Lock, cpus: frozenset[int] | None = None) -> None:
-        super().__init__(url, write_lock)
+        # The batches the process cannot take, and every batch after `DEATHS_BEFORE_THREAD`
+        # deaths; it shares this backend's write lock, planner and errors.
+        self.thread = SqliteWriter(url, write_lock)
+        self.share = self.thread.share
+        self.planner = self.thread.planner
+        self.path = self.thread.path
         self.cpus = cpus  # where the process runs (`Database.open`'s `writer_cpus`)
         self._child: _Child | None = None
         self._sent: dict[int, tuple[list[Op], Outcome]] = {}  # batches the process holds
@@ -68,29 +76,30 @@ class SqliteProcessWriter(SqliteWriter):
         self._drained: asyncio.Event | None = None  # set when the process holds nothing
         self._deaths = 0  # in a row, each with writes unanswered (`DEATHS_BEFORE_THREAD`)
 
-    def _queue_job(self, writes: Sequence[Sequence[Step]], done: Outcome) -> None:
+    def hand_over(self, writes: Sequence[Sequence[Step]], done: Outcome) -> bool:
+        """As `SqliteWriter.hand_over`, the batch sent to the process."""
+        return self.share.hand_over(self.enqueue, writes, done)
+
+    async def transaction(self, writes: Sequence[Sequence[Step]]) -> list[Any]:
+        """As `SqliteWriter.transaction`, the batch sent to the process."""
+        return await self.share.transaction(self.enqueue, writes)
+
+    def enqueue(self, writes: Sequence[Sequence[Step]], done: Outcome) -> None:
+        """Plan `writes` and send them to the process (or the thread, if it cannot take them),
+        under a share of the write lock taken by the caller."""
         loop = asyncio.get_running_loop()
-
-        def finished(result: Any, exc: BaseException | None) -> None:
-            self._leave()
-            done(result, exc)
-
         try:
             ops = plan_alone(self.planner, writes)
         except Exception as exc:  # a value its column cannot take: this batch alone fails
-            loop.call_soon(finished, None, exc)
+            loop.call_soon(done, None, exc)
             return
         job_id = next(self._ids)
         message = None if self._deaths >= DEATHS_BEFORE_THREAD else _message(job_id, ops, len(writes))
         if message is None:
-            super()._queue_job(writes, done)  # the thread writer, which has SQLAlchemy
+            self.thread.enqueue(writes, done)  # the thread, which has SQLAlchemy
             return
-        try:
-            child = self._child if self._child is not None else self._start_child(loop)
-        except BaseException:
-            self._leave()
-            raise
-        self._sent[job_id] = (ops, finished)
+        child = self._child if self._child is not None else self._start_child(loop)
+        self._sent[job_id] = (ops, done)
         child.send(message)
 
     def _start_child(self, loop: asyncio.AbstractEventLoop) -> _Child:
@@ -101,7 +110,7 @@ class SqliteProcessWriter(SqliteWriter):
         self._deaths = 0
         for job_id, results, error in outcomes:
             ops, finished = self._sent.pop(job_id)
-            finished(results, None if error is None else self._error(error, ops))
+            finished(results, None if error is None else self.thread.error(error, ops))
         if not self._sent and self._drained is not None:
             self._drained.set()
 
@@ -123,7 +132,7 @@ class SqliteProcessWriter(SqliteWriter):
                 )
         failure = sqlite3.OperationalError(f"the SQLite writer's process exited (code {code}) before it answered")
         for _ops, finished in held.values():
-            finished(None, DBAPIError.instance(None, None, failure, sqlite3.Error, dialect=self.engine.dialect))
+            finished(None, DBAPIError.instance(None, None, failure, sqlite3.Error, dialect=self.thread.engine.dialect))
         if self._drained is not None:
             self._drained.set()
 
@@ -136,7 +145,7 @@ class SqliteProcessWriter(SqliteWriter):
             self._sent[job_id] = ([], lambda _result, exc: done.done() or _settle(done, exc))
             child.send(frame((RESET, job_id)))
             await done
-        await super().reconnect()
+        await self.thread.reconnect()
 
     async def close(self) -> None:
         """Wait for the batches the process holds (and the retries their failures hand over),
@@ -147,7 +156,7 @@ class SqliteProcessWriter(SqliteWriter):
         child, self._child = self._child, None
         if child is not None:
             await child.stop()
-        await super().close()
+        await self.thread.close()
 
 
 def _settle(future: asyncio.Future[None], exc: BaseException | None) -> None:

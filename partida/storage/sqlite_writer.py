@@ -1,6 +1,6 @@
 """The group writer's batches on a SQLite file, in a thread of its own (see `batching`): the
-writer with `PARTIDA_SQLITE_WRITER=thread`, and for the batches the writer's process cannot take
-(`sqlite_process_writer`, which builds on this class's hand-over and write lock).
+backend with `PARTIDA_SQLITE_WRITER=thread`, and the one the writer's process holds for the
+batches it cannot take (`sqlite_process_writer`).
 
 The thread runs its transactions with the writer process's own runner (`sqlite_process.Batches`:
 batches merged into one transaction and run again alone after a constraint's failure, a lone
@@ -24,11 +24,12 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DBAPIError
 
+from partida.storage.backend import Outcome
 from partida.storage.database import SQLITE_BUSY_TIMEOUT_MS, on_sqlite_connect
 from partida.storage.sqlite_process import MERGED_WRITES, Batches, Failed, Job, hook_name
 from partida.storage.writes import MissingRow, Op, Planner, Statement, Step, plan_alone, run_group
 
-Outcome = Callable[[Any, "BaseException | None"], None]  # a batch's results, or its error
+Enqueue = Callable[[Sequence[Sequence[Step]], Outcome], None]  # starts a batch on its way
 
 
 @dataclass(slots=True)
@@ -45,9 +46,58 @@ class _Job:
         return len(self.writes)
 
 
-class SqliteWriter(Batches):
+class WriteLockShare:
+    """SQLite's in-process write lock (`Database.write_lock`), held by a backend's batches in
+    flight together: the first takes it, the others share it, and the last one out gives it
+    back (other writers of this process, such as an account being created, wait for a moment
+    without batches in flight). A SQLite backend queues its batches through `hand_over` and
+    `transaction`, with a function `enqueue(writes, done)` that starts one on its way; `done` gives
+    the share back before the batch's own callback hears the outcome."""
+
+    def __init__(self, lock: asyncio.Lock) -> None:
+        self.lock = lock
+        self.users = 0  # batches in flight
+        self._door = asyncio.Lock()  # one waiting caller at a time: a cancelled one leaves nothing
+
+    def hand_over(self, enqueue: Enqueue, writes: Sequence[Sequence[Step]], done: Outcome) -> bool:
+        """Queue `writes` if that needs no wait for the lock; else False, and nothing queued."""
+        if self.users == 0 and (self._door.locked() or not _take_now(self.lock)):
+            return False
+        self.users += 1
+        self._enqueue(enqueue, writes, done)
+        return True
+
+    async def transaction(self, enqueue: Enqueue, writes: Sequence[Sequence[Step]]) -> list[Any]:
+        """`hand_over`, waiting for the lock if it must, and for the commit."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[list[Any]] = loop.create_future()
+        async with self._door:
+            if self.users == 0:
+                await self.lock.acquire()
+            self.users += 1
+        self._enqueue(enqueue, writes, lambda result, exc: _settle(future, result, exc))
+        return await future
+
+    def _enqueue(self, enqueue: Enqueue, writes: Sequence[Sequence[Step]], done: Outcome) -> None:
+        def finished(result: Any, exc: BaseException | None) -> None:
+            self._leave()
+            done(result, exc)
+
+        try:
+            enqueue(writes, finished)
+        except BaseException:
+            self._leave()
+            raise
+
+    def _leave(self) -> None:
+        self.users -= 1
+        if self.users == 0:
+            self.lock.release()
+
+
+class SqliteWriter:
     """A synchronous connection to the same SQLite file, used from one dedicated thread, which
-    runs its batches as the writer's process does (`Batches`).
+    runs its batches with the runner the writer's process uses (`Batches`).
 
     A batch's statements go straight to the driver, with the SQL SQLAlchemy compiled once per
     statement: SQLAlchemy's per-execution work held the GIL longer than the rows themselves, and
@@ -66,23 +116,21 @@ class SqliteWriter(Batches):
     fails a transaction of several batches, each batch is run again on its own, so that only the
     offending batch gets the error (the group writer then retries that batch write by write).
 
-    Planning moved from the event loop to this thread in the sixth round (docs/speed.md): the
-    thread holds the GIL for it, but the event loop, the bottleneck, no longer spends its time
-    on it, and the thread holds the GIL for a few percent of the time at most."""
+    Planning happens in this thread, not on the event loop: the event loop is the server's
+    bottleneck, and the thread holds the GIL for a few percent of the time at most."""
 
-    _conn: Connection | None  # SQLAlchemy's connection, kept open between batches, only in the thread
+    takes_batches_as_they_come = True
 
     def __init__(self, url: str, write_lock: asyncio.Lock) -> None:
         sync_url = make_url(url).set(drivername="sqlite+pysqlite")
-        super().__init__(sync_url.database or "")
+        self.path = sync_url.database or ""
+        self.runner = Batches(self.path, self._connect)
         self.engine = create_engine(sync_url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
         event.listen(self.engine, "connect", on_sqlite_connect)
-        self.write_lock = write_lock
+        self.share = WriteLockShare(write_lock)
         self.planner = Planner(self.engine.dialect)
         self._queue: queue.SimpleQueue[_Job | Callable[[], None] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
-        self._users = 0  # batches in flight, which hold the write lock together
-        self._door = asyncio.Lock()
 
     def hand_over(self, writes: Sequence[Sequence[Step]], done: Outcome) -> bool:
         """Queue one transaction for `writes` (shared with the batches that reach the thread
@@ -90,49 +138,16 @@ class SqliteWriter(Batches):
         is called on this event loop once it is committed or has failed. False, and nothing
         queued, when another writer of this process holds SQLite's write lock or waits for it:
         then use `transaction`, which waits its turn."""
-        if self._users == 0 and (self._door.locked() or not _take_now(self.write_lock)):
-            return False
-        self._users += 1
-        self._queue_job(writes, done)
-        return True
+        return self.share.hand_over(self.enqueue, writes, done)
 
     async def transaction(self, writes: Sequence[Sequence[Step]]) -> list[Any]:
         """`hand_over`, waiting for the write lock if it must, and for the commit."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[list[Any]] = loop.create_future()
-        await self._enter()
-        self._queue_job(writes, lambda result, exc: _settle(future, result, exc))  # gives it back on failure
-        return await future
+        return await self.share.transaction(self.enqueue, writes)
 
-    def _queue_job(self, writes: Sequence[Sequence[Step]], done: Outcome) -> None:
-        """Hand `writes` to the thread; the write lock's share taken for them is given back
-        just before `done` hears the outcome."""
-
-        def finished(result: Any, exc: BaseException | None) -> None:
-            self._leave()
-            done(result, exc)
-
-        try:
-            self._start()
-        except BaseException:
-            self._leave()
-            raise
-        self._queue.put(_Job(writes, finished, asyncio.get_running_loop()))
-
-    async def _enter(self) -> None:
-        """Take the write lock for the batches in flight: the first takes it, the others share
-        it, and the last one out gives it back (other writers of this process, such as an
-        account being created, wait for a moment without batches in flight). One caller at a
-        time goes through `_door`, so a caller cancelled while waiting leaves nothing behind."""
-        async with self._door:
-            if self._users == 0:
-                await self.write_lock.acquire()
-            self._users += 1
-
-    def _leave(self) -> None:
-        self._users -= 1
-        if self._users == 0:
-            self.write_lock.release()
+    def enqueue(self, writes: Sequence[Sequence[Step]], done: Outcome) -> None:
+        """Hand `writes` to the thread, under a share of the write lock taken by the caller."""
+        self._start()
+        self._queue.put(_Job(writes, done, asyncio.get_running_loop()))
 
     def _start(self) -> None:
         if self._thread is None:
@@ -184,10 +199,10 @@ class SqliteWriter(Batches):
             wire = wire_ops(job.ops, to_process=False)
             assert wire is not None
             jobs.append(Job.received((index, wire, job.count)))
-        for index, results, error in self.run_jobs(jobs) if jobs else []:
+        for index, results, error in self.runner.run_jobs(jobs) if jobs else []:
             job = handed[index]
             assert job.ops is not None
-            outcomes.append((job, results, None if error is None else self._error(error, job.ops)))
+            outcomes.append((job, results, None if error is None else self.error(error, job.ops)))
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[_Job, Any, BaseException | None]]] = {}
         for outcome in outcomes:
             by_loop.setdefault(outcome[0].loop, []).append(outcome)
@@ -195,16 +210,16 @@ class SqliteWriter(Batches):
             with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is waiting
                 loop.call_soon_threadsafe(_deliver, theirs)
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> tuple[sqlite3.Connection, Connection]:
         """The driver's connection under one of SQLAlchemy's, which gets the settings
         (`on_sqlite_connect`) and serves the hooks and the statements only SQLAlchemy completes,
         in the same transaction."""
-        self._conn = self.engine.connect()
-        driver = self._conn.connection.dbapi_connection
+        conn = self.engine.connect()
+        driver = conn.connection.dbapi_connection
         assert driver is not None
-        return driver  # type: ignore[return-value]
+        return driver, conn  # type: ignore[return-value]
 
-    def _error(self, error: tuple[Any, ...], ops: list[Op]) -> BaseException:
+    def error(self, error: tuple[Any, ...], ops: list[Op]) -> BaseException:
         """A runner's error (`sqlite_process.Failed`, in this thread or the writer's process) as
         SQLAlchemy raises it, or `MissingRow`: callers see the same errors from either writer."""
         if error[0] == "db":
@@ -215,10 +230,10 @@ class SqliteWriter(Batches):
 
     async def reconnect(self) -> None:
         """Open a new connection for the next batch (say, after the file's settings changed)."""
-        await self._in_thread(self.reset)
+        await self._in_thread(self.runner.reset)
 
     async def close(self) -> None:
-        await self._in_thread(self.reset)
+        await self._in_thread(self.runner.reset)
         thread, self._thread = self._thread, None
         if thread is not None:
             self._queue.put(None)

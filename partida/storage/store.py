@@ -12,11 +12,10 @@ writes of concurrent rooms share transactions (`batching.GroupWriter`).
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import CTE, Integer, String, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -25,7 +24,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from partida.storage import accounts
 from partida.storage.batching import GroupWriter, MissingRow, Step
 from partida.storage.database import Database, StorageError, describe_error
-from partida.storage.game_ids import GameIds
+from partida.storage.fencing import Fence
 from partida.storage.ladders import (
     UNRATED_LADDER_GAME,
     UNRATED_LADDER_GAME_ROW,
@@ -35,8 +34,6 @@ from partida.storage.ladders import (
 )
 from partida.storage.lookups import Lookups
 from partida.storage.models import Account, ActionRecord, GameRecord, SeatRecord, utcnow
-
-log = logging.getLogger(__name__)
 
 GAME_STATUSES = ("waiting", "playing", "finished", "aborted")
 END_STATUSES = ("finished", "aborted")
@@ -87,14 +84,61 @@ class StoredGame:
     seat_tokens: dict[int, str | None] = field(default_factory=dict)
 
 
-class Store:
-    """Async storage operations on one `Database`."""
+class GameWrites(Protocol):
+    """The writes of a game, each one transaction through the group writer, which the node's
+    fence guards (`fencing`): a `Store` method that writes a game's rows belongs here
+    (tests/test_storage_fencing.py checks that each is refused past the fence, and that every
+    other method of `Store` is known not to write a game)."""
 
-    def __init__(self, db: Database) -> None:
+    async def create_game(
+        self,
+        game: str,
+        options: dict[str, Any],
+        seed: int,
+        seed_hash: str,
+        seats: int,
+        room_code: str,
+        public: bool,
+        clock: dict[str, Any] | None = None,
+        endings: dict[str, Any] | None = None,
+    ) -> int: ...
+
+    async def set_seat(self, game_id: int, seat: int, account_id: int | None, name: str) -> None: ...
+
+    async def start_game(
+        self,
+        game_id: int,
+        seats: list[tuple[int, int | None, str]] | None = None,
+        tokens: dict[int, str] | None = None,
+    ) -> None: ...
+
+    async def append_action(
+        self,
+        game_id: int,
+        index: int,
+        seat: int,
+        action: Any,
+        result: dict[str, Any] | None = None,
+        clock: list[float] | None = None,
+    ) -> None: ...
+
+    async def finish_game(
+        self, game_id: int, result: dict[str, Any] | None, status: str = "finished"
+    ) -> list[RatingChange]: ...
+
+    async def save_endings(self, game_id: int, endings: dict[str, Any]) -> None: ...
+
+
+class Store:
+    """Async storage operations on one `Database`; its game writes are `GameWrites`."""
+
+    def __init__(self, db: Database, fence: Fence | None = None) -> None:
+        """`fence`: a node's lease on its games, which every game write must pass
+        (`fencing`); None for a single server."""
         self.db = db
         self.ladders = LadderStore(db)
         # Registered in the order they must run within a shared transaction (see `batching`).
-        self._writer = writer = GroupWriter(db)
+        self._writer = writer = GroupWriter(db, fence)
         # Asked at every guest's hello (see `lookups`); by the indexes on the name keys.
         self._lookups = Lookups(db)
         self._twins = Lookups.query(
@@ -103,10 +147,7 @@ class Store:
                 or_(Account.name_key == bindparam("name_key"), Account.shape_key == bindparam("shape_key"))
             ),
         )
-        # A new game's id is handed out before its row is written (see `game_ids`).
-        self._ids = GameIds(db)
-        self._creates_failing = False  # a new game not waited for could not be stored
-        self._create = writer.statement("create game", insert(GameRecord))
+        self._create = writer.statement("create game", insert(GameRecord).returning(GameRecord.id), returning=True)
         self._clear_seat = writer.statement(
             "clear seat",
             delete(SeatRecord).where(SeatRecord.game_id == bindparam("b_game"), SeatRecord.seat == bindparam("b_seat")),
@@ -258,21 +299,11 @@ class Store:
         public: bool,
         clock: dict[str, Any] | None = None,
         endings: dict[str, Any] | None = None,
-        durable: bool = True,
     ) -> int:
-        """Record a new game in status 'waiting' and return its id. `clock` is its time control
-        (None: no clock), `endings` its ending bookkeeping (see `partida.room.endings`).
-
-        `durable=False` returns the id without waiting for the row's commit: the row is queued
-        for the group writer, which commits it before any later write of the game (so starting
-        it finds it), and a failure to store it is logged (the game then cannot start: its
-        start finds no game); after such a failure new games are waited for again, so their
-        creators get the error, until one is stored. For a caller that writes nothing else about
-        the game elsewhere before the start (another connection's INSERT naming the game would
-        not find it)."""
-        game_id = await self._ids.take()
+        """Record a new game in status 'waiting' and return its id, once its row is committed.
+        `clock` is its time control (None: no clock), `endings` its ending bookkeeping (see
+        `partida.room.endings`)."""
         values = {
-            "id": game_id,
             "game": game,
             "options": options,
             "seed": seed,
@@ -288,28 +319,10 @@ class Store:
             "started_at": None,
             "finished_at": None,
         }
-        step = Step(self._create, values)
-        if not durable and not self._creates_failing:
-            self._writer.submit(step).add_done_callback(self._lost_game)
-            return game_id
         try:
-            await self._writer.write(step)
+            return int(await self._writer.write(Step(self._create, values)))
         except SQLAlchemyError as exc:
             raise StorageError(f"could not store a new {game} game: {describe_error(exc)}.") from exc
-        self._creates_failing = False
-        return game_id
-
-    def _lost_game(self, written: asyncio.Future[Any]) -> None:
-        """The end of a new game's write that nobody waits for: a failure is logged (and read,
-        so asyncio does not warn of an exception never retrieved), and the next new games are
-        waited for."""
-        if written.cancelled():
-            return
-        exc = written.exception()
-        if exc is not None:
-            self._creates_failing = True
-            detail = describe_error(exc) if isinstance(exc, SQLAlchemyError) else repr(exc)
-            log.error("a new game could not be stored (its room cannot start): %s", detail)
 
     async def set_seat(self, game_id: int, seat: int, account_id: int | None, name: str) -> None:
         """Who sits in `seat` now (whoever sat there before is replaced); `account_id=None` with
