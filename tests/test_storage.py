@@ -414,3 +414,21 @@ async def test_the_name_keys_migration_gives_existing_accounts_their_keys(tmp_pa
             await store.create_user("\uff21lice", "long enough")
     finally:
         await db.close()
+
+
+async def test_an_in_memory_database_is_written_as_a_file_is_and_leaves_nothing_behind() -> None:
+    """`:memory:` takes the write path of a SQLite file (a file in a folder of its own), so what
+    runs on it is what runs on a file; the folder goes when the database closes."""
+    db = await Database.open(":memory:")
+    folder = db.temporary
+    assert folder is not None and folder.is_dir()
+    store = Store(db)
+    game_id = await new_game(store)
+    await store.start_game(game_id, [(0, None, "ann"), (1, None, "bea")])
+    await store.append_action(game_id, 0, 0, 4)
+    await store.create_user("ada", "lovelace")
+    assert await store.reserved_name("ADA") == "ada"  # the lookups' own connection sees the same file
+    stored = await store.load_game(game_id)
+    assert stored is not None and stored.actions == [(0, 4)]
+    await db.close()
+    assert not folder.exists()

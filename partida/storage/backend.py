@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from sqlalchemy.engine import make_url
-
 from partida.storage.database import Database
 from partida.storage.writes import Step
 
@@ -51,21 +49,18 @@ class WriteBackend(Protocol):
         ...
 
 
-def open_backend(db: Database, next_needs_transaction: Callable[[], bool]) -> WriteBackend | None:
-    """The backend for `db`: PostgreSQL's, or on a SQLite file the process's (the thread's with
-    `PARTIDA_SQLITE_WRITER=thread`); None for an in-memory SQLite database, which only the
-    engine's own connection can see (`writes.execute` runs its batches through SQLAlchemy).
-    `next_needs_transaction`: PostgreSQL's writer asks it at each commit (`PostgresWriter`)."""
+def open_backend(db: Database, next_needs_transaction: Callable[[], bool]) -> WriteBackend:
+    """The backend for `db`: PostgreSQL's, or on SQLite the process's (the thread's with
+    `PARTIDA_SQLITE_WRITER=thread`). `next_needs_transaction`: PostgreSQL's writer asks it at each
+    commit (`PostgresWriter`)."""
     if db.dialect == "postgresql":
         from partida.storage.postgres_writer import PostgresWriter  # the driver only where it is used
 
         return PostgresWriter(db.engine, next_needs_transaction)
-    if db.dialect == "sqlite" and (make_url(db.url).database or ":memory:") != ":memory:":
-        from partida.storage import sqlite_process_writer
-        from partida.storage.sqlite_writer import SqliteWriter
+    from partida.storage import sqlite_process_writer
+    from partida.storage.sqlite_writer import SqliteWriter
 
-        assert db.write_lock is not None
-        if sqlite_process_writer.wanted():
-            return sqlite_process_writer.SqliteProcessWriter(db.url, db.write_lock, db.writer_cpus)
-        return SqliteWriter(db.url, db.write_lock)
-    return None
+    assert db.write_lock is not None
+    if sqlite_process_writer.wanted():
+        return sqlite_process_writer.SqliteProcessWriter(db.url, db.write_lock, db.writer_cpus)
+    return SqliteWriter(db.url, db.write_lock)

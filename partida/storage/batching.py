@@ -16,14 +16,14 @@ it, seating before starting, starting before actions, actions before results. Ea
 its write before it makes the next one, so one batch never holds two writes that depend on each
 other; the fixed order only has to keep each write's own steps in order.
 
-A batch goes to the database's own driver where there is a writer for it: on a SQLite file a
-process with its own connection (`sqlite_process_writer`, or with `PARTIDA_SQLITE_WRITER=thread`
-a thread, `sqlite_writer`; either takes new batches while it commits, and commits all that
-arrived meanwhile together, so the writes of each turn of the event loop are handed over at the
-end of that turn, synchronously, and each batch comes back through one callback), on
-PostgreSQL one asyncpg connection kept for the writer (`postgres_writer`); all send the SQL
-that SQLAlchemy compiled once per statement (`writes.Planner`), and raise the errors SQLAlchemy
-would. An in-memory SQLite database goes through SQLAlchemy (`writes.execute`).
+Every write first passes the node's fence, when the store has one (`fencing`): past it,
+nothing is queued. A batch then goes to the database's backend (`backend.WriteBackend`, chosen
+once by `backend.open_backend`), which runs it on the driver itself with the SQL SQLAlchemy
+compiled once per statement (`writes.Planner`) and raises the errors SQLAlchemy would. A
+backend that `takes_batches_as_they_come` (SQLite's: a process, or a thread) commits the batches
+that arrived during its last commit together, so the writes of each turn of the event loop are
+handed over at the end of that turn, synchronously, and each batch comes back through one
+callback; PostgreSQL's runs one batch at a time from this writer's task.
 
 If a batch fails on a constraint (a repeated action index, a game that does not exist), it was
 rolled back whole, and its writes are retried one per transaction so that only the offending
@@ -41,10 +41,10 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import ColumnElement, Executable
 
-from partida.storage.backend import open_backend
+from partida.storage.backend import WriteBackend, open_backend
 from partida.storage.database import Database
 from partida.storage.fencing import Fence
-from partida.storage.writes import MissingRow, Statement, Step, Unplannable, execute
+from partida.storage.writes import MissingRow, Statement, Step, Unplannable
 
 __all__ = ["MAX_BATCH", "GroupWriter", "MissingRow", "Statement", "Step"]
 
@@ -72,10 +72,9 @@ class GroupWriter:
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closing = False
-        self._backend = open_backend(db, self._next_needs_transaction)
+        self._backend: WriteBackend | None = open_backend(db, self._next_needs_transaction)  # None once closed
         # A backend that takes batches as they come, at the end of each turn of the event loop.
-        takes = self._backend is not None and self._backend.takes_batches_as_they_come
-        self._hand_over_to = self._backend if takes else None
+        self._hand_over_to = self._backend if self._backend.takes_batches_as_they_come else None
         self._handover_due = False
         self._committing: set[asyncio.Future[None]] = set()  # batches waiting for the write lock
         db.on_close(self.close)
@@ -150,9 +149,8 @@ class GroupWriter:
 
     def _hand_over(self) -> None:
         """The writes of this turn of the event loop to the backend that takes them as they
-        come: one callback, no task, future or lock per batch (with the planning moved to the
-        writer's thread, a sixth less of the event loop's CPU per move at M = 10, see
-        docs/speed.md, "The write path: no task per batch, planned in the writer's thread")."""
+        come: one callback, and no task, future or lock per batch on the event loop, the
+        server's bottleneck."""
         self._handover_due = False
         while self._pending:
             batch = self._pending[: self.max_batch]
@@ -252,12 +250,10 @@ class GroupWriter:
         return False
 
     async def _transaction(self, writes: list[Sequence[Step]]) -> list[Any]:
-        """One transaction for `writes`: on the driver itself where there is a backend for it
-        (a SQLite file, PostgreSQL), else (an in-memory SQLite database) through SQLAlchemy."""
-        if self._backend is not None:
-            return await self._backend.transaction(writes)
-        async with self.db.write() as conn:
-            return await conn.run_sync(execute, writes)
+        """One transaction for `writes`, on the backend."""
+        if self._backend is None:
+            raise RuntimeError("the database closed before this write was committed")
+        return await self._backend.transaction(writes)
 
     async def close(self) -> None:
         """Commit what is queued, then stop the writer task."""

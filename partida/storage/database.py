@@ -3,7 +3,8 @@
 SQLite (a file in the current directory) is the default because it needs nothing installed;
 PostgreSQL is chosen by URL for deployments with several server nodes. Either way `Database.open`
 brings the schema to the newest Alembic revision before it returns, so a fresh file or an empty
-PostgreSQL database is ready to use, and an old one is upgraded in place.
+PostgreSQL database is ready to use, and an old one is upgraded in place. SQLite "in memory"
+(`:memory:`) is a file in a temporary folder, removed when the database closes.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -173,6 +176,9 @@ class Database:
         # them spin on the file lock. PostgreSQL writes run concurrently.
         self.write_lock: asyncio.Lock | None = asyncio.Lock() if self.dialect == "sqlite" else None
         self._on_close: list[Callable[[], Awaitable[None]]] = []
+        # An in-memory database is a file in a folder of its own, removed when it closes: its
+        # writes take the path of any SQLite file's.
+        self.temporary: Path | None = None
 
     @property
     def url_for_people(self) -> str:
@@ -196,13 +202,19 @@ class Database:
         the process ran first while the loop waited). None: the server's own (it inherits them)."""
         url = normalize_url(url or default_url())
         check_sqlite_folder(url)
+        temporary = None
+        if _in_memory(url):  # a file like any other, gone when the database closes
+            temporary = Path(tempfile.mkdtemp(prefix="partida-memory-"))
+            url = f"sqlite+aiosqlite:///{temporary / 'partida.db'}"
         try:
             engine = create_async_engine(url, **_engine_options(url, statement_timeout))
         except (ArgumentError, ImportError, TypeError, ValueError) as exc:
+            _remove(temporary)
             raise StorageError(f"cannot use the database URL {mask_url(url)}: {describe_error(exc)}.") from None
         if engine.dialect.name == "sqlite":
             event.listen(engine.sync_engine, "connect", on_sqlite_connect)
         db = cls(engine, url, writer_cpus)
+        db.temporary = temporary
         try:
             if migrate:
                 await db.migrate()
@@ -210,6 +222,7 @@ class Database:
                 await db.ping()
         except BaseException:
             await engine.dispose()
+            _remove(temporary)
             raise
         return db
 
@@ -299,12 +312,24 @@ class Database:
         for callback in callbacks:
             await callback()
         await self.engine.dispose()
+        _remove(self.temporary)
 
     async def __aenter__(self) -> Database:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+def _in_memory(url: str) -> bool:
+    """Whether a normalized URL names an in-memory SQLite database."""
+    parsed = make_url(url)
+    return parsed.get_backend_name() == "sqlite" and (parsed.database or ":memory:") == ":memory:"
+
+
+def _remove(folder: Path | None) -> None:
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def sqlite_file(url: str) -> Path | None:

@@ -8,8 +8,7 @@ guests connecting at once cost the event loop most of a second. Here the stateme
 once (`writes.Planner`, as the writers do) and runs on a connection kept for lookups: on a SQLite
 file a read-only aiosqlite connection, in one hand-over (`execute_fetchall`); on PostgreSQL one
 connection of the engine's pool kept open (`postgres_connection.KeptConnection`), one lookup at a
-time, in one round trip. An in-memory SQLite database, which only the engine's own connection can
-see, is read through SQLAlchemy (rare: tests).
+time, in one round trip.
 """
 
 from __future__ import annotations
@@ -36,8 +35,7 @@ class Lookups:
     def __init__(self, db: Database) -> None:
         self.db = db
         url = make_url(db.url)
-        on_file = db.dialect == "sqlite" and (url.database or ":memory:") != ":memory:"
-        self._connect_args = db.engine.dialect.create_connect_args(url) if on_file else None
+        self._connect_args = db.engine.dialect.create_connect_args(url) if db.dialect == "sqlite" else None
         self._planner = Planner(db.engine.sync_engine.dialect)
         self._conn: aiosqlite.Connection | None = None
         self._opening = asyncio.Lock()
@@ -56,9 +54,6 @@ class Lookups:
 
     async def column(self, query: Statement, params: dict[str, Any]) -> list[Any]:
         """The first column of `query`'s rows for `params`."""
-        if self._connect_args is None and self._kept is None:
-            async with self.db.engine.connect() as conn:
-                return list(await conn.scalars(query.sql, params))  # type: ignore[arg-type]
         planned = self._planner.prepared_row(query, params)
         assert planned is not None  # a query holds no value that only SQLAlchemy can supply
         sql, row = planned

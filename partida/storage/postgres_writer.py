@@ -1,9 +1,9 @@
 """The group writer's batches on PostgreSQL, straight on one asyncpg connection (see `batching`).
 
-Through SQLAlchemy each statement of a batch was one network round trip plus SQLAlchemy's work
-per execution, and an UPDATE that must change a row was checked one row per round trip (asyncpg's
-executemany gives no row count). Here the writer keeps one connection of the engine's pool for
-itself (`postgres_connection.KeptConnection`) and sends the batch on the driver itself:
+The writer keeps one connection of the engine's pool for itself
+(`postgres_connection.KeptConnection`) and sends each batch on the driver itself, not through
+SQLAlchemy, whose work per execution costs more than the rows and which would check a
+must-change UPDATE one row per round trip (asyncpg's executemany gives no row count):
 
 - each statement's rows as one asyncpg executemany, which pipelines them (one round trip for
   the group), with the SQL SQLAlchemy's asyncpg dialect compiled once (`writes.Planner`);

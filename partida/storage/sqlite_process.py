@@ -1,14 +1,13 @@
 """The SQLite writer's own process: it commits the group writer's batches on a SQLite file, on a
 GIL of its own.
 
-Why a process: with the writer in a thread of the server, each call into SQLite (a statement, the
-COMMIT's sync) let go of the GIL and had to take it back from the event loop, which holds it most
-of the time; half the writer's busy time went to that wait, and at ten concurrent matches half a
-move's time was its write (docs/speed.md, "SQLite: the writer in a process of its own"). Here
-the server plans each batch (the rows as the driver takes them, `writes.Planner`) and sends it
-down a pipe; this process runs the statements, commits, and sends back each batch's results or
-error. It imports only the standard library (SQLAlchemy only if a ladder's rating hook must run
-here), so it starts in a few hundredths of a second.
+Why a process: in a thread of the server, each call into SQLite (a statement, the COMMIT's sync)
+lets go of the GIL and must take it back from the event loop, which holds it most of the time;
+at ten concurrent matches that wait is half the writer's busy time. Here the server plans each
+batch (the rows as the driver takes them, `writes.Planner`) and sends it down a pipe; this
+process runs the statements, commits, and sends back each batch's results or error. It imports
+only the standard library (SQLAlchemy only if a ladder's rating hook must run here), so it
+starts in a few hundredths of a second.
 
 The protocol on the pipes is frames of a 4-byte length and a body (`frame`). Down: a `Job` (and
 `(RESET, id)`, to open a new connection). Up: a list of `(job id, results, error)`; an error is

@@ -8,7 +8,7 @@ few microseconds to plan), and writes it down a pipe (in the form `sqlite_writer
 both writers); the process commits it on a GIL of its own, with the runner the thread writer uses
 too (`sqlite_process.Batches`), and writes back the outcome, which `_readable` hands to the
 batch's callback when the event loop next turns. A batch the process cannot run (a statement only
-SQLAlchemy can complete, a hook no module names) goes to the thread writer as before;
+SQLAlchemy can complete, a hook no module names) goes to the thread writer it holds;
 SQLite's busy timeout lets the two take turns on the file. The process starts with the first
 batch and again after it died: the batches it held then fail with an OperationalError (players
 get `storage_unavailable` and may retry); after `DEATHS_BEFORE_THREAD` deaths in a row, every

@@ -97,15 +97,6 @@ def grouped(writes: Sequence[Sequence[Step]]) -> list[tuple[Statement, Group]]:
     return sorted(groups.items(), key=lambda item: item[0].rank)
 
 
-def execute(conn: Connection, writes: Sequence[Sequence[Step]]) -> list[Any]:
-    """Every step of `writes` through SQLAlchemy in the open transaction of `conn`, one
-    executemany per statement; the value each write's returning step gave (None for the others)."""
-    results: list[Any] = [None] * len(writes)
-    for statement, group in grouped(writes):
-        run_group(conn, statement, group, results)
-    return results
-
-
 def run_group(conn: Connection, statement: Statement, group: Group, results: list[Any]) -> None:
     """One statement's rows (or a hook's calls) through SQLAlchemy; a returning statement's
     values (a hook's) go into `results` at their write's position."""
