@@ -15,10 +15,10 @@ from sqlalchemy import func, select
 from partida.storage.database import Database, NotWritten
 from partida.storage.fencing import Fence
 from partida.storage.models import ActionRecord, GameRecord, SeatRecord
-from partida.storage.store import GameWrites, Store
+from partida.storage.store import GAME_WRITES, Store
 
 # Every other public method of `Store`: reads, and accounts (not a game's rows, so no node owns
-# them). A method added to `Store` must be named in `GameWrites` or here.
+# them). A method added to `Store` must be named in `GAME_WRITES` or here.
 NOT_GAME_WRITES = {
     "create_user",
     "check_password",
@@ -32,10 +32,6 @@ NOT_GAME_WRITES = {
     "ended_games",
     "list_games",
 }
-
-
-def game_writes() -> list[str]:
-    return sorted(name for name, _ in inspect.getmembers(GameWrites, inspect.iscoroutinefunction))
 
 
 def arguments(game_id: int) -> dict[str, tuple[Any, ...]]:
@@ -73,13 +69,13 @@ async def contents(db: Database) -> tuple[Any, ...]:
 
 def test_every_public_method_of_the_store_is_a_game_write_or_known_not_to_be_one() -> None:
     public = {name for name, _ in inspect.getmembers(Store, inspect.iscoroutinefunction) if not name.startswith("_")}
-    assert set(game_writes()) <= public
-    unknown = public - set(game_writes()) - NOT_GAME_WRITES
-    assert not unknown, f"name {sorted(unknown)} in GameWrites (if it writes a game) or in NOT_GAME_WRITES"
-    assert set(game_writes()) == set(arguments(0))
+    assert set(GAME_WRITES) <= public
+    unknown = public - set(GAME_WRITES) - NOT_GAME_WRITES
+    assert not unknown, f"name {sorted(unknown)} in GAME_WRITES (if it writes a game) or in NOT_GAME_WRITES"
+    assert set(GAME_WRITES) == set(arguments(0))
 
 
-@pytest.mark.parametrize("write", game_writes())
+@pytest.mark.parametrize("write", GAME_WRITES)
 async def test_each_game_write_is_refused_past_the_fence_and_changes_nothing(db: Database, write: str) -> None:
     game_id = await new_game(Store(db))
     before = await contents(db)

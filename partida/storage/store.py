@@ -15,7 +15,7 @@ import asyncio
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import CTE, Integer, String, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -84,53 +84,14 @@ class StoredGame:
     seat_tokens: dict[int, str | None] = field(default_factory=dict)
 
 
-class GameWrites(Protocol):
-    """The writes of a game, each one transaction through the group writer, which the node's
-    fence guards (`fencing`): a `Store` method that writes a game's rows belongs here
-    (tests/test_storage_fencing.py checks that each is refused past the fence, and that every
-    other method of `Store` is known not to write a game)."""
-
-    async def create_game(
-        self,
-        game: str,
-        options: dict[str, Any],
-        seed: int,
-        seed_hash: str,
-        seats: int,
-        room_code: str,
-        public: bool,
-        clock: dict[str, Any] | None = None,
-        endings: dict[str, Any] | None = None,
-    ) -> int: ...
-
-    async def set_seat(self, game_id: int, seat: int, account_id: int | None, name: str) -> None: ...
-
-    async def start_game(
-        self,
-        game_id: int,
-        seats: list[tuple[int, int | None, str]] | None = None,
-        tokens: dict[int, str] | None = None,
-    ) -> None: ...
-
-    async def append_action(
-        self,
-        game_id: int,
-        index: int,
-        seat: int,
-        action: Any,
-        result: dict[str, Any] | None = None,
-        clock: list[float] | None = None,
-    ) -> None: ...
-
-    async def finish_game(
-        self, game_id: int, result: dict[str, Any] | None, status: str = "finished"
-    ) -> list[RatingChange]: ...
-
-    async def save_endings(self, game_id: int, endings: dict[str, Any]) -> None: ...
+# The methods of `Store` that write a game's rows: each is one write through the group writer,
+# which the node's fence guards (`fencing`). tests/test_storage_fencing.py checks that each is
+# refused past the fence and that every other public method of `Store` is known not to write one.
+GAME_WRITES = ("create_game", "set_seat", "start_game", "append_action", "finish_game", "save_endings")
 
 
 class Store:
-    """Async storage operations on one `Database`; its game writes are `GameWrites`."""
+    """Async storage operations on one `Database`; its game writes are `GAME_WRITES`."""
 
     def __init__(self, db: Database, fence: Fence | None = None) -> None:
         """`fence`: a node's lease on its games, which every game write must pass
