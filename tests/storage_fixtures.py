@@ -24,7 +24,8 @@ BACKENDS = ["sqlite", "postgresql"]
 
 DATA_TABLES = (
     "accounts, games, seats, actions, lab_runs, lab_matches, ladders, ladder_members, ladder_games, ladder_ratings, "
-    "nodes, room_leases, node_accounts, ladder_live, tournaments, tournament_entries, tournament_pairings"
+    "nodes, room_leases, node_accounts, ladder_live, tournaments, tournament_entries, tournament_pairings,"
+    " person_ratings, person_rating_changes"
 )
 
 

@@ -574,10 +574,14 @@ class Client:
         auto_start: bool = True,
         clock: dict[str, Any] | None = None,
         abandon_after: float | None = None,
+        rated: bool = False,
     ) -> dict[str, Any]:
         """`clock`: `{"initial": S, "increment": S}` or `{"per_move": S}` (None: no clock);
-        `abandon_after`: seconds an absent seat is waited for in a game without a clock."""
+        `abandon_after`: seconds an absent seat is waited for in a game without a clock;
+        `rated`: the result changes the accounts' ratings (needs an account and a clock)."""
         fields: dict[str, Any] = {"game": game, "public": public, "auto_start": auto_start}
+        if rated:
+            fields["rated"] = True
         if clock is not None:
             fields["clock"] = clock
         if abandon_after is not None:

@@ -40,6 +40,8 @@ class ErrorCode(StrEnum):
     SEATS_EMPTY = "seats_empty"
     UNKNOWN_AGENT = "unknown_agent"
     NO_BOT_AVAILABLE = "no_bot_available"
+    RATED_NEEDS_ACCOUNT = "rated_needs_account"  # a guest creating or joining a rated room
+    RATED_NEEDS_CLOCK = "rated_needs_clock"  # a rated room without a clock: nothing makes it end
     # ladders
     NO_SUCH_LADDER = "no_such_ladder"
     BOTS_ONLY = "bots_only"  # ladder_join from a guest or a user account

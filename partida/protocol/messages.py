@@ -89,6 +89,7 @@ class CreateRoom(Request):
     auto_start: bool = True
     clock: dict[str, Any] | None = None
     abandon_after: float | None = None
+    rated: bool = False
 
 
 @dataclass

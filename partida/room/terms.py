@@ -20,3 +20,4 @@ class RoomTerms:
     auto_start: bool = True  # start when every seat is taken
     clock: ClockSpec | None = None
     abandon_after: float = DEFAULT_ABANDON_AFTER  # grace of an absent seat in a game without a clock
+    rated: bool = False  # changes its accounts' ratings when it ends (needs a clock; no guests)

@@ -35,6 +35,7 @@ async def open_rematch(open_room: OpenRoom, old: Room) -> dict[str, Any]:
         old.public,
         clock=old.clock_spec,
         abandon_after=old.endings.abandon_after,
+        rated=old.rated,
     )
     new = await open_room(terms, None)
     old.rematch_room = new

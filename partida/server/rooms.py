@@ -140,6 +140,7 @@ class Room:
     def __init__(self, ports: RoomPorts, terms: RoomTerms, owner: Session | None, code: str | None = None) -> None:
         self.ports = ports
         self.public = terms.public
+        self.rated = terms.rated
         self.owner = owner
         self.code = code or new_room_code(PUBLIC_CODE_LENGTH if terms.public else PRIVATE_CODE_LENGTH)
         self.core: RoomCore[Session] = RoomCore(terms, *_SEEDS.take())
@@ -276,6 +277,7 @@ class Room:
             "game_id": core.game_id,
             "options": core.options,
             "public": self.public,
+            "rated": self.rated,
             "status": core.status,
             "seats": [s.to_data(i) if s else {"seat": i, "name": None} for i, s in enumerate(core.seats)],
             "spectators": len(self.spectators),
@@ -301,6 +303,8 @@ class Room:
         summary to the only one there (the creator's own seat in `create_room`)."""
         identity = session.identity
         assert identity is not None
+        if self.rated and identity.kind == "guest":
+            raise ProtocolError(ErrorCode.RATED_NEEDS_ACCOUNT, "this room is rated: only accounts can sit in it")
         core = self.core
         core.check_seat_number(seat)
         if token is not None:
@@ -716,7 +720,7 @@ class Room:
         """Rebuild a room from storage by replaying its log; seats wait for their players.
         `abandon_after`: the grace period of a game stored without one."""
         clock = ClockSpec.parse(stored.clock) if stored.clock else None
-        terms = RoomTerms(game, dict(stored.options), stored.seats, stored.public, clock=clock)
+        terms = RoomTerms(game, dict(stored.options), stored.seats, stored.public, clock=clock, rated=stored.rated)
         room = cls(ports, terms, None, code=stored.room_code)
         core = room.core
         core.endings = Endings.from_data(stored.seats, stored.endings, abandon_after)

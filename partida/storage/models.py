@@ -17,10 +17,12 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -120,6 +122,11 @@ class GameRecord(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(default=None)
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
+    # Created rated (`RoomTerms.rated`); set back to false when the farming verdict at the start
+    # refuses it, so the stored flag is what the finished game is rated by.
+    rated: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The farming verdict taken at a rated game's start: NULL (none taken, or ok), flag, refuse.
+    farming: Mapped[str | None] = mapped_column(String(8), default=None)
 
 
 class SeatRecord(Base):
@@ -371,3 +378,45 @@ class TournamentPairing(Base):
     game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="SET NULL"), default=None, unique=True)
     # Set only for a table decided without a played game (a bye, a no-show): its ranks.
     result: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON, default=None)
+
+
+class PersonRating(Base):
+    """An account's rating in one game and clock class (`partida.competition.ratings`). Derived
+    data: every row follows from the rated games' changes below."""
+
+    __tablename__ = "person_ratings"
+    __table_args__ = (
+        UniqueConstraint("account_id", "game", "clock_class"),
+        Index("ix_person_ratings_game", "game", "clock_class"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    game: Mapped[str] = mapped_column(String(64))
+    clock_class: Mapped[str] = mapped_column(String(16))
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class PersonRatingChange(Base):
+    """One account's rating change in one rated game: the history, and the mark that the game was
+    rated (one row per account and game, so a game is never rated twice)."""
+
+    __tablename__ = "person_rating_changes"
+    __table_args__ = (UniqueConstraint("game_id", "account_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    game: Mapped[str] = mapped_column(String(64))
+    clock_class: Mapped[str] = mapped_column(String(16))
+    seat: Mapped[int] = mapped_column(Integer)
+    rank: Mapped[int] = mapped_column(Integer)
+    mu_before: Mapped[float] = mapped_column(Float)
+    sigma_before: Mapped[float] = mapped_column(Float)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer)
+    rated_at: Mapped[datetime] = mapped_column(default=utcnow)

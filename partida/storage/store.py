@@ -82,6 +82,7 @@ class StoredGame:
     actions: list[tuple[int, Any]] = field(default_factory=list)
     action_count: int = 0
     seat_tokens: dict[int, str | None] = field(default_factory=dict)
+    rated: bool = False  # created rated, and not refused as farming at its start
 
 
 # The methods of `Store` that write a game's rows: each is one write through the group writer,
@@ -260,10 +261,11 @@ class Store:
         public: bool,
         clock: dict[str, Any] | None = None,
         endings: dict[str, Any] | None = None,
+        rated: bool = False,
     ) -> int:
         """Record a new game in status 'waiting' and return its id, once its row is committed.
         `clock` is its time control (None: no clock), `endings` its ending bookkeeping (see
-        `partida.room.endings`)."""
+        `partida.room.endings`). `rated`: its result changes its accounts' ratings."""
         values = {
             "game": game,
             "options": options,
@@ -274,6 +276,8 @@ class Store:
             "public": public,
             "clock": clock,
             "endings": endings,
+            "rated": rated,
+            "farming": None,
             "status": "waiting",
             "created_at": utcnow(),
             "result": None,
@@ -516,6 +520,7 @@ class Store:
                 clock=r.clock,
                 endings=r.endings,
                 clock_state=clocks.get(r.id),
+                rated=r.rated,
             )
             for r in records
         ]

@@ -54,6 +54,15 @@ OpenRoom = Callable[[RoomTerms, Session | None], Awaitable[Room]]
 ResumedRoom = Callable[[Game, StoredGame], Room]
 
 
+def check_rated(session: Session, clock: ClockSpec | None) -> None:
+    """A rated room is created by an account, with a clock (`partida.competition.ratings`: a
+    game without a clock has no class, and guests are never rated)."""
+    if session.identity is None or session.identity.kind == "guest":
+        raise ProtocolError(ErrorCode.RATED_NEEDS_ACCOUNT, "only an account can play rated: log in, or play casual")
+    if clock is None:
+        raise ProtocolError(ErrorCode.RATED_NEEDS_CLOCK, "a rated game needs a clock (say 5+3); or play casual")
+
+
 class RoomService:
     def __init__(
         self,
@@ -239,6 +248,8 @@ class RoomService:
             clock = self.bots.game_clock()
         if req.seat is not None and not 0 <= req.seat < seats:
             raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
+        if req.rated:
+            check_rated(session, clock)
         grace = self.abandon_after if req.abandon_after is None else req.abandon_after
         if not 0 < grace <= MAX_SECONDS:
             raise ProtocolError(
@@ -246,7 +257,9 @@ class RoomService:
             )
         # `room_created` is sent once the room's row is committed: a room that could not be
         # stored (a full disk) is refused, never announced (docs/speed.md, "A new room's row").
-        terms = replace(terms, public=req.public, auto_start=req.auto_start, clock=clock, abandon_after=grace)
+        terms = replace(
+            terms, public=req.public, auto_start=req.auto_start, clock=clock, abandon_after=grace, rated=req.rated
+        )
         room = await self.open_room(terms, session)
         if bots:
             self.bot_games_by_address.add(session.address, room)
@@ -283,6 +296,7 @@ class RoomService:
             terms.public,
             clock=terms.clock.to_data() if terms.clock else None,
             endings=room.endings.to_data(),
+            rated=terms.rated,
         )
         await self.locator.entered(room)  # with several nodes: may give the room another code
         self.rooms[room.code] = room
