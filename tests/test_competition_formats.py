@@ -101,6 +101,12 @@ def test_a_cycle_leaves_players_sharing_a_rank() -> None:
     assert [(r.rank, r.player) for r in rows] == [(1, "a"), (1, "b"), (1, "c"), (4, "d")]
 
 
+def test_standings_of_no_one_are_empty() -> None:
+    """A tournament nobody has entered yet still has standings (its page shows them)."""
+    assert standings([], []) == []
+    assert standings([], [], ROUND_ROBIN_ORDER) == []
+
+
 def test_unknown_tiebreak_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown tie-break 'koya'"):
         standings(["a", "b"], [], ("koya",))

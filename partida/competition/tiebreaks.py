@@ -123,7 +123,7 @@ def standings(
             elif name == "sonneborn_berger":
                 values[p][name] = sonneborn_berger(p, mine[p], score)
     seed = {p: i for i, p in enumerate(players)}
-    groups: list[list[Player]] = [sorted(players, key=lambda p: (-score[p], seed[p]))]
+    groups: list[list[Player]] = [sorted(players, key=lambda p: (-score[p], seed[p]))] if players else []
     groups = _split(groups, lambda p: score[p])
     for name in order:
         if name == "direct_encounter":
