@@ -10,6 +10,7 @@ import { duel } from "./board_duel.js";
 import { CLOCKS, clockBar, endingControls } from "./room_controls.js";
 import { showReplay, storedGamesList } from "./replay.js";
 import { laddersList, showLadder } from "./ladder.js";
+import { showTournament, tournamentForm, tournamentsList } from "./tournament.js";
 import { headline, scoresText } from "./results.js";
 
 const BOARDS = { tictactoe, othello, duel };
@@ -25,6 +26,8 @@ const app = {
   room: null, // {code, summary, update, prev, seat, log: [], result}
   lobbyTimer: null,
   lobby: null, // the public rooms shown, while the lobby is: { container, rooms: code -> summary }
+  tournament: null, // the tournament page shown: { name, refresh }
+  tournamentRooms: new Map(), // room code -> the tournament whose game it is (from `tournament_game`)
   retry: 0,
 };
 
@@ -140,10 +143,11 @@ function reconnectSoon() {
   }, delay);
 }
 
-// Addresses: a room is /r/CODE (the server answers it with this page), a replay /#/replay/ID and
-// a ladder /#/ladder/NAME (fragments: the server serves / for both), so reload and share keep you there.
+// Addresses: a room is /r/CODE (the server answers it with this page), a replay /#/replay/ID,
+// a ladder /#/ladder/NAME and a tournament /#/tournament/NAME (fragments: the server serves / for
+// them), so reload and share keep you there.
 function pageFromHash() {
-  const match = location.pathname === "/" && location.hash.match(/^#\/(replay|ladder)\/([^/]+)$/);
+  const match = location.pathname === "/" && location.hash.match(/^#\/(replay|ladder|tournament)\/([^/]+)$/);
   if (!match) return null;
   return { kind: match[1], key: decodeURIComponent(match[2]) };
 }
@@ -154,6 +158,7 @@ async function route(watch = false) {
   if (code) await enterRoom(code, { watch });
   else if (page && page.kind === "replay" && /^\d+$/.test(page.key)) openReplay(Number(page.key));
   else if (page && page.kind === "ladder") await openLadder(page.key);
+  else if (page && page.kind === "tournament") await openTournament(page.key);
   else await showLobby();
 }
 
@@ -166,6 +171,7 @@ function goTo(address) {
 function stopLobbyPolling() {
   if (app.lobbyTimer) clearInterval(app.lobbyTimer);
   app.lobbyTimer = null;
+  app.tournament = null;
   if (app.lobby) {
     app.lobby = null; // the server stops pushing lobby changes to this connection
     app.conn.request("list_rooms", { limit: 1, watch: false }).catch(() => {});
@@ -177,6 +183,7 @@ async function showLobby() {
   const rooms = h("div", { id: "rooms" });
   const stored = h("div", { id: "stored-games" });
   const ladders = h("section.card", { id: "ladders-card", hidden: true }, h("h2", {}, "Bot ladders"));
+  const tournaments = h("div", {}, h("p.muted", {}, "…"));
   const joinCode = h("input", { id: "join-code", placeholder: "room code", maxlength: 12, size: 12 });
   const joinForm = h(
     "form.inline",
@@ -194,6 +201,7 @@ async function showLobby() {
     main,
     h("section.card", {}, h("h2", {}, "Public rooms"), rooms, h("h3", {}, "A room by its code"), joinForm),
     h("section.card", {}, h("h2", {}, "New room"), createForm()),
+    h("section.card", { id: "tournaments-card" }, h("h2", {}, "Tournaments"), tournaments, tournamentCreate()),
     ladders,
     h("section.card", {}, h("h2", {}, "Finished games"), stored),
   );
@@ -204,6 +212,10 @@ async function showLobby() {
       ladders.hidden = false;
     },
     () => {}, // a server without ladders: the section stays hidden
+  );
+  tournamentsList(app.conn, app.games, openTournament).then(
+    (list) => clear(tournaments, list),
+    () => clear(tournaments, h("p.muted", {}, "This server runs no tournaments.")),
   );
   storedGamesList(app.conn, openReplay).then(
     (list) => clear(stored, list),
@@ -260,6 +272,59 @@ async function openLadder(name) {
   } catch (error) {
     say(error.message, "error");
   }
+}
+
+// A tournament's page: drawn again on every tournament push (to entrants) and, since a game's end
+// within a round is not pushed, asked again every few seconds until the tournament is over.
+async function openTournament(name) {
+  goTo(`/#/tournament/${encodeURIComponent(name)}`);
+  stopLobbyPolling();
+  app.room = null;
+  const ctx = {
+    conn: app.conn,
+    you: app.you,
+    games: app.games,
+    name,
+    watch: (code, mine) => goToRoom(code, { watch: !mine }),
+    replay: openReplay,
+    say,
+  };
+  try {
+    const refresh = await showTournament(main, ctx);
+    const shown = { name, refresh };
+    app.tournament = shown;
+    const again = async () => {
+      const summary = await refresh();
+      if (summary.status === "finished" && app.tournament === shown) stopLobbyPolling();
+    };
+    app.lobbyTimer = setInterval(() => again().catch(() => {}), 4000);
+  } catch (error) {
+    say(error.message, "error");
+  }
+}
+
+function tournamentCreate() {
+  if (!app.you || app.you.kind !== "user") return h("p.muted", {}, "Enter with an account to create a tournament or join one.");
+  return h("details", { id: "tournament-new" }, h("summary", {}, "Create a tournament"), tournamentForm(app.conn, app.games, openTournament, say));
+}
+
+// A tournament's push. `tournament_game` takes this person to their seat (its token comes with
+// it), unless they are in the middle of another game; the others redraw the page showing it.
+function onTournamentPush(message) {
+  if (message.type === "tournament_game") {
+    app.tournamentRooms.set(message.room, message.tournament);
+    if (message.token) saveSeat(message.room, message.seat, message.token);
+    const room = app.room;
+    const busy = room && room.seat !== null && room.seat !== undefined && room.code !== message.room && room.update && room.update.status !== "finished";
+    if (busy) return say(`Your game in ${message.tournament} is ready: /r/${message.room}`);
+    say(`${message.tournament}, round ${message.round}: your game.`);
+    goToRoom(message.room);
+    return;
+  }
+  if (message.type === "tournament_over") say(`${message.tournament} is over.`);
+  else if (message.type === "tournament_started") say(`${message.tournament} has started.`);
+  const shown = app.tournament;
+  if (shown && shown.name === message.tournament) shown.refresh().catch(() => {});
 }
 
 function drawRooms(container, rooms) {
@@ -513,6 +578,8 @@ function onPush(message) {
   const room = app.room;
   if (message.type === "lobby") {
     onLobbyChange(message);
+  } else if (message.type.startsWith("tournament_")) {
+    onTournamentPush(message);
   } else if (message.type === "update") {
     if (!room || room.code !== codeOf(message)) {
       app.pendingUpdates = { ...(app.pendingUpdates || {}), [codeOf(message)]: message };
@@ -790,6 +857,7 @@ function resultPanel(room, update) {
     h("p.hash", {}, "Hash published at the start: ", h("code", {}, room.summary.seed_hash)),
     check,
     h("button", { type: "button", id: "to-lobby", onclick: () => { history.pushState({}, "", "/"); showLobby(); } }, "Back to the lobby"),
+    app.tournamentRooms.has(room.code) ? h("button", { type: "button", id: "to-tournament", onclick: () => openTournament(app.tournamentRooms.get(room.code)) }, `Back to ${app.tournamentRooms.get(room.code)}`) : null,
     update.game_id && room.summary.public ? h("button", { type: "button", id: "replay-this", onclick: () => openReplay(update.game_id) }, "Replay this game") : null,
   );
 }
