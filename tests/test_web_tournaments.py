@@ -68,6 +68,10 @@ async def test_a_person_joins_a_mixed_tournament_in_the_browser_and_plays_a_bot(
     assert await ada.locator("#tournament .badge.entry").inner_text() == "people and bots"
     await ada.click("#join")
     await ada.wait_for_selector("#entered")
+    await ada.click("#withdraw")  # changed her mind, then back in
+    await ada.wait_for_selector('#t-standings tr[data-entrant="ada"].away')
+    await ada.click("#join")
+    await ada.wait_for_selector("#entered")
     assert await ada.locator('#t-standings tr[data-entrant="ada"] .badge.bot').count() == 0
 
     _, token = await server.store.create_bot("rando")

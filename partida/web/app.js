@@ -295,7 +295,10 @@ async function openTournament(name) {
     app.tournament = shown;
     const again = async () => {
       const summary = await refresh();
-      if (summary.status === "finished" && app.tournament === shown) stopLobbyPolling();
+      if (summary.status === "finished" && app.tournament === shown) {
+        clearInterval(app.lobbyTimer); // nothing changes any more
+        app.lobbyTimer = null;
+      }
     };
     app.lobbyTimer = setInterval(() => again().catch(() => {}), 4000);
   } catch (error) {

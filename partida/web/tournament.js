@@ -56,11 +56,9 @@ export async function tournamentsList(conn, games, open) {
     reply.tournaments.map((t) =>
       h(
         "li",
-        { dataset: { tournament: t.name, status: t.status } },
-        h("b", {}, t.name),
-        ` · ${gameTitle(games, t.game)} · ${formatText(t)} · ${clockText(t.clock)} · `,
-        entryBadge(t),
-        ` · ${startText(t)} · ${STATUS[t.status] || t.status}${t.status === "running" ? `, round ${t.round}` : ""} · ${t.entrants} entrant${t.entrants === 1 ? "" : "s"} `,
+        { class: "tournament-line", dataset: { tournament: t.name, status: t.status } },
+        h("div", {}, h("b", {}, t.name), " ", entryBadge(t), " ", h("span.badge", {}, STATUS[t.status] || t.status)),
+        h("div.muted", {}, `${gameTitle(games, t.game)} · ${formatText(t)} · ${clockText(t.clock)} · ${startText(t)}${t.status === "running" ? ` · round ${t.round}` : ""} · ${t.entrants} entrant${t.entrants === 1 ? "" : "s"}`),
         h("button", { type: "button", onclick: () => open(t.name) }, "Open"),
       ),
     ),
@@ -230,7 +228,7 @@ function tableList(rows, bots, ctx) {
         { dataset: { round: row.round, table: row.table, status: row.status, room: row.room || "" } },
         h("span.muted", {}, `${row.table}.`),
         players.flatMap((p, i) => (i ? [h("span.muted", {}, " vs "), p] : [p])),
-        h("span.muted.outcome", {}, ` · ${outcomeText(row)}`),
+        outcomeText(row) ? h("span.muted.outcome", {}, ` · ${outcomeText(row)}`) : null,
         live ? h("button", { type: "button", class: "watch", onclick: () => ctx.watch(row.room, sat) }, sat ? "Play" : "Watch") : null,
         // A tournament's rooms are private: their records are shown to those who sat in them.
         !live && row.game_id && sat && row.status === "finished" ? h("button", { type: "button", class: "replay", onclick: () => ctx.replay(row.game_id) }, "Replay") : null,
@@ -258,7 +256,7 @@ function outcomeText(row) {
   if (!r) return row.status === "playing" ? "playing" : row.status === "waiting" ? "waiting for its players" : row.status || "";
   if (r.void) return "void: nobody came";
   if (!(r.ranks || []).length) return "aborted";
-  return ["over", REASONS[r.reason]].filter(Boolean).join(", ");
+  return REASONS[r.reason] || "";
 }
 
 // The create form (accounts only; `partida tournament create` does the same).
