@@ -26,6 +26,7 @@ from partida.bots.runner import BotRunner
 from partida.client import Client
 from partida.server.app import Server, ServerConfig
 from tests.services import CHROMIUM_ARGS, ensure_chromium
+from tools.web_screenshots import play
 
 DESKTOP = {"width": 1200, "height": 860}
 PHONE = {"width": 390, "height": 844}
@@ -44,20 +45,6 @@ async def open_page(browser: Any, url: str, name: str, viewport: dict[str, int],
     await page.click("#enter")
     await page.wait_for_selector("#tournaments li, #tournaments.muted")
     return page
-
-
-async def play_out(page: Any) -> None:
-    """Click the first free square until the game is over."""
-    while True:
-        await page.wait_for_selector(".cell.playable, #result")
-        if await page.locator("#result").count():
-            return
-        before = await page.locator("#board").get_attribute("data-seq")
-        await page.locator(".cell.playable >> nth=0").click()
-        await page.wait_for_function(
-            "s => document.querySelector('#board')?.dataset.seq !== s || !!document.querySelector('#result')",
-            arg=before,
-        )
 
 
 async def main(out: Path) -> None:
@@ -107,7 +94,7 @@ async def main(out: Path) -> None:
                 server.tournaments.now = lambda: time.time() + 660  # the Swiss's start comes now
                 server.tournaments.wake()
                 await ada.wait_for_selector("#board")  # pushed to her round-one seat
-                await play_out(ada)
+                await play(ada, 9, ".cell.playable")  # to the end: tic-tac-toe has at most 5 moves a side
                 await ada.wait_for_function(
                     "() => document.querySelector('#room-code') && !document.querySelector('#result')"
                 )
