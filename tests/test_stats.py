@@ -24,7 +24,7 @@ import sys
 
 import pytest
 
-from partida.stats.elo import Pentanomial, Trinomial, elo_to_score, estimate, score_to_elo
+from partida.stats.elo import Pentanomial, Trinomial, elo_to_score, estimate, frequencies, score_to_elo
 from partida.stats.simulation import logistic_for_nelo, simulate
 from partida.stats.sprt import SprtSpec, decide, llr, mle_logistic, mle_normalized, parse_spec
 
@@ -115,6 +115,26 @@ def test_the_mle_meets_its_constraint() -> None:
     sigma = math.sqrt(sum(q * (a - mu) ** 2 for a, q in zip(scores, p, strict=True)))
     assert sum(p) == pytest.approx(1.0)
     assert (mu - 0.5) / sigma == pytest.approx(0.1, abs=1e-6)
+
+
+@pytest.mark.parametrize("t", [0.5, 1.22, 2.0, 5.0])
+def test_the_mle_meets_a_constraint_far_from_the_data(t: float) -> None:
+    """A hypothesis of hundreds of Elo against a run of draws: no tilt of the uniform start meets
+    it, and the answer was a ZeroDivisionError."""
+    scores = (0.0, 0.25, 0.5, 0.75, 1.0)
+    _, probs = frequencies(Pentanomial(0, 0, 1, 0, 0), regularize=True)
+    p = mle_normalized(scores, probs, t)
+    mu = sum(a * q for a, q in zip(scores, p, strict=True))
+    sigma = math.sqrt(sum(q * (a - mu) ** 2 for a, q in zip(scores, p, strict=True)))
+    assert sum(p) == pytest.approx(1.0)
+    assert (mu - 0.5) / sigma == pytest.approx(t, abs=1e-6)
+
+
+def test_the_llr_falls_as_h1_moves_away_from_a_run_of_draws() -> None:
+    draws = Pentanomial(0, 0, 1, 0, 0)
+    values = [llr(SprtSpec(0, elo1, model="normalized"), draws) for elo1 in (10, 100, 300, 1000, 3000)]
+    assert values == sorted(values, reverse=True)
+    assert decide(SprtSpec(0, 3000), values[-1]) == "H0"
 
 
 def test_decide_and_parse() -> None:

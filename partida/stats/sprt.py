@@ -94,9 +94,16 @@ def _decreasing_root(f: Callable[[float], float], low: float, high: float) -> fl
     return 0.5 * (low + high)
 
 
+class Unattainable(ValueError):
+    """No distribution on these outcomes meets the constraint from this starting point."""
+
+
 def _tilt(scores: tuple[float, ...], probs: list[float], phi: list[float]) -> list[float]:
     """The distribution p_i = phat_i / (1 + theta phi_i) closest to `probs` with sum p_i phi_i = 0
-    (equation 1.2/4.9 of the paper): theta solves sum phat_i phi_i / (1 + theta phi_i) = 0."""
+    (equation 1.2/4.9 of the paper): theta solves sum phat_i phi_i / (1 + theta phi_i) = 0, which
+    has a root only when phi takes both signs."""
+    if not min(phi) < 0.0 < max(phi):
+        raise Unattainable("the constraint's weights do not change sign")
     low, high = -1.0 / max(phi), -1.0 / min(phi)
     theta = _decreasing_root(lambda x: sum(p * f / (1.0 + x * f) for p, f in zip(probs, phi, strict=True)), low, high)
     return [p / (1.0 + theta * f) for p, f in zip(probs, phi, strict=True)]
@@ -107,13 +114,36 @@ def mle_logistic(scores: tuple[float, ...], probs: list[float], s: float) -> lis
     return _tilt(scores, probs, [a - s for a in scores])
 
 
+MOST_STEPS = 4096
+
+
 def mle_normalized(scores: tuple[float, ...], probs: list[float], t: float, mu_ref: float = 0.5) -> list[float]:
     """The most likely distribution with (mu - mu_ref) / sigma = t, by the fixed-point iteration of
-    section 4.1 of the paper, starting from the uniform distribution."""
-    p = [1.0 / len(scores)] * len(scores)
+    section 4.1 of the paper, starting from the uniform distribution.
+
+    A t far from the data (a hypothesis of hundreds of Elo against a run of draws) can leave the
+    uniform start with no tilt that meets the constraint; t is then reached in steps, each
+    iteration starting from the solution for the step before (the solution moves continuously
+    with t, and at a solution the weights always change sign)."""
+    steps = 1
+    while True:
+        try:
+            p = [1.0 / len(scores)] * len(scores)
+            for k in range(1, steps + 1):
+                p = _fixed_point(scores, probs, t * k / steps, mu_ref, p)
+            return p
+        except Unattainable:
+            if steps >= MOST_STEPS:
+                raise Unattainable(f"no distribution of these results has a normalized t of {t:g}") from None
+            steps *= 4
+
+
+def _fixed_point(scores: tuple[float, ...], probs: list[float], t: float, mu_ref: float, p: list[float]) -> list[float]:
     for _ in range(100):
         mu, var = mean_and_variance(scores, p)
         sigma = math.sqrt(var)
+        if sigma == 0.0:
+            raise Unattainable("a distribution with no spread has no normalized t")
         phi = [a - mu_ref - 0.5 * t * sigma * (1.0 + ((a - mu) / sigma) ** 2) for a in scores]
         new = _tilt(scores, probs, phi)
         done = max(abs(x - y) for x, y in zip(new, p, strict=True)) < 1e-10
