@@ -327,7 +327,7 @@ class Link(asyncio.Protocol):
                     transport.write_eof()
                 else:
                     transport.close()
-        if self._deadline is None and self.protocol.close_expected():
+        if self._deadline is None and self.protocol.state is not OPEN and self.protocol.close_expected():
             self.abort_after(self.listener.close_timeout)
 
     def pause_writing(self) -> None:
@@ -353,6 +353,14 @@ class Link(asyncio.Protocol):
         protocol = self.protocol
         protocol.receive_data(data)
         events = protocol.events_received()
+        if len(events) == 1 and protocol.state is OPEN:
+            frame = events[0]
+            if frame.opcode is BINARY and frame.fin:
+                # One whole binary message and the connection still open: websockets has nothing
+                # to write (it writes only for control frames and errors, which close it).
+                if self.receiver is not None:
+                    self.receiver.received(frame.data)  # type: ignore[arg-type]
+                return
         self._write()  # pongs, the echo of a close frame, the end of the stream
         receiver = self.receiver
         for frame in events:
