@@ -112,7 +112,9 @@ class Client:
         # Tournament news: `tournament_game` (a room, seat and token: play it), `tournament_started`,
         # `tournament_round`, `tournament_over` (with the final standings).
         self.tournament_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)
-        self.lobby_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)  # `lobby` pushes, once watched
+        # `lobby` pushes once `list_rooms` watched, `lobby_seeks` once `list_seeks` watched
+        self.lobby_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)
+        self.seek_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()  # `seek_paired`: a seek of yours made a room
         self.closed = asyncio.Event()
         self._home = _Link(url, websocket)
         self._links: list[_Link] = [self._home]  # the home link first
@@ -310,7 +312,7 @@ class Client:
     def _remember(self, kind: str, fields: dict[str, Any], reply: dict[str, Any]) -> None:
         """Keep the seat tokens and watched rooms a reply grants (see `_take_back`)."""
         summary = reply.get("summary")
-        if kind not in ("join", "watch", "create_room", "accept") or not isinstance(summary, dict):
+        if kind not in ("join", "watch", "create_room", "accept", "seek_take") or not isinstance(summary, dict):
             return
         code = summary["code"]
         self._lost.discard(code)
@@ -487,7 +489,11 @@ class Client:
         elif kind in ("ladder_game", "rating"):
             with contextlib.suppress(asyncio.QueueFull):  # unread past 1000: later news is dropped
                 self.ladder_events.put_nowait(message)
-        elif kind == "lobby":
+        elif kind == "seek_paired":
+            if message.get("token"):
+                self._seats[message["room"]][message["seat"]] = message["token"]
+            self.seek_events.put_nowait(message)
+        elif kind in ("lobby", "lobby_seeks"):
             with contextlib.suppress(asyncio.QueueFull):
                 self.lobby_events.put_nowait(message)
         elif kind.startswith("tournament_"):
@@ -719,6 +725,40 @@ class Client:
         if round is not None:
             fields["round"] = round
         return (await self.request("tournament_pairings", **fields))["tables"]
+
+    # Seeks (quick pairing).
+
+    async def seek(
+        self,
+        game: str,
+        options: dict[str, Any] | None = None,
+        *,
+        seats: int | None = None,
+        clock: dict[str, Any] | None = None,
+        rated: bool = False,
+        rating_range: tuple[float, float] | None = None,
+        allow_bots: bool = False,
+    ) -> dict[str, Any]:
+        """Post a seek; returns the `seek_posted` reply (`seek`, and `paired`: it was paired at
+        once). The room comes as a pushed `seek_paired` in `seek_events`."""
+        fields: dict[str, Any] = {"game": game, "rated": rated, "allow_bots": allow_bots}
+        extra = {"options": options, "seats": seats, "clock": clock}
+        fields.update({k: v for k, v in extra.items() if v is not None})
+        if rating_range is not None:
+            fields["range"] = list(rating_range)
+        return await self.request("seek", **fields)
+
+    async def seek_cancel(self, seek: int) -> dict[str, Any]:
+        return await self.request("seek_cancel", seek=seek)
+
+    async def seek_take(self, seek: int) -> dict[str, Any]:
+        """Take a listed seek; the reply has the room, your seat and token."""
+        return await self.request("seek_take", seek=seek)
+
+    async def list_seeks(self, game: str | None = None, watch: bool | None = None) -> list[dict[str, Any]]:
+        """The open seeks, oldest first; `watch`: changes come as `lobby_seeks` in `lobby_events`."""
+        fields: dict[str, Any] = {k: v for k, v in (("game", game), ("watch", watch)) if v is not None}
+        return (await self.request("list_seeks", **fields))["seeks"]
 
     # Play.
 

@@ -55,6 +55,12 @@ class ErrorCode(StrEnum):
     ENTRY_REFUSED = "entry_refused"  # a bot in a people-only event, a person in a bots-only one
     TOURNAMENT_CLOSED = "tournament_closed"  # joining a finished one, or a running round robin
     NOT_ENTERED = "not_entered"
+    # seeks
+    NO_SUCH_SEEK = "no_such_seek"  # cancelling or taking a seek that is not open (or, to cancel, not yours)
+    TOO_MANY_SEEKS = "too_many_seeks"  # an account (a guest: a connection) has MAX_SEEKS open seeks
+    BAD_SEEK = "bad_seek"  # a seek that cannot be posted: an empty rating range, not two seats
+    SEEK_REFUSED = "seek_refused"  # taking a seek that does not accept you (yours, rated, range, bots)
+    RATINGS_UNAVAILABLE = "ratings_unavailable"  # a rating range where the server keeps no ratings
     # play
     NOT_YOUR_TURN = "not_your_turn"
     ILLEGAL_ACTION = "illegal_action"

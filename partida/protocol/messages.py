@@ -316,6 +316,47 @@ class TournamentPairings(Request):
     round: int | None = None
 
 
+@dataclass
+class Seek(Request):
+    """Ask for a game with anyone: paired at once with the oldest compatible waiting seek, or
+    listed in the lobby (`list_seeks`) until someone takes it, it is cancelled, or its poster's
+    connection ends. `range`: [low, high], the ratings (in the seek's clock class) it accepts;
+    `allow_bots`: bot accounts may answer it."""
+
+    type: ClassVar[str] = "seek"
+    game: str
+    options: dict[str, Any] | None = None
+    seats: int | None = None
+    clock: dict[str, Any] | None = None
+    rated: bool = False
+    range: list[float] | None = None
+    allow_bots: bool = False
+
+
+@dataclass
+class SeekCancel(Request):
+    type: ClassVar[str] = "seek_cancel"
+    seek: int
+
+
+@dataclass
+class SeekTake(Request):
+    """Answer a listed seek: the room opens at once with both seated."""
+
+    type: ClassVar[str] = "seek_take"
+    seek: int
+
+
+@dataclass
+class ListSeeks(Request):
+    """The open seeks of this server, oldest first (of `game`: one game's). `watch`: be pushed
+    `seeks` changes (False: stop)."""
+
+    type: ClassVar[str] = "list_seeks"
+    game: str | None = None
+    watch: bool | None = None
+
+
 REQUESTS: dict[str, type[Request]] = {
     cls.type: cls
     for cls in (
@@ -352,6 +393,10 @@ REQUESTS: dict[str, type[Request]] = {
         TournamentWithdraw,
         TournamentStandings,
         TournamentPairings,
+        Seek,
+        SeekCancel,
+        SeekTake,
+        ListSeeks,
     )
 }
 

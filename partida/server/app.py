@@ -36,12 +36,14 @@ from partida.server.publisher import Publisher
 from partida.server.room_counts import RoomsByAddress
 from partida.server.rooms import Room, RoomPorts
 from partida.server.scheduler_lock import SchedulerLock
+from partida.server.seek_board import SeekBoard
 from partida.server.services.bots import BotDirectory
 from partida.server.services.challenges import ChallengeService
 from partida.server.services.greeting import Greeting
 from partida.server.services.history import HistoryService
 from partida.server.services.lobby import LobbyService
 from partida.server.services.rooms import RoomService
+from partida.server.services.seeks import SeekService
 from partida.server.session import OUTBOX_BYTES, Session
 from partida.server.shell import Shell
 from partida.server.tournaments import TournamentService
@@ -115,6 +117,8 @@ class Server:
         self.tournaments: TournamentService = None  # type: ignore[assignment]  # set in start()
         self.lobby_service: LobbyService = None  # type: ignore[assignment]  # set in start()
         self.challenge_service: ChallengeService = None  # type: ignore[assignment]  # set in start()
+        self.seeks = SeekBoard()
+        self.seek_service: SeekService = None  # type: ignore[assignment]  # set in start()
         self._ws: Listener | None = None
         self._claim: SqliteClaim | None = None
 
@@ -211,6 +215,7 @@ class Server:
         self.challenge_service = ChallengeService(
             self.challenges, self.connections, self.locator, self.bots, rooms, self.limiter, abandon_after
         )
+        self.seek_service = SeekService(self.seeks, rooms, rooms.open_room, self.bots)
         self.tournaments = TournamentService(
             TournamentStore(db),
             self.rooms,
@@ -227,6 +232,7 @@ class Server:
             rooms,
             HistoryService(self.store, self.registry, rooms.live_game),
             self.challenge_service,
+            self.seek_service,
             self.ladders,
             self.tournaments,
         ]
@@ -269,6 +275,7 @@ class Server:
         if self.ladders is not None:
             await self.ladders.stop()
         await self.lobby.stop()
+        self.seeks.stop()
         if self._ws is not None:
             self._ws.close()
             await self._ws.wait_closed()
@@ -292,6 +299,7 @@ class Server:
         self.connections.discard(session)
         self.lobby_service.disconnected(session)
         self.challenge_service.disconnected(session)
+        self.seek_service.disconnected(session)
         self.locator.departed(session)
         self.ladders.disconnected(session)
         await self.room_service.disconnected(session)

@@ -1,0 +1,227 @@
+"""Quick pairing: `seek` posts "play a 5+3 Othello with anyone", paired at once with the oldest
+compatible waiting seek or listed until someone takes it (`seek_take`); `seek_cancel` and
+`list_seeks` (with pushed changes). A pairing opens a private room with both seated and tells
+each person its room, seat and seat token (`seek_paired`); a bot is seated as any bot is.
+
+The rules (compatibility, who may answer, the order) are `partida.competition.seeks`; the open
+seeks are `server/seek_board.py`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from partida.competition.seeks import Party, Seek, accepts, first_match, seek_problem
+from partida.protocol import ErrorCode, ProtocolError, server_message
+from partida.protocol import messages as m
+from partida.room.clocks import ClockSpec
+from partida.room.terms import RoomTerms
+from partida.server.seek_board import OpenSeek, SeekBoard
+from partida.server.services.bots import BotDirectory
+from partida.server.services.rooms import OpenRoom, RoomService
+from partida.server.session import Session
+
+if TYPE_CHECKING:
+    from partida.server.shell import Handler
+
+# An account's rating in a game and a clock's class (None: unrated there), for rating ranges.
+RatingOf = Callable[[int, str, ClockSpec | None], Awaitable[float | None]]
+
+
+class SeekService:
+    def __init__(
+        self,
+        board: SeekBoard,
+        rooms: RoomService,
+        open_room: OpenRoom,
+        bots: BotDirectory,
+        rating_of: RatingOf | None = None,
+    ) -> None:
+        self.board = board
+        self.rooms = rooms  # checks a seek's terms as it checks a new room's
+        self.open_room = open_room
+        self.bots = bots
+        self.rating_of = rating_of  # None: this server keeps no ratings, and refuses rating ranges
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {
+            "seek": self.on_seek,
+            "seek_cancel": self.on_cancel,
+            "seek_take": self.on_take,
+            "list_seeks": self.on_list,
+        }
+
+    def disconnected(self, session: Session) -> None:
+        """A seek dies with its poster's connection."""
+        self.board.drop_from(session)
+        self.board.unwatch(session)
+
+    async def on_seek(self, session: Session, req: m.Seek) -> None:
+        terms = self.rooms.check_terms(session, req.game, req.options, req.seats, req.clock)
+        if terms.seats != 2:
+            raise ProtocolError(
+                ErrorCode.BAD_SEEK, "seeks are for two players: for more, create a room and share its code"
+            )
+        rating_range = _rating_range(req.range)
+        if rating_range is not None and self.rating_of is None:
+            raise ProtocolError(ErrorCode.RATINGS_UNAVAILABLE, "this server keeps no ratings: seek without a range")
+        party = await self._party(session, terms)
+        seek = Seek(
+            id=self.board.next_id(),
+            posted=time.time(),
+            party=party,
+            game=terms.game.name,
+            options=terms.options,
+            seats=terms.seats,
+            clock=terms.clock,
+            rated=req.rated,
+            rating_range=rating_range,
+            allow_bots=req.allow_bots,
+        )
+        problem = seek_problem(seek)
+        if problem is not None:
+            code = ErrorCode.BAD_SEEK
+            if seek.rated and party.is_guest:
+                code = ErrorCode.RATED_NEEDS_ACCOUNT
+            elif seek.rated and terms.clock is None:
+                code = ErrorCode.RATED_NEEDS_CLOCK
+            raise ProtocolError(code, f"seek: {problem}")
+        self.board.check_room_for(party.owner)
+        posted = OpenSeek(seek, session, terms)
+        match = first_match(seek, self.board.waiting())
+        if match is None:
+            self.board.add(posted)
+            session.send(server_message("seek_posted", req.id, seek=posted.to_data(), paired=False))
+            return
+        waiting = self.board.remove(match.id)
+        assert waiting is not None
+        try:
+            await self._pair(waiting, posted)
+        except BaseException:
+            if not waiting.session.closed:
+                self.board.add(waiting)  # still waiting: the failure was the room's, not its
+            raise
+        # after its `seek_paired`: a client reading replies and pushes in order has both
+        session.send(server_message("seek_posted", req.id, seek=posted.to_data(), paired=True))
+
+    async def on_cancel(self, session: Session, req: m.SeekCancel) -> None:
+        seek = self.board.open.get(req.seek)
+        if seek is None or seek.session is not session:
+            raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"you have no open seek {req.seek}")
+        self.board.remove(req.seek)
+        session.send(server_message("seek_cancelled", req.id, seek=req.seek))
+
+    async def on_take(self, session: Session, req: m.SeekTake) -> None:
+        seek = self.board.open.get(req.seek)
+        if seek is None:
+            raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"there is no open seek {req.seek}")
+        party = await self._party(session, seek.terms)
+        if not accepts(seek.seek, party):
+            raise ProtocolError(ErrorCode.SEEK_REFUSED, f"seek {req.seek} {_why_refused(seek.seek, party)}")
+        self.board.remove(req.seek)
+        try:
+            seats = await self._pair(seek, None, taker=session)
+        except BaseException:
+            if not seek.session.closed:
+                self.board.add(seek)
+            raise
+        room, seat, token = seats[session]
+        session.send(
+            server_message("seek_taken", req.id, seek=req.seek, room=room["code"], summary=room, seat=seat, token=token)
+        )
+
+    async def on_list(self, session: Session, req: m.ListSeeks) -> None:
+        session.send(server_message("seeks", req.id, seeks=self.board.listing(req.game)))
+        if req.watch:
+            self.board.watch(session, req.game)
+        elif req.watch is False:
+            self.board.unwatch(session)
+
+    async def _party(self, session: Session, terms: RoomTerms) -> Party:
+        me = session.identity
+        assert me is not None
+        account = me.account_id
+        rating = None
+        if account is not None and self.rating_of is not None:
+            rating = await self.rating_of(account, terms.game.name, terms.clock)
+        owner: Any = ("guest", session.id) if account is None else account
+        return Party(owner, rating=rating, is_bot=me.kind == "bot", is_guest=account is None)
+
+    async def _pair(
+        self, first: OpenSeek, second: OpenSeek | None, taker: Session | None = None
+    ) -> dict[Session, tuple[dict[str, Any], int, str | None]]:
+        """The room of two seeks (or of a seek and the one who took it): private, the seeks'
+        terms, seats drawn at random; each person is pushed `seek_paired` with its seat and token
+        (a taker learns it from its reply), a bot is seated as a bot. Returns each session's room
+        summary, seat and token."""
+        other = second.session if second is not None else taker
+        assert other is not None
+        sessions = [first.session, other]
+        seeks = [first, second]
+        bots = [s for s in sessions if s.identity is not None and s.identity.kind == "bot"]
+        people = [s for s in sessions if s not in bots]
+        if bots:
+            for person in people:
+                self.bots.may_play_bots(person)
+        most = self.bots.limiter.limits.games_per_bot
+        for bot in bots:
+            if self.bots.games_of(bot) >= most:
+                raise ProtocolError(ErrorCode.RATE_LIMITED, f"{bot.name} is playing {most} games, its most")
+        clock = first.terms.clock or (self.bots.game_clock() if bots else None)
+        terms = replace(first.terms, public=False, auto_start=True, clock=clock)
+        room = await self.open_room(terms, None)
+        if bots and people:
+            self.bots.games_by_address.add(people[0].address, room)
+        if secrets.randbelow(2):
+            sessions.reverse()
+            seeks.reverse()
+        names = [s.name for s in sessions]
+        seated: dict[Session, tuple[dict[str, Any], int, str | None]] = {}
+        for seat, (session, seek) in enumerate(zip(sessions, seeks, strict=True)):
+            if session in bots:
+                await room.call(lambda s=session, i=seat: room.seat_bot(s, i))
+                seated[session] = (room.summary(), seat, None)
+                continue
+            await room.call(lambda s=session, i=seat: room.join(s, i, None))
+            summary, token = room.summary(), room.token_for(seat)
+            seated[session] = (summary, seat, token)
+            if seek is not None:
+                session.send(
+                    server_message(
+                        "seek_paired",
+                        seek=seek.seek.id,
+                        room=room.code,
+                        summary=summary,
+                        seat=seat,
+                        token=token,
+                        opponent=names[1 - seat],
+                    )
+                )
+        return seated
+
+
+def _rating_range(raw: list[float] | None) -> tuple[float, float] | None:
+    if raw is None:
+        return None
+    if len(raw) != 2:
+        raise ProtocolError(ErrorCode.BAD_SEEK, "seek: range is [low, high]")
+    low, high = float(raw[0]), float(raw[1])
+    if low > high:
+        raise ProtocolError(ErrorCode.BAD_SEEK, f"seek: the rating range {low:g}-{high:g} is empty")
+    return low, high
+
+
+def _why_refused(seek: Seek, party: Party) -> str:
+    if party.owner == seek.party.owner:
+        return "is your own: cancel it instead"
+    if seek.rated and party.is_guest:
+        return "is rated: guests cannot take it (log in)"
+    if party.is_bot and not seek.allow_bots:
+        return "does not allow bots"
+    low, high = seek.rating_range or (0.0, 0.0)
+    rating = "no rating" if party.rating is None else f"a rating of {party.rating:.0f}"
+    return f"asks for a rating from {low:g} to {high:g}; you have {rating} there"

@@ -1,0 +1,184 @@
+"""Quick pairing through a real server: two compatible seeks make a private room with both
+seated and told; a listed seek is taken by id; watchers of the lobby's seeks are pushed them
+coming and going; a seek dies with its poster's connection; limits, bad input and bots."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from partida.client import Client, ServerError
+from partida.server.app import Server
+from partida.server.seek_board import MAX_SEEKS
+from tests.helpers import random_decider
+
+PASSWORD = "correct horse battery"
+BLITZ = {"initial": 300, "increment": 3}
+
+
+async def _user(server: Server, connect, name: str) -> Client:  # type: ignore[no-untyped-def]
+    await server.store.create_user(name, PASSWORD)
+    return await connect(name=name, password=PASSWORD)
+
+
+async def _bot(server: Server, name: str) -> Client:
+    _, token = await server.store.create_bot(name)
+    return await Client.connect(server.url, token=token, agent="random", games=["tictactoe", "othello"])
+
+
+async def _seeks_news(client: Client, timeout: float = 5.0) -> dict[str, Any]:
+    while True:
+        message = await asyncio.wait_for(client.lobby_events.get(), timeout)
+        if message["type"] == "lobby_seeks":
+            return message
+
+
+async def _refused(code: str, request: Any) -> ServerError:
+    with pytest.raises(ServerError) as refused:
+        await request
+    assert refused.value.code == code, refused.value.message
+    return refused.value
+
+
+async def test_two_compatible_seeks_are_paired_and_play(server: Server, connect) -> None:
+    alice = await _user(server, connect, "alice")
+    bob = await connect(name="bob")  # a guest: casual seeks are for everyone
+    posted = await alice.seek("othello", clock=BLITZ)
+    assert posted["paired"] is False
+    seek = posted["seek"]
+    assert seek["by"] == {"name": "alice", "kind": "user"} and seek["class"] == "blitz" and not seek["rated"]
+    assert [s["id"] for s in await bob.list_seeks()] == [seek["id"]]
+
+    answer = await bob.seek("othello", clock=BLITZ)
+    assert answer["paired"] is True
+    theirs = await asyncio.wait_for(alice.seek_events.get(), 5)
+    mine = await asyncio.wait_for(bob.seek_events.get(), 5)
+    assert theirs["seek"] == seek["id"] and mine["seek"] == answer["seek"]["id"]
+    assert theirs["room"] == mine["room"] and {theirs["seat"], mine["seat"]} == {0, 1}
+    assert theirs["token"] and mine["token"] and theirs["opponent"] == "bob" and mine["opponent"] == "alice"
+    room = mine["summary"]
+    assert not room["public"] and room["clock"]["initial"] == 300 and room["clock"]["increment"] == 3
+    assert await bob.list_seeks() == []  # both seeks are gone
+    code = room["code"]
+    finals = await asyncio.wait_for(
+        asyncio.gather(alice.play(code, random_decider(1)), bob.play(code, random_decider(2))), 30
+    )
+    assert all(final["status"] == "finished" for final in finals)
+
+
+async def test_the_oldest_compatible_seek_is_paired_first(server: Server, connect) -> None:
+    first = await connect(name="first")
+    other_clock = await connect(name="slow")
+    second = await connect(name="second")
+    newcomer = await connect(name="newcomer")
+    one = (await first.seek("tictactoe", clock=BLITZ))["seek"]
+    await other_clock.seek("tictactoe", clock={"initial": 600, "increment": 0})  # not compatible
+    # second's seek is paired with first's at once: the oldest compatible one
+    assert (await second.seek("tictactoe", clock=BLITZ))["paired"] is True
+    paired = await asyncio.wait_for(first.seek_events.get(), 5)
+    assert paired["seek"] == one["id"] and paired["opponent"] == "second"
+    left = await newcomer.list_seeks("tictactoe")
+    assert [s["by"]["name"] for s in left] == ["slow"]
+    await newcomer.seek("tictactoe", clock=BLITZ)
+    assert [s["by"]["name"] for s in await newcomer.list_seeks("tictactoe")] == ["slow", "newcomer"]
+
+
+async def test_a_listed_seek_is_taken_by_id_and_watchers_see_seeks_come_and_go(server: Server, connect) -> None:
+    watcher = await connect(name="watcher")
+    assert await watcher.list_seeks(watch=True) == []
+    carol = await _user(server, connect, "carol")
+    dave = await _user(server, connect, "dave")
+    seek = (await carol.seek("tictactoe", clock={"per_move": 30}))["seek"]
+    news = await _seeks_news(watcher)
+    assert [s["id"] for s in news["added"]] == [seek["id"]] and news["removed"] == []
+
+    taken = await dave.seek_take(seek["id"])
+    assert taken["seek"] == seek["id"] and taken["token"] and taken["summary"]["code"] == taken["room"]
+    pushed = await asyncio.wait_for(carol.seek_events.get(), 5)
+    assert pushed["room"] == taken["room"] and {pushed["seat"], taken["seat"]} == {0, 1}
+    news = await _seeks_news(watcher)
+    assert news == {"type": "lobby_seeks", "added": [], "removed": [seek["id"]]}
+    await _refused("no_such_seek", dave.seek_take(seek["id"]))  # taken once only
+    code = taken["room"]
+    finals = await asyncio.wait_for(
+        asyncio.gather(carol.play(code, random_decider(3)), dave.play(code, random_decider(4))), 30
+    )
+    assert all(final["status"] == "finished" for final in finals)
+
+    # a watcher of one game hears nothing of another's
+    await watcher.list_seeks("othello", watch=True)
+    await carol.seek("tictactoe")
+    seek = (await carol.seek("othello"))["seek"]
+    news = await _seeks_news(watcher)
+    assert [s["id"] for s in news["added"]] == [seek["id"]]
+
+
+async def test_a_seek_dies_with_its_posters_connection_and_can_be_cancelled(server: Server, connect) -> None:
+    watcher = await connect(name="watcher")
+    await watcher.list_seeks(watch=True)
+    erin = await connect(name="erin")
+    kept = (await erin.seek("othello"))["seek"]
+    gone = (await erin.seek("tictactoe"))["seek"]
+    assert [s["id"] for s in (await _seeks_news(watcher))["added"]] == [kept["id"], gone["id"]]
+    await _refused("no_such_seek", watcher.seek_cancel(kept["id"]))  # not the watcher's
+    assert (await erin.seek_cancel(gone["id"]))["seek"] == gone["id"]
+    assert (await _seeks_news(watcher))["removed"] == [gone["id"]]
+    await erin.close()
+    assert (await _seeks_news(watcher))["removed"] == [kept["id"]]
+    assert await watcher.list_seeks() == []
+
+
+async def test_limits_and_bad_seeks_get_stable_codes_and_change_nothing(server: Server, connect) -> None:
+    frank = await _user(server, connect, "frank")
+    guest = await connect(name="guest")
+    for game in ("othello", "tictactoe", "duel")[:MAX_SEEKS]:
+        await frank.seek(game)
+    before = await guest.list_seeks()
+    await _refused("too_many_seeks", frank.seek("othello", clock=BLITZ))
+    await _refused("rated_needs_account", guest.seek("othello", clock=BLITZ, rated=True))
+    await _refused("rated_needs_clock", frank.seek("othello", rated=True))
+    await _refused("bad_seek", guest.seek("crazyeights", seats=3))
+    await _refused("bad_seek", guest.seek("othello", rating_range=(1600, 1400)))
+    await _refused("bad_seek", guest.request("seek", game="othello", range=[1]))
+    await _refused("ratings_unavailable", guest.seek("othello", clock=BLITZ, rating_range=(1400, 1600)))
+    await _refused("unknown_game", guest.seek("no-such-game"))
+    await _refused("bad_options", guest.seek("othello", {"no_such_option": 1}))
+    await _refused("bad_clock", guest.seek("othello", clock={"initial": -1}))
+    await _refused("bad_field", guest.request("seek", game="othello", rated="yes"))
+    await _refused("no_such_seek", guest.seek_take(10**9))
+    await _refused("no_such_seek", guest.seek_cancel(before[0]["id"]))
+    await _refused("seek_refused", frank.seek_take(before[0]["id"]))  # one's own
+    assert await guest.list_seeks() == before
+    # a guest's limit is its connection's
+    for game in ("othello", "tictactoe", "duel"):
+        await guest.seek(game, clock={"per_move": 60})
+    await _refused("too_many_seeks", guest.seek("othello", clock={"per_move": 60}))
+
+
+async def test_bots_answer_only_seeks_that_allow_bots(server: Server, connect) -> None:
+    gina = await _user(server, connect, "gina")
+    bot = await _bot(server, "seeker-bot")
+    closed = (await gina.seek("tictactoe", clock={"per_move": 30}))["seek"]
+    await _refused("seek_refused", bot.seek_take(closed["id"]))
+    posted = await bot.seek("tictactoe", clock={"per_move": 30})  # a bot's own seek does not meet gina's
+    assert posted["paired"] is False
+    await gina.seek_cancel(closed["id"])
+    await bot.seek_cancel(posted["seek"]["id"])
+
+    open_to_bots = (await gina.seek("tictactoe", clock={"per_move": 30}, allow_bots=True))["seek"]
+    assert open_to_bots["allow_bots"] is True
+    taken = await bot.seek_take(open_to_bots["id"])
+    assert taken["token"] is None  # a bot is seated as a bot: `seated` tells it
+    seated = await asyncio.wait_for(bot.seated.get(), 5)
+    pushed = await asyncio.wait_for(gina.seek_events.get(), 5)
+    assert seated["room"] == pushed["room"] == taken["room"] and pushed["opponent"] == "seeker-bot"
+    seats = seated["summary"]["seats"]
+    assert seats[seated["seat"]]["kind"] == "bot" and seats[pushed["seat"]]["name"] == "gina"
+    code = taken["room"]
+    finals = await asyncio.wait_for(
+        asyncio.gather(gina.play(code, random_decider(5)), bot.play(code, random_decider(6))), 30
+    )
+    assert all(final["status"] == "finished" for final in finals)
+    await bot.close()
