@@ -8,8 +8,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
+import re
+import select
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -169,3 +173,23 @@ async def guess_forever(url: str, address: str) -> None:
         with contextlib.suppress(Exception):
             await login(url, address, "ada", "wrong guess")
         await asyncio.sleep(0.05)  # the guessers share the server's event loop here: leave it room
+
+
+def read_until(fd: int, pattern: str, seconds: float = 30) -> str:
+    """What a terminal (a pty's master `fd`) shows until `pattern` appears in it."""
+    seen = b""
+    deadline = time.monotonic() + seconds
+    while re.search(pattern, plain(seen)) is None:
+        assert time.monotonic() < deadline, seen.decode(errors="replace")
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                break
+    return plain(seen)
+
+
+def plain(output: bytes) -> str:
+    """Terminal output without its colour and cursor sequences."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output.decode(errors="replace"))

@@ -10,7 +10,6 @@ import io
 import os
 import pty
 import re
-import select
 import shlex
 import signal
 import subprocess
@@ -28,6 +27,7 @@ from partida.client.terminal import TerminalPlayer
 from partida.games.base import IllegalAction
 from partida.games.registry import default_registry
 from partida.server.app import Server, ServerConfig
+from tests.helpers import plain, read_until
 from tests.services import free_port
 
 PARTIDA = [sys.executable, "-m", "partida"]
@@ -123,25 +123,6 @@ async def test_a_seat_token_alone_takes_the_seat_back(server: Server, connect) -
             await mallory.join(code, seat=seat, token=token)
         assert refused.value.code == "auth_failed"
     assert server.rooms[code].seats[1].session is not None and server.rooms[code].seats[0].name == "alice"
-
-
-def read_until(fd: int, pattern: str, seconds: float = 30) -> str:
-    seen = b""
-    deadline = time.monotonic() + seconds
-    while re.search(pattern, plain(seen)) is None:
-        assert time.monotonic() < deadline, seen.decode(errors="replace")
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                seen += os.read(fd, 4096)
-            except OSError:
-                break
-    return plain(seen)
-
-
-def plain(output: bytes) -> str:
-    """Terminal output without its colour and cursor sequences."""
-    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output.decode(errors="replace"))
 
 
 @pytest.fixture

@@ -24,6 +24,7 @@ from partida.cli.common import (
     known_game,
     parse_option_pairs,
 )
+from partida.cli.seeks import await_seek, rating_range, seek_clock, take_seek
 from partida.match.processes import seat_command
 from partida.stats.sprt import MODELS
 
@@ -54,6 +55,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--accept",
         action="store_true",
         help="wait for challenges to your account (log in with --name and --password) and answer them",
+    )
+    p.add_argument(
+        "--seek",
+        type=seek_clock,
+        default=None,
+        metavar="CLOCK",
+        help="play anyone: post a seek with this clock, MINUTES+SECONDS as lichess writes it (5+3) or "
+        "move:SECONDS, paired with the first compatible seek or taken from the lobby; Ctrl-C cancels it",
+    )
+    p.add_argument("--rated", action="store_true", help="with --seek: a rated game (log in with --name and --password)")
+    p.add_argument(
+        "--range",
+        type=rating_range,
+        default=None,
+        metavar="LOW-HIGH",
+        help="with --seek: only opponents rated LOW to HIGH in the seek's clock class (1400-1600)",
+    )
+    p.add_argument("--bots", action="store_true", help="with --seek: bots may answer it too")
+    p.add_argument(
+        "--take", type=int, default=None, metavar="ID", help="take a seek listed by `partida seeks` and play it"
     )
     p.add_argument("--seat", type=int, default=None, help="the seat to take (default: the first free one)")
     p.add_argument("--token", default=None, help="seat token, to return to your seat after a disconnect (with --room)")
@@ -211,10 +232,18 @@ def from_invite_link(args: argparse.Namespace) -> None:
 
 def run_play(args: argparse.Namespace) -> int:
     from_invite_link(args)
-    if sum(map(bool, (args.room, args.challenge, args.accept))) > 1:
-        raise CliError("--room, --challenge and --accept are different ways in: give one of them")
-    if args.room is None and args.game is None and not args.accept:
+    ways = (args.room, args.challenge, args.accept, args.seek, args.take is not None)
+    if sum(map(bool, ways)) > 1:
+        raise CliError("--room, --challenge, --accept, --seek and --take are different ways in: give one of them")
+    if args.room is None and args.game is None and not args.accept and args.take is None:
         raise CliError("name a game to play, or --room CODE to join a friend's room, or --accept to await challenges")
+    if not args.seek and (args.rated or args.range or args.bots):
+        raise CliError("--rated, --range and --bots describe a seek: give --seek CLOCK too")
+    if (args.seek or args.take is not None) and (args.vs or args.clock or args.public):
+        raise CliError(
+            "a seek's room is private, its clock is --seek's, its opponent whoever answers: "
+            "--vs, --clock and --public do not go with --seek or --take"
+        )
     if args.challenge and args.vs:
         raise CliError("a challenge seats you and the account you challenge: --vs does not go with it")
     return asyncio.run(_play(args))
@@ -299,7 +328,7 @@ async def _play(args: argparse.Namespace) -> int:
 
     registry = game_registry(args)
     clock = _clock(args.clock)
-    game = None if args.room or args.accept else known_game(registry, args.game)
+    game = None if args.room or args.accept or args.take is not None else known_game(registry, args.game)
     if args.vs and game is not None:
         seats = args.seats or game.min_seats
         if len(args.vs) >= seats:  # one --vs per other seat: a surplus is refused, never dropped
@@ -326,6 +355,14 @@ async def _play(args: argparse.Namespace) -> int:
                 reply = await _await_challenge(client, registry, reader)
             elif args.challenge:
                 reply = await _send_challenge(client, args, clock)
+            elif args.seek:
+                from rich.console import Console
+
+                reply = await await_seek(client, args, Console())
+            elif args.take is not None:
+                from rich.console import Console
+
+                reply = await take_seek(client, args.take, Console())
             else:
                 assert game is not None  # known above: neither --room nor --accept
                 seats = args.seats or game.min_seats
@@ -351,7 +388,8 @@ async def _play(args: argparse.Namespace) -> int:
             f"Room [bold]{room['code']}[/bold]: {game.title}, you are {escape(player.seat_text(reply['seat']))}. "
             f"Seat token (to come back after a disconnect): {reply['token']}"
         )
-        free = len(room["seats"]) - 1 - len(args.vs or []) - (1 if args.challenge else 0)
+        paired = args.challenge or args.seek or args.take is not None  # the other seat is someone's
+        free = len(room["seats"]) - 1 - len(args.vs or []) - (1 if paired else 0)
         if room["status"] == "waiting" and free > 0 and not args.room and not args.accept:
             player.console.print(
                 f"Waiting for players. Invite a friend: [bold]partida play --room {room['code']}{server}[/bold]"
