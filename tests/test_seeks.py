@@ -174,11 +174,24 @@ async def test_bots_answer_only_seeks_that_allow_bots(server: Server, connect) -
     seated = await asyncio.wait_for(bot.seated.get(), 5)
     pushed = await asyncio.wait_for(gina.seek_events.get(), 5)
     assert seated["room"] == pushed["room"] == taken["room"] and pushed["opponent"] == "seeker-bot"
-    seats = seated["summary"]["seats"]
-    assert seats[seated["seat"]]["kind"] == "bot" and seats[pushed["seat"]]["name"] == "gina"
+    seats = server.rooms[taken["room"]].seats
+    assert (seats[seated["seat"]].kind, seats[pushed["seat"]].name) == ("bot", "gina")
     code = taken["room"]
     finals = await asyncio.wait_for(
         asyncio.gather(gina.play(code, random_decider(5)), bot.play(code, random_decider(6))), 30
     )
     assert all(final["status"] == "finished" for final in finals)
     await bot.close()
+
+
+async def test_a_bot_runner_answering_seeks_takes_those_that_allow_bots(server: Server, connect, runners) -> None:
+    hal = await _user(server, connect, "hal")
+    ida = await connect(name="ida")
+    kept = (await ida.seek("tictactoe", clock={"per_move": 60}))["seek"]  # no bots: left alone
+    await runners("answering-bot", "random", answer_seeks=True)
+    posted = (await hal.seek("tictactoe", clock={"per_move": 30}, allow_bots=True))["seek"]
+    paired = await asyncio.wait_for(hal.seek_events.get(), 15)
+    assert paired["seek"] == posted["id"] and paired["opponent"] == "answering-bot"
+    final = await asyncio.wait_for(hal.play(paired["room"], random_decider(8)), 30)
+    assert final["status"] == "finished"
+    assert [s["id"] for s in await hal.list_seeks()] == [kept["id"]]

@@ -117,3 +117,8 @@ async def test_bad_seeks_are_one_line(server: Server) -> None:
         code, out = await _partida(*args, *url)
         assert code == 2 and told in out and "Traceback" not in out, (args, out)
         assert len([line for line in out.splitlines() if "error" in line]) == 1, out
+
+
+async def test_serve_names_a_seek_bot_it_does_not_know_in_one_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code, out = await _partida("serve", "--seek-bots", "nobody", "--port", "0", "--db", str(tmp_path / "p.db"))
+    assert code == 2 and "unknown agent 'nobody' in --seek-bots" in out and "Traceback" not in out, out

@@ -48,6 +48,7 @@ def move_budget(clock: dict[str, Any] | None, seat: int) -> float | None:
 
 # Refusals that trying again cannot cure: the runner stops and says why.
 TOURNAMENT_RETRY = 5.0  # seconds between tries to enter a tournament not created yet
+SEEK_RELIST = 5.0  # seconds between two listings of the seeks, for a bot answering them
 FATAL = frozenset(
     {
         "auth_failed",
@@ -75,6 +76,7 @@ class BotRunner:
         ladders: list[str] | None = None,
         max_games: int | None = None,
         tournaments: list[str] | None = None,
+        answer_seeks: bool = False,
     ) -> None:
         if agent not in all_agents():
             raise ValueError(f"unknown agent {agent!r} (known: {', '.join(sorted(all_agents()))})")
@@ -99,6 +101,7 @@ class BotRunner:
         self.params = params or {}
         self.ladders = ladders or []
         self.tournaments = tournaments or []
+        self.answer_seeks = answer_seeks  # take the lobby's seeks that allow bots, of games it plays
         self.max_games = max_games
         self.client: Client | None = None
         self.tasks: set[asyncio.Task[None]] = set()
@@ -136,6 +139,10 @@ class BotRunner:
                     entering = asyncio.get_running_loop().create_task(self._enter_tournaments(self.client))
                     self.tasks.add(entering)
                     entering.add_done_callback(self.tasks.discard)
+                if self.answer_seeks:
+                    answering = asyncio.get_running_loop().create_task(self._answer_seeks(self.client))
+                    self.tasks.add(answering)
+                    answering.add_done_callback(self.tasks.discard)
                 connected_before = True
                 await self._serve(self.client)
             except ServerError as exc:
@@ -223,6 +230,33 @@ class BotRunner:
                     return
             if waiting:
                 await asyncio.sleep(TOURNAMENT_RETRY)
+
+    async def _answer_seeks(self, client: Client) -> None:
+        """Take every seek that allows bots, of a game this bot plays, as it appears in the
+        lobby; the server seats the bot (`seated`) and `_serve` plays the game. A seek the bot
+        could not take for being busy is tried again when the lobby is listed again, every
+        `SEEK_RELIST` seconds; one that refused it is not."""
+        me = client.welcome["you"]["name"]
+        refused: set[int] = set()
+        seeks = await client.list_seeks(watch=True)
+        while not client.closed.is_set():
+            for seek in seeks:
+                if seek["id"] in refused or not seek["allow_bots"] or seek["game"] not in self.games:
+                    continue
+                if seek["by"]["name"] == me:
+                    continue
+                try:
+                    await client.seek_take(seek["id"])
+                    log.info("%s took seek %d (%s, from %s)", self.agent, seek["id"], seek["game"], seek["by"]["name"])
+                except ServerError as exc:
+                    if exc.code != "rate_limited":  # taken by another, gone, or not for this bot
+                        refused.add(seek["id"])
+                    log.info("%s: seek %d: %s", self.agent, seek["id"], exc.message)
+            try:
+                news = await asyncio.wait_for(client.lobby_events.get(), SEEK_RELIST)
+                seeks = news.get("added", []) if news["type"] == "lobby_seeks" else []
+            except TimeoutError:
+                seeks = await client.list_seeks()
 
     async def _log_ladder_news(self, client: Client) -> None:
         me = client.welcome["you"]["name"]

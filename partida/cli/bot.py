@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run one bot process",
         description="Run a bot that logs in with a bot account (token from --token or $PARTIDA_BOT_TOKEN; "
         "create one with `partida db create-bot NAME`) and plays in every room it is seated in or "
-        "challenged to. Only bot accounts are seated as bots: a token is required.",
+        "challenged to (with --answer-seeks, also the seeks allowing bots that it takes). Only bot accounts "
+        "are seated as bots: a token is required.",
     )
     p.add_argument("agent", help="agent to run (see `partida agents`)")
     p.add_argument("--game", action="append", default=None, help="only accept these games (repeatable)")
@@ -38,6 +39,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         metavar="NAME",
         help="enter this tournament (waiting for it to be created) and play its games (repeatable; needs a bot token)",
+    )
+    p.add_argument(
+        "--answer-seeks",
+        action="store_true",
+        help="take the lobby's seeks that allow bots, for the games the bot plays, as they appear",
     )
     add_game_files_flags(p)
     add_server_flag(p)
@@ -61,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
             ladders=args.ladder,
             max_games=args.max_games,
             tournaments=args.tournament,
+            answer_seeks=args.answer_seeks,
             registry=game_registry(args),
         )
     except ValueError as exc:

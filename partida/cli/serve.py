@@ -50,6 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="enter built-in bots in a tournament, e.g. --tournament-bots cup=alphabeta,mcts,random (repeatable; "
         "they enter once it is created: `partida tournament create cup ...`)",
     )
+    p.add_argument(
+        "--seek-bots",
+        default=None,
+        metavar="AGENTS",
+        help="comma-separated pool agents that answer the lobby's seeks allowing bots, e.g. --seek-bots alphabeta "
+        "(they join the pool if --bots left them out)",
+    )
     add_game_files_flags(p, "load")
     p.add_argument(
         "--limit",
@@ -122,9 +129,13 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"unknown agent {unknown[0]!r} in --bots (known: {', '.join(sorted(known))})")
     ladder_bots = parse_ladder_bots(args.ladder_bots)
     tournament_bots = parse_ladder_bots(args.tournament_bots, flag="--tournament-bots")
-    for agent in [*ladder_bots, *tournament_bots]:
+    seek_bots = {a.strip() for a in (args.seek_bots or "").split(",") if a.strip()}
+    unknown = sorted(seek_bots - set(all_agents()))
+    if unknown:
+        raise CliError(f"unknown agent {unknown[0]!r} in --seek-bots (known: {', '.join(sorted(all_agents()))})")
+    for agent in [*ladder_bots, *tournament_bots, *sorted(seek_bots)]:
         if agent not in pool:
-            pool.append(agent)  # a ladder or tournament bot is a pool bot that also enters them
+            pool.append(agent)  # a ladder, tournament or seek bot is a pool bot that also enters them
     try:
         # $PARTIDA_LIMITS (NAME=VALUE separated by spaces) comes first, so --limit overrides it.
         limits = Limits().with_settings([*os.environ.get(LIMITS_ENV, "").split(), *args.limit])
@@ -170,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     except GameLoadError as exc:
         raise CliError(str(exc)) from None
     try:
-        asyncio.run(_serve(server, pool, ladder_bots, every_cpu, tournament_bots))
+        asyncio.run(_serve(server, pool, ladder_bots, every_cpu, tournament_bots, seek_bots))
     except OSError as exc:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     return 0
@@ -286,8 +297,10 @@ async def _serve(  # type: ignore[no-untyped-def]
     ladder_bots: dict[str, list[str]],
     every_cpu: set[int] | None,
     tournament_bots: dict[str, list[str]] | None = None,
+    seek_bots: set[str] | None = None,
 ) -> None:
     tournament_bots = tournament_bots or {}
+    seek_bots = seek_bots or set()
     from partida.storage.database import StorageError
 
     try:
@@ -305,7 +318,15 @@ async def _serve(  # type: ignore[no-untyped-def]
         loop.add_signal_handler(sig, stop.set)
     supervisors = [
         asyncio.create_task(
-            _supervise_bot(server, agent, stop, ladder_bots.get(agent, []), every_cpu, tournament_bots.get(agent, []))
+            _supervise_bot(
+                server,
+                agent,
+                stop,
+                ladder_bots.get(agent, []),
+                every_cpu,
+                tournament_bots.get(agent, []),
+                answer_seeks=agent in seek_bots,
+            )
         )
         for agent in pool
     ]
@@ -320,6 +341,8 @@ async def _serve(  # type: ignore[no-untyped-def]
         print(f"Ladder bot pool-{agent} plays in: {', '.join(ladders)}.", flush=True)
     for agent, tournaments in sorted(tournament_bots.items()):
         print(f"Tournament bot pool-{agent} enters: {', '.join(tournaments)}.", flush=True)
+    if seek_bots:
+        print(f"Answering seeks that allow bots: {', '.join(f'pool-{a}' for a in sorted(seek_bots))}.", flush=True)
     print(f"Play: {_play_hint(server, pool)}   Stop: Ctrl-C", flush=True)
     _tune_collector()
     await stop.wait()
@@ -356,6 +379,7 @@ async def _supervise_bot(  # type: ignore[no-untyped-def]
     ladders: list[str],
     every_cpu: set[int] | None,
     tournaments: list[str] = (),  # type: ignore[assignment]
+    answer_seeks: bool = False,
 ) -> None:
     """Keep one bot process per agent running; restart it (with backoff) when it dies."""
     name = f"pool-{agent}"
@@ -371,6 +395,7 @@ async def _supervise_bot(  # type: ignore[no-untyped-def]
             *["--log-level", "debug" if log.isEnabledFor(logging.DEBUG) else "warning"],
             *[arg for ladder in ladders for arg in ("--ladder", ladder)],
             *[arg for tournament in tournaments for arg in ("--tournament", tournament)],
+            *(["--answer-seeks"] if answer_seeks else []),
             *[arg for path in server.config.game_files for arg in ("--game-file", str(path))],
             *[arg for path in server.config.game_dirs for arg in ("--games-dir", str(path))],
             env=env,
