@@ -709,3 +709,51 @@ async def test_the_lobby_shows_rooms_as_the_server_pushes_them_without_polling(
     listings = [frame for frame in sent if '"list_rooms"' in frame]
     assert len(listings) == 1 and '"watch":true' in listings[0], listings
     await context.close()
+
+
+async def test_two_people_pair_through_seeks_and_a_listed_seek_is_taken_by_a_click(
+    server: Server, browser: Any, connect: Any
+) -> None:
+    """The lobby's seeks, live: bob sees ada's seek appear, posts the same and both are in one
+    room at once; ada's click on a seek someone else posted takes it."""
+    bob = await Person.open(browser, server.http_url, "bob")
+    await bob.page.wait_for_selector("#seeks-card")
+    ada = await Person.open(browser, server.http_url, "ada")
+    per_move = '{"per_move":30}'
+    for person in (ada, bob):
+        await person.page.select_option("#seek-game", "tictactoe")
+        await person.page.select_option("#seek-clock", per_move)
+    await ada.page.click("#seek")
+    await ada.page.wait_for_selector("#seeking:not([hidden])")
+    assert "Tic-tac-toe, casual 30 s a move (rapid)" in await ada.page.locator("#seeking").inner_text()
+    line = bob.page.locator("[data-seek]")  # pushed to bob's lobby: no reload, no polling
+    await line.wait_for()
+    assert "ada (guest)" in await line.inner_text()
+    await bob.page.click("#seek")
+    for person in (ada, bob):
+        await person.page.wait_for_selector("#board")
+    (room,) = [r for r in server.rooms.values() if r.status == "playing"]
+    assert not room.public and room.clock_spec.per_move == 30
+    x, o = (ada, bob) if room.seats[0].name == "ada" else (bob, ada)
+    await x.click_and_wait('[data-square="0"]')
+    await o.click_and_wait('[data-square="3"]')
+    await x.click_and_wait('[data-square="1"]')
+    await o.click_and_wait('[data-square="4"]')
+    await x.click_and_wait('[data-square="2"]')
+    await x.page.wait_for_selector("#result")
+    assert "(you) wins" in await x.page.locator("#result").inner_text()
+    assert "Paired with" in await ada.page.locator("#log").inner_text()
+
+    cy = await connect(name="cy")
+    posted = (await cy.seek("othello", clock={"initial": 300, "increment": 3}))["seek"]
+    await ada.page.click("#to-lobby")
+    await ada.page.click(f'[data-seek="{posted["id"]}"] .take-seek')
+    await ada.page.wait_for_selector("#board")
+    paired = await asyncio.wait_for(cy.seek_events.get(), 10)
+    assert paired["seek"] == posted["id"] and paired["opponent"] == "ada"
+    assert ada.page.url.endswith(f"/r/{paired['room']}")
+    await bob.page.click("#to-lobby")
+    await bob.page.wait_for_selector("#seeks-card")
+    assert await bob.page.locator("[data-seek]").count() == 0  # taken: gone from every lobby
+    for person in (ada, bob):
+        assert person.errors == [], person.errors

@@ -12,6 +12,7 @@ import { showReplay, storedGamesList } from "./replay.js";
 import { laddersList, showLadder } from "./ladder.js";
 import { showTournament, tournamentForm, tournamentsList } from "./tournament.js";
 import { headline, scoresText } from "./results.js";
+import { seekPaired, seeksCard } from "./seeks.js";
 
 const BOARDS = { tictactoe, othello, duel };
 const DEFAULT_GAME = "tictactoe"; // the new-room form's first choice: two seats, a minute's game
@@ -28,6 +29,7 @@ const app = {
   lobby: null, // the public rooms shown, while the lobby is: { container, rooms: code -> summary }
   tournament: null, // the tournament page shown: { name, refresh }
   tournamentRooms: new Map(), // room code -> the tournament whose game it is (from `tournament_game`)
+  seeks: null, // the lobby's seeks card, while the lobby is shown (seeks.js)
   retry: 0,
 };
 
@@ -176,6 +178,10 @@ function stopLobbyPolling() {
     app.lobby = null; // the server stops pushing lobby changes to this connection
     app.conn.request("list_rooms", { limit: 1, watch: false }).catch(() => {});
   }
+  if (app.seeks) {
+    app.seeks.stop();
+    app.seeks = null;
+  }
 }
 
 async function showLobby() {
@@ -197,8 +203,10 @@ async function showLobby() {
     joinCode,
     h("button", { type: "submit" }, "Join"),
   );
+  const seeks = seeksCard(app.conn, { games: app.games, onRoom: openSeekRoom, say });
   clear(
     main,
+    seeks.card,
     h("section.card", {}, h("h2", {}, "Public rooms"), rooms, h("h3", {}, "A room by its code"), joinForm),
     h("section.card", {}, h("h2", {}, "New room"), createForm()),
     h("section.card", { id: "tournaments-card" }, h("h2", {}, "Tournaments"), tournaments, tournamentCreate()),
@@ -222,10 +230,24 @@ async function showLobby() {
     () => clear(stored, h("p.muted", {}, "This server does not list stored games.")),
   );
   stopLobbyPolling();
+  app.seeks = seeks;
   try {
-    await watchRooms(rooms);
+    await Promise.all([watchRooms(rooms), seeks.start()]);
   } catch {
     /* the reconnect path redraws */
+  }
+}
+
+// A seek paired (`seek_paired`) or taken (the `seek_taken` reply): its room, this browser seated.
+function openSeekRoom(message) {
+  const code = codeOf(message);
+  stopLobbyPolling();
+  saveSeat(code, message.seat, message.token);
+  history.pushState({}, "", `/r/${code}`);
+  openRoom(code, summaryOf(message), message.seat);
+  if (message.opponent) {
+    addLog(app.room, `Paired with ${message.opponent}.`);
+    drawRoom();
   }
 }
 
@@ -583,6 +605,11 @@ function onPush(message) {
     onLobbyChange(message);
   } else if (message.type.startsWith("tournament_")) {
     onTournamentPush(message);
+  } else if (message.type === "lobby_seeks") {
+    if (app.seeks) app.seeks.onPush(message);
+  } else if (message.type === "seek_paired") {
+    seekPaired(message);
+    openSeekRoom(message);
   } else if (message.type === "update") {
     if (!room || room.code !== codeOf(message)) {
       app.pendingUpdates = { ...(app.pendingUpdates || {}), [codeOf(message)]: message };
