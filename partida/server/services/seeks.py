@@ -66,6 +66,7 @@ class SeekService:
             raise ProtocolError(
                 ErrorCode.BAD_SEEK, "seeks are for two players: for more, create a room and share its code"
             )
+        self._bot_plays(session, terms, ErrorCode.BAD_SEEK)
         rating_range = _rating_range(req.range)
         if rating_range is not None and self.rating_of is None:
             raise ProtocolError(ErrorCode.RATINGS_UNAVAILABLE, "this server keeps no ratings: seek without a range")
@@ -119,6 +120,7 @@ class SeekService:
         seek = self.board.open.get(req.seek)
         if seek is None:
             raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"there is no open seek {req.seek}")
+        self._bot_plays(session, seek.terms, ErrorCode.SEEK_REFUSED)
         party = await self._party(session, seek.terms)
         if not accepts(seek.seek, party):
             raise ProtocolError(ErrorCode.SEEK_REFUSED, f"seek {req.seek} {_why_refused(seek.seek, party)}")
@@ -140,6 +142,12 @@ class SeekService:
             self.board.watch(session, req.game)
         elif req.watch is False:
             self.board.unwatch(session)
+
+    def _bot_plays(self, session: Session, terms: RoomTerms, code: ErrorCode) -> None:
+        """A bot seated in a game it cannot play would hold the game until its clock ran out."""
+        me = session.identity
+        if me is not None and me.kind == "bot" and not self.bots.plays(session, terms.game.name):
+            raise ProtocolError(code, f"{me.name} does not play {terms.game.name} (the games its hello declared)")
 
     async def _party(self, session: Session, terms: RoomTerms) -> Party:
         me = session.identity
