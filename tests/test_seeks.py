@@ -68,6 +68,21 @@ async def test_two_compatible_seeks_are_paired_and_play(server: Server, connect)
     assert all(final["status"] == "finished" for final in finals)
 
 
+async def test_rated_seeks_meet_rated_seeks_and_open_a_rated_room(server: Server, connect) -> None:
+    jon = await _user(server, connect, "jon")
+    kim = await _user(server, connect, "kim")
+    casual = (await jon.seek("othello", clock=BLITZ))["seek"]
+    rated = await kim.seek("othello", clock=BLITZ, rated=True)
+    assert rated["paired"] is False and rated["seek"]["rated"] is True  # casual and rated never meet
+    await jon.seek_cancel(casual["id"])
+    assert (await jon.seek("othello", clock=BLITZ, rated=True))["paired"] is True
+    paired = await asyncio.wait_for(kim.seek_events.get(), 5)
+    assert paired["summary"]["rated"] is True and server.rooms[paired["room"]].rated
+    guest = await connect(name="guest")
+    waiting = (await kim.seek("othello", clock=BLITZ, rated=True))["seek"]
+    await _refused("seek_refused", guest.seek_take(waiting["id"]))  # a rated seek is for accounts
+
+
 async def test_the_oldest_compatible_seek_is_paired_first(server: Server, connect) -> None:
     first = await connect(name="first")
     other_clock = await connect(name="slow")

@@ -180,7 +180,7 @@ class SeekService:
             if self.bots.games_of(bot) >= most:
                 raise ProtocolError(ErrorCode.RATE_LIMITED, f"{bot.name} is playing {most} games, its most")
         clock = first.terms.clock or (self.bots.game_clock() if bots else None)
-        terms = replace(first.terms, public=False, auto_start=True, clock=clock)
+        terms = replace(first.terms, public=False, auto_start=True, clock=clock, rated=first.seek.rated)
         room = await self.open_room(terms, None)
         if bots and people:
             self.bots.games_by_address.add(people[0].address, room)
