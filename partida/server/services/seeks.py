@@ -124,7 +124,8 @@ class SeekService:
         party = await self._party(session, seek.terms)
         if not accepts(seek.seek, party):
             raise ProtocolError(ErrorCode.SEEK_REFUSED, f"seek {req.seek} {_why_refused(seek.seek, party)}")
-        self.board.remove(req.seek)
+        if self.board.remove(req.seek) is None:  # paired or taken while the rating was read
+            raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"there is no open seek {req.seek}")
         try:
             seats = await self._pair(seek, None, taker=session)
         except BaseException:
@@ -231,5 +232,5 @@ def _why_refused(seek: Seek, party: Party) -> str:
     if party.is_bot and not seek.allow_bots:
         return "does not allow bots"
     low, high = seek.rating_range or (0.0, 0.0)
-    rating = "no rating" if party.rating is None else f"a rating of {party.rating:.0f}"
+    rating = "no rating" if party.rating is None else f"a rating of {party.rating:.1f}"
     return f"asks for a rating from {low:g} to {high:g}; you have {rating} there"
