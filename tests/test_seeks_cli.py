@@ -65,6 +65,7 @@ async def test_ctrl_c_cancels_the_waiting_seek(server: Server, connect) -> None:
     try:
         shown = await asyncio.to_thread(read_until, master, r"Ctrl-C cancels the seek")
         assert "Seeking a casual 5+3 othello (blitz)" in shown
+        await asyncio.to_thread(read_until, master, r"waiting for an opponent: 0:0\d")  # the wait, counted
         listed = await watcher.list_seeks(watch=True)
         assert [s["by"]["name"] for s in listed] == ["cy"] and listed[0]["clock"]["initial"] == 300
         os.killpg(game.pid, signal.SIGINT)

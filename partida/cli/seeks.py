@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import sys
+import time
 from typing import Any
 
 from partida.cli import CliError
@@ -117,16 +118,38 @@ async def await_seek(client: Any, args: argparse.Namespace, console: Any) -> dic
             soft_wrap=True,
         )
     try:
-        while True:
-            message = await client.seek_events.get()
-            if message.get("seek") == seek["id"]:
-                console.print(f"Paired with {message['opponent']}.")
-                return message
+        message = await _paired(client, seek["id"], console)
+        console.print(f"Paired with {message['opponent']}.")
+        return message
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(client.seek_cancel(seek["id"]), CANCEL_WAIT)
         print("\nSeek cancelled.", file=sys.stderr, flush=True)
         raise
+
+
+async def _paired(client: Any, seek_id: int, console: Any) -> dict[str, Any]:
+    """The `seek_paired` of seek `seek_id`; on a terminal, a spinner counts the wait meanwhile."""
+
+    async def paired() -> dict[str, Any]:
+        while True:
+            message = await client.seek_events.get()
+            if message.get("seek") == seek_id:
+                return message
+
+    if not console.is_terminal:
+        return await paired()
+    started = time.monotonic()
+    waiting = asyncio.ensure_future(paired())
+    try:
+        with console.status("") as status:
+            while not waiting.done():
+                seconds = int(time.monotonic() - started)
+                status.update(f"waiting for an opponent: {seconds // 60}:{seconds % 60:02d}")
+                await asyncio.wait({waiting}, timeout=1.0)
+        return waiting.result()
+    finally:
+        waiting.cancel()
 
 
 async def take_seek(client: Any, seek_id: int, console: Any) -> dict[str, Any]:
