@@ -106,6 +106,12 @@ async def test_a_person_joins_a_mixed_tournament_in_the_browser_and_plays_a_bot(
         await cy.wait_for_selector("#watching")
         assert await cy.locator("#room-code").inner_text() == code
 
+        # Ada opens the tournament's page mid-game (a reload): it leads her back to her seat.
+        await ada.goto(f"{server.http_url}#/tournament/mixed")
+        await ada.click("#your-game")
+        await ada.wait_for_selector("#board")
+        assert await ada.locator("#room-code").inner_text() == code and await ada.locator("li.me").count() == 1
+
         while True:
             await ada.wait_for_selector(".cell.playable, #result")
             if await ada.locator("#result").count():

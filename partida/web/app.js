@@ -19,6 +19,15 @@ const DEFAULT_GAME = "tictactoe"; // the new-room form's first choice: two seats
 const SEATS_KEY = "partida.seats"; // room code -> {seat, token}: a reload returns to the seat
 const NAME_KEY = "partida.name";
 const PASSWORD_KEY = "partida.password"; // sessionStorage only: survives a reload, not the tab
+const TOURNAMENT_ROOMS_KEY = "partida.tournamentRooms"; // sessionStorage: [[room code, tournament], ...]
+
+function storedTournamentRooms() {
+  try {
+    return new Map(JSON.parse(sessionStorage.getItem(TOURNAMENT_ROOMS_KEY) || "[]"));
+  } catch {
+    return new Map();
+  }
+}
 
 const app = {
   conn: null,
@@ -28,7 +37,7 @@ const app = {
   lobbyTimer: null,
   lobby: null, // the public rooms shown, while the lobby is: { container, rooms: code -> summary }
   tournament: null, // the tournament page shown: { name, refresh }
-  tournamentRooms: new Map(), // room code -> the tournament whose game it is (from `tournament_game`)
+  tournamentRooms: storedTournamentRooms(), // room code -> the tournament whose game it is
   seeks: null, // the lobby's seeks card, while the lobby is shown (seeks.js)
   retry: 0,
 };
@@ -221,16 +230,19 @@ async function showLobby() {
     },
     () => {}, // a server without ladders: the section stays hidden
   );
-  tournamentsList(app.conn, app.games, openTournament).then(
-    (list) => clear(tournaments, list),
-    () => clear(tournaments, h("p.muted", {}, "This server runs no tournaments.")),
-  );
+  const listTournaments = () =>
+    tournamentsList(app.conn, app.games, openTournament).then(
+      (list) => clear(tournaments, list),
+      () => clear(tournaments, h("p.muted", {}, "This server runs no tournaments.")),
+    );
+  listTournaments();
   storedGamesList(app.conn, openReplay).then(
     (list) => clear(stored, list),
     () => clear(stored, h("p.muted", {}, "This server does not list stored games.")),
   );
   stopLobbyPolling();
   app.seeks = seeks;
+  app.lobbyTimer = setInterval(listTournaments, 20000); // the lobby is pushed rooms, not tournaments
   try {
     await Promise.all([watchRooms(rooms), seeks.start()]);
   } catch {
@@ -307,7 +319,10 @@ async function openTournament(name) {
     you: app.you,
     games: app.games,
     name,
-    watch: (code, mine) => goToRoom(code, { watch: !mine }),
+    watch: (code, mine) => {
+      noteTournamentRoom(code, name);
+      goToRoom(code, { watch: !mine });
+    },
     replay: openReplay,
     say,
   };
@@ -328,6 +343,12 @@ async function openTournament(name) {
   }
 }
 
+// Which tournament a room's game belongs to (its result offers the way back), kept for the tab.
+function noteTournamentRoom(code, name) {
+  app.tournamentRooms.set(code, name);
+  sessionStorage.setItem(TOURNAMENT_ROOMS_KEY, JSON.stringify([...app.tournamentRooms].slice(-50)));
+}
+
 function tournamentCreate() {
   if (!app.you || app.you.kind !== "user") return h("p.muted", {}, "Enter with an account to create a tournament or join one.");
   return h("details", { id: "tournament-new" }, h("summary", {}, "Create a tournament"), tournamentForm(app.conn, app.games, openTournament, say));
@@ -337,7 +358,7 @@ function tournamentCreate() {
 // it), unless they are in the middle of another game; the others redraw the page showing it.
 function onTournamentPush(message) {
   if (message.type === "tournament_game") {
-    app.tournamentRooms.set(message.room, message.tournament);
+    noteTournamentRoom(message.room, message.tournament);
     if (message.token) saveSeat(message.room, message.seat, message.token);
     const room = app.room;
     const busy = room && room.seat !== null && room.seat !== undefined && room.code !== message.room && room.update && room.update.status !== "finished";

@@ -12,12 +12,17 @@ import { clockText } from "./results.js";
 export const ENTRY = { people: "people only", bots: "bots only", both: "people and bots" };
 const FORMAT = { "round-robin": "round robin", swiss: "Swiss", arena: "arena" };
 const STATUS = { registering: "registration open", running: "running", finished: "finished" };
-const TIEBREAKS = [
-  ["buchholz_cut1", "Bh-1", "Buchholz less the lowest opponent"],
-  ["buchholz", "Bh", "Buchholz: the sum of the opponents' points"],
-  ["sonneborn_berger", "SB", "Sonneborn-Berger"],
-  ["direct_encounter", "DE", "direct encounter"],
-];
+// The columns after the record, in the order the format breaks ties, each shown when the
+// standings carry it (an arena's current win streak first).
+const COLUMNS = {
+  streak: ["streak", "wins in a row: from the second on, a win counts double"],
+  buchholz_cut1: ["Bh-1", "Buchholz less the lowest opponent"],
+  buchholz: ["Bh", "Buchholz: the sum of the opponents' points"],
+  sonneborn_berger: ["SB", "Sonneborn-Berger"],
+  direct_encounter: ["DE", "direct encounter"],
+};
+const SWISS_ORDER = ["streak", "buchholz_cut1", "buchholz", "sonneborn_berger", "direct_encounter"];
+const ROUND_ROBIN_ORDER = ["direct_encounter", "sonneborn_berger"];
 
 const num = (x) => (x === 0.5 ? "½" : Number.isInteger(x) ? String(x) : x % 1 === 0.5 ? `${Math.floor(x)}½` : x.toFixed(2));
 
@@ -108,10 +113,15 @@ export async function showTournament(main, ctx) {
       entryBadge(t),
     );
     info.textContent = `${gameTitle(ctx.games, t.game)}${t.seats > 2 ? `, ${t.seats} seats` : ""} · ${formatText(t)} · clock ${clockText(t.clock)} · ${startText(t)} · ${t.entrants} entrant${t.entrants === 1 ? "" : "s"}${t.round ? ` · round ${t.round}` : ""}`;
-    clear(actions, entryControls(ctx, t, mine, refresh));
-    clear(standings, standingsTable(rows, ctx.you.name));
+    const waiting = paired.tables.find((row) => isLive(row) && row.players.includes(ctx.you.name));
+    clear(
+      actions,
+      waiting && ctx.you.kind !== "guest" ? h("button.primary", { type: "button", id: "your-game", onclick: () => ctx.watch(waiting.room, true) }, `Your game, round ${waiting.round}: play`) : null,
+      entryControls(ctx, t, mine, refresh),
+    );
+    clear(standings, standingsTable(rows, ctx.you.name, t.format === "round-robin" ? ROUND_ROBIN_ORDER : SWISS_ORDER));
     const tables = paired.tables;
-    const playing = tables.filter((row) => row.room && !row.result && (row.status === "playing" || row.status === "waiting"));
+    const playing = tables.filter(isLive);
     clear(live, playing.length ? tableList(playing, bots, ctx) : h("p.muted", {}, t.status === "finished" ? "None: the tournament is over." : "None right now."));
     clear(pairings, roundsOf(tables, bots, ctx));
     return t;
@@ -154,9 +164,9 @@ function entryControls(ctx, t, mine, refresh) {
   return out;
 }
 
-function standingsTable(rows, you) {
+function standingsTable(rows, you, order) {
   if (!rows.length) return h("p.muted", {}, "No entrants yet.");
-  const breaks = TIEBREAKS.filter(([key]) => rows.some((r) => r[key] !== undefined));
+  const breaks = order.filter((key) => rows.some((r) => r[key] !== undefined)).map((key) => [key, ...COLUMNS[key]]);
   const heads = ["#", "entrant", "points", "games", "won", "drawn", "lost", "byes", ...breaks.map(([, short]) => short)];
   return h(
     "table.standings",
@@ -221,8 +231,8 @@ function tableList(rows, bots, ctx) {
           points ? h("b.pts", {}, ` ${num(points[seat])}`) : null,
         ),
       );
-      const sat = row.players.includes(ctx.you.name);
-      const live = row.room && !row.result && (row.status === "playing" || row.status === "waiting");
+      const sat = ctx.you.kind !== "guest" && row.players.includes(ctx.you.name);
+      const live = isLive(row);
       return h(
         "li",
         { dataset: { round: row.round, table: row.table, status: row.status, room: row.room || "" } },
@@ -237,12 +247,17 @@ function tableList(rows, bots, ctx) {
   );
 }
 
+// A table whose game is being played or waits for its players: it can be watched (or taken).
+function isLive(row) {
+  return Boolean(row.room) && !row.result && (row.status === "playing" || row.status === "waiting");
+}
+
 // The points each seat took from a decided table (`competition/points.py`'s rule, before an
 // arena doubles them): one per seat ranked below, half per seat level, over the other seats.
 function pointsOf(row) {
   const r = row.result;
   if (!r) return null;
-  if (r.bye) return [r.points ?? 1];
+  if (r.bye) return r.points ? [r.points] : null; // a round robin's rest scores nothing
   const ranks = r.ranks || [];
   if (ranks.length < 2 || r.void) return null;
   return ranks.map((mine, seat) => ranks.reduce((sum, other, i) => sum + (i === seat ? 0 : other > mine ? 1 : other === mine ? 0.5 : 0), 0) / (ranks.length - 1));
