@@ -230,19 +230,19 @@ async function showLobby() {
     },
     () => {}, // a server without ladders: the section stays hidden
   );
-  const listTournaments = () =>
+  const listTournaments = (first) =>
     tournamentsList(app.conn, app.games, openTournament).then(
       (list) => clear(tournaments, list),
-      () => clear(tournaments, h("p.muted", {}, "This server runs no tournaments.")),
+      () => first && clear(tournaments, h("p.muted", {}, "This server runs no tournaments.")), // later: keep what is shown
     );
-  listTournaments();
+  listTournaments(true);
   storedGamesList(app.conn, openReplay).then(
     (list) => clear(stored, list),
     () => clear(stored, h("p.muted", {}, "This server does not list stored games.")),
   );
   stopLobbyPolling();
   app.seeks = seeks;
-  app.lobbyTimer = setInterval(listTournaments, 20000); // the lobby is pushed rooms, not tournaments
+  app.lobbyTimer = setInterval(() => listTournaments(false), 20000); // the lobby is pushed rooms, not tournaments
   try {
     await Promise.all([watchRooms(rooms), seeks.start()]);
   } catch {
