@@ -6,7 +6,9 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
+from dataclasses import dataclass
 from fractions import Fraction as F
+from typing import Any
 
 import pytest
 
@@ -341,3 +343,28 @@ def test_four_seat_tables_rotate_seats_and_group_by_score() -> None:
             for seat, p in enumerate(table):
                 counts[p][seat] += 1
     assert all(c == [1, 1, 1, 1] for c in counts.values())
+
+
+def test_arena_scores_replay_the_streak_rule_over_stored_tables() -> None:
+    """The service's arena points: two wins put a player on fire, the third win counts 4, a draw
+    ends the streak; a void table and a no-show stored with ranks counted from 0 read right."""
+    from partida.competition.tables import arena_scores
+
+    @dataclass
+    class T:
+        round: int
+        accounts: list[int]
+        result: dict[str, Any] | None
+
+    tables = [
+        T(3, [1, 2], {"ranks": [1, 2]}),  # 1 wins a third time, on fire: 4
+        T(1, [1, 2], {"ranks": [1, 2]}),
+        T(2, [2, 1], {"ranks": [1, 0]}),  # seat 1 first (a no-show's ranks from 0): 1 wins
+        T(4, [1, 3], {"ranks": [1, 1]}),  # a draw on fire: 2, the streak over
+        T(5, [3, 1], {"ranks": [1, 1], "void": True}),
+        T(6, [1, 3], None),  # still being played
+    ]
+    scores = arena_scores(tables)
+    assert scores[1] == ArenaScore(2 + 2 + 4 + 2, 0)
+    assert scores[2] == ArenaScore(0, 0)
+    assert scores[3] == ArenaScore(1, 0)  # a draw off fire: 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -373,3 +374,112 @@ def test_a_kill_mid_round_loses_and_double_counts_nothing(tmp_path) -> None:  # 
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
         process.wait(30)
+
+
+async def test_the_scheduler_reads_only_tournaments_still_to_run(server: Server, bots: Any) -> None:
+    """A finished tournament is never read again by the scheduler's tick: it asks the store for
+    the registering and running ones only."""
+    org = await organizer(server)
+    await org.tournament_create("done", "tictactoe", "round-robin", CLOCK, entry="bots", starts_in=3600)
+    await org.tournament_create("later", "tictactoe", "swiss", CLOCK, entry="bots", starts_in=7 * 24 * 3600)
+    await bots(2, "done")
+    await entered(org, "done", 2)
+    start_now(server)
+    await wait_finished(org, "done")
+    store = server.tournaments.store
+    seen: list[str] = []
+    real = {name: getattr(store, name) for name in ("all", "live")}
+
+    def recording(name: str) -> Callable[..., Awaitable[Any]]:
+        async def read(*args: Any, **kwargs: Any) -> Any:
+            found = await real[name](*args, **kwargs)
+            seen.extend(f"{info.name}:{info.status}" for info in found)
+            return found
+
+        return read
+
+    try:
+        for name in real:
+            setattr(store, name, recording(name))
+        await server.tournaments.tick()
+    finally:
+        for name in real:
+            delattr(store, name)
+    assert seen == ["later:registering"]
+    await org.close()
+
+
+async def test_a_two_minute_arena_pairs_continuously_and_counts_streaks(server: Server, bots: Any) -> None:
+    """An arena of 120 seconds, the service's clock run four times fast (30 real seconds), six
+    random bots on 10-second clocks: everyone plays again and again, never the same opponent
+    twice in a row, and the standings hold the points of lichess's rule (2 a win, 1 a draw,
+    double on a streak of two wins or more) replayed here from the stored pairings."""
+    from partida.competition.arena import ArenaScore
+
+    org = await organizer(server)
+    await org.tournament_create(
+        "blitz", "tictactoe", "arena", {"initial": 10.0, "increment": 0.0}, entry="bots", duration=120, starts_in=3600
+    )
+    names = await bots(6, "blitz")
+    await entered(org, "blitz", 6)
+    base = time.time()
+    server.tournaments.now = lambda: base + 3600 + (time.time() - base) * 4
+    server.tournaments.wake()
+    await wait_finished(org, "blitz", timeout=120)
+    tables = await org.tournament_pairings("blitz")
+    assert tables and all(t["status"] == "finished" and len(t["players"]) == 2 for t in tables)
+    rounds = sorted({t["round"] for t in tables})
+    assert len(rounds) >= 5  # paired again and again, not once
+    opponents: dict[str, list[str]] = {name: [] for name in names}
+    expected = {name: ArenaScore() for name in names}
+    for t in sorted(tables, key=lambda t: (t["round"], t["table"])):
+        for seat, name in enumerate(t["players"]):
+            opponents[name].append(t["players"][1 - seat])
+            expected[name] = expected[name].after(t["result"]["ranks"], seat)
+    for name, faced in opponents.items():
+        assert len(faced) >= 3, (name, faced)
+        assert all(a != b for a, b in itertools.pairwise(faced)), (name, faced)
+    rows = await org.tournament_standings("blitz")
+    assert {r["name"]: (r["points"], r["streak"]) for r in rows} == {
+        name: (float(score.points), score.streak) for name, score in expected.items()
+    }
+    assert [r["points"] for r in rows] == sorted((r["points"] for r in rows), reverse=True)
+    assert sum(r["games"] for r in rows) == 2 * len(tables)
+    await org.close()
+
+
+async def test_a_hearts_event_pairs_by_table_rotates_seats_and_scores_by_rank(server: Server, bots: Any) -> None:
+    """Eight bots play two rounds of one-hand Hearts at tables of four: everyone plays each round,
+    the second round's tables are grouped by points and nobody keeps their seat, and each table
+    gives 1, 2/3, 1/3 and 0 by rank."""
+    from partida.competition.results import rank_points
+
+    org = await organizer(server)
+    await org.tournament_create(
+        "hearts", "hearts", "swiss", CLOCK, entry="bots", options={"target": 1}, seats=4, rounds=2, starts_in=3600
+    )
+    names = await bots(8, "hearts", prefix="h")
+    await entered(org, "hearts", 8)
+    start_now(server)
+    await wait_finished(org, "hearts", timeout=180)
+    tables = await org.tournament_pairings("hearts")
+    assert len(tables) == 4 and all(t["status"] == "finished" for t in tables)
+    points = {name: 0.0 for name in names}
+    seat_in_first: dict[str, int] = {}
+    for round in (1, 2):
+        this = [t for t in tables if t["round"] == round]
+        assert sorted(p for t in this for p in t["players"]) == sorted(names)
+        if round == 2:
+            top, bottom = sorted(this, key=lambda t: t["table"])
+            assert min(points[p] for p in top["players"]) >= max(points[p] for p in bottom["players"])
+            for t in this:
+                assert all(seat_in_first[p] != seat for seat, p in enumerate(t["players"])), t
+        for t in this:
+            for seat, (p, share) in enumerate(zip(t["players"], rank_points(t["result"]["ranks"]), strict=True)):
+                points[p] += float(share)
+                seat_in_first.setdefault(p, seat)
+    rows = await org.tournament_standings("hearts")
+    assert {r["name"]: r["points"] for r in rows} == pytest.approx(points)
+    assert sum(r["points"] for r in rows) == pytest.approx(8.0)  # 1 + 2/3 + 1/3 + 0 = 2 at each of 4 tables
+    assert all(r["games"] == 2 and r["bot"] for r in rows)
+    await org.close()

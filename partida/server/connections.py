@@ -34,6 +34,12 @@ class Connections:
             and not s.closed
         ]
 
+    def of_account_id(self, account_id: int) -> list[Session]:
+        """The open connections logged in to `account_id`."""
+        return [
+            s for s in self.sessions if s.identity is not None and s.identity.account_id == account_id and not s.closed
+        ]
+
     def holds_account(self, account_id: int) -> bool:
         """Whether any connection here (closing ones too) is logged in to `account_id`."""
         return any(s.identity is not None and s.identity.account_id == account_id for s in self.sessions)

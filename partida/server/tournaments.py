@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from partida.competition import tiebreaks
 from partida.competition.points import Score, table_points, tally
-from partida.competition.tables import history_of, next_tables
+from partida.competition.tables import arena_scores, history_of, next_tables
 from partida.games.base import BadOptions
 from partida.games.registry import Registry, UnknownGame
 from partida.protocol import ErrorCode, ProtocolError, server_message
@@ -123,7 +123,7 @@ class TournamentService:
 
     async def tick(self) -> None:
         """Start the tournaments whose time has come, and move each running one on."""
-        for info in await self.store.all():
+        for info in await self.store.live():
             if info.status == "registering" and info.starts_at.timestamp() <= self.now():
                 await self.store.set_state(info.id, status="running")
                 info.status = "running"
@@ -143,7 +143,7 @@ class TournamentService:
             ends = info.starts_at.timestamp() + (info.duration or 0)
             if self.now() < ends:
                 busy = {a for t in tables if not t.decided for a in t.accounts}
-                connected = {a for a in active if self._connections_of(a)}
+                connected = {a for a in active if self.connections.of_account_id(a)}
                 free = [a for a in active if a not in busy and a in connected]
                 pairs = next_tables(info.format, info.seats, active, tables, free=free, round=info.round + 1)
                 if pairs:
@@ -195,7 +195,7 @@ class TournamentService:
     async def _seat(self, info: TournamentInfo, round: int, table: int, room: Room, accounts: list[int]) -> None:
         names = [self._name(a) for a in accounts]
         for seat, account_id in enumerate(accounts):
-            sessions = self._connections_of(account_id)
+            sessions = self.connections.of_account_id(account_id)
             if not sessions:
                 continue
             session = sessions[0]
@@ -232,7 +232,7 @@ class TournamentService:
             if room is not None and self.now() - since < NO_SHOW_SECONDS:
                 continue
             present = [i for i, s in enumerate(room.seats) if s is not None] if room is not None else []
-            ranks = [0 if seat in present else 1 for seat in range(len(table.accounts))]
+            ranks = [1 if seat in present else 2 for seat in range(len(table.accounts))]
             result = {"ranks": ranks, "reason": "no_show"} if present else {"ranks": [0] * len(ranks), "void": True}
             await self.store.decide(info.id, table.round, table.table, result)
             table.result = result
@@ -252,7 +252,7 @@ class TournamentService:
         message = server_message(kind, tournament=info.name, **fields)
         for entrant in await self.store.entrants(info.id):
             if not entrant.withdrawn:
-                for session in self._connections_of(entrant.account_id):
+                for session in self.connections.of_account_id(entrant.account_id):
                     session.send(message)
         await self.publisher.publish(f"tournaments/{info.name}/{kind.removeprefix('tournament_')}", message)
 
@@ -260,14 +260,19 @@ class TournamentService:
 
     def _standings(self, info: TournamentInfo, tables: list[Table], entrants: list[Any]) -> list[dict[str, Any]]:
         """The standings: `tiebreaks.py`'s order (a round robin's or a Swiss's tie-breaks), an
-        arena's by its doubled points first; each line with the entrant's record."""
+        arena's by its points first (a win on a streak of two or more counts double, see
+        `arena_scores`), with each entrant's current streak; each line with the entrant's record."""
         arena = info.format == "arena"
         scores: dict[int, Score] = {e.account_id: Score(e.account_id) for e in entrants}
         decided = [t for t in tables if t.result is not None and not t.result.get("void")]
         tally(scores, [(t.accounts, table_points(t.result, arena)) for t in decided])  # type: ignore[arg-type]
         order = tiebreaks.ROUND_ROBIN_ORDER if info.format == "round-robin" else tiebreaks.SWISS_ORDER
         rows = tiebreaks.standings([e.account_id for e in entrants], history_of(tables), order)
+        streaks = arena_scores(tables) if arena else {}
         if arena:
+            for account, score in streaks.items():
+                if account in scores:
+                    scores[account].points = float(score.points)
             rows.sort(key=lambda row: -scores[row.player].points)  # stable: the tie-breaks next
         by_id = {e.account_id: e for e in entrants}
         return [
@@ -275,6 +280,7 @@ class TournamentService:
                 "rank": place,
                 **scores[row.player].to_data(),
                 **{name: float(value) for name, value in row.tiebreaks.items()},
+                **({"streak": streaks[row.player].streak if row.player in streaks else 0} if arena else {}),
                 "name": by_id[row.player].name,
                 "bot": by_id[row.player].kind == "bot",
                 "withdrawn": by_id[row.player].withdrawn,
@@ -406,15 +412,8 @@ class TournamentService:
             raise ProtocolError(ErrorCode.ACCOUNTS_ONLY, "tournaments are for accounts: log in (guests cannot enter)")
         return identity.account_id
 
-    def _connections_of(self, account_id: int) -> list[Session]:
-        return [
-            s
-            for s in self.connections
-            if s.identity is not None and s.identity.account_id == account_id and not s.closed
-        ]
-
     def _name(self, account_id: int) -> str:
-        for session in self._connections_of(account_id):
+        for session in self.connections.of_account_id(account_id):
             assert session.identity is not None
             return session.identity.name
         return f"#{account_id}"

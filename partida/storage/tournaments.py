@@ -19,6 +19,7 @@ from partida.storage.ladders import check_ladder_name
 from partida.storage.models import Account, GameRecord, Tournament, TournamentEntry, TournamentPairing, utcnow
 
 FORMATS = ("round-robin", "swiss", "arena")
+LIVE = ("registering", "running")  # the states a scheduler has work in
 ENTRIES = ("people", "bots", "both")
 
 
@@ -161,6 +162,12 @@ class TournamentStore:
         query = select(Tournament).order_by(Tournament.starts_at, Tournament.id)
         if status is not None:
             query = query.where(Tournament.status == status)
+        return await self._tournaments(query)
+
+    async def live(self) -> list[TournamentInfo]:
+        """The tournaments registering or running: the scheduler's work each tick, in one query
+        (finished ones pile up; the scheduler never reads them)."""
+        query = select(Tournament).where(Tournament.status.in_(LIVE)).order_by(Tournament.starts_at, Tournament.id)
         return await self._tournaments(query)
 
     async def _tournaments(self, query: Any) -> list[TournamentInfo]:
