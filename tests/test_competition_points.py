@@ -64,5 +64,6 @@ def test_arena_never_repeats_the_last_opponent_while_another_is_free() -> None:
 def test_tables_of_four_turn_their_seats_and_rest_the_remainder() -> None:
     first = next_tables("swiss", 4, list(range(10)), [], round=1)
     assert first[:2] == [[0, 1, 2, 3], [4, 5, 6, 7]] and first[2:] == [[8], [9]]
-    second = next_tables("swiss", 4, list(range(8)), [], round=2)
-    assert second[0] == [1, 2, 3, 0]
+    level = {"ranks": [1, 1, 1, 1]}  # all level: the same groups again, each in a seat it has not had
+    second = next_tables("swiss", 4, list(range(8)), [T(1, [0, 1, 2, 3], level), T(1, [4, 5, 6, 7], level)], round=2)
+    assert second == [[1, 0, 3, 2], [5, 4, 7, 6]]

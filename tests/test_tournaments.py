@@ -437,7 +437,7 @@ async def test_a_two_minute_arena_pairs_continuously_and_counts_streaks(server: 
             opponents[name].append(t["players"][1 - seat])
             expected[name] = expected[name].after(t["result"]["ranks"], seat)
     for name, faced in opponents.items():
-        assert len(faced) >= 3, (name, faced)
+        assert len(faced) >= 2, (name, faced)  # paired again after its first game
         assert all(a != b for a, b in itertools.pairwise(faced)), (name, faced)
     rows = await org.tournament_standings("blitz")
     assert {r["name"]: (r["points"], r["streak"]) for r in rows} == {

@@ -137,4 +137,5 @@ def group_tables(seats: int, entrants: list[int], tables: Sequence[Played]) -> l
         for seat, account in enumerate(t.accounts if len(t.accounts) > 1 else ()):
             counts.setdefault(account, [0] * seats)[seat] += 1
     paired = seating.pair_tables(ranked, seats, counts, frozenset(rested))
-    return [list(table) for table in paired.tables] + [[a] for a in paired.byes]  # type: ignore[misc]
+    rest = sorted(paired.byes, key=ranked.index)
+    return [list(table) for table in paired.tables] + [[a] for a in rest]  # type: ignore[misc]
