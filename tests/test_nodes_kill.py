@@ -296,3 +296,70 @@ async def test_a_ladder_goes_on_when_its_schedulers_node_dies(cluster: list[Node
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await db.close()
+
+
+async def test_a_tournament_goes_on_when_its_node_dies(cluster: list[Node]) -> None:
+    """One node runs the tournaments (it holds their advisory lock, apart from the ladders'); bots
+    connected to other nodes are summoned to it for their games. Killed mid-round, it lets the lock
+    go: another node takes it, the games in play are taken over (their bots summoned there) and
+    played to their end, and the round robin ends with every pair met once, nothing lost (no void,
+    no-show or time loss) and nothing paired or counted twice."""
+    from datetime import UTC, datetime, timedelta
+
+    from partida.competition.tables import scores_of
+    from partida.server.tournaments import LOCK_KEY
+    from partida.storage.tournaments import TournamentStore
+
+    await asyncio.gather(*(node.ready() for node in cluster))
+    db = await Database.open(cluster[0].db, migrate=False)
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        store, tournaments = Store(db), TournamentStore(db)
+        lock = SchedulerLock(db, "probe", LOCK_KEY)
+        holder = None
+        for _ in range(100):
+            holder = await lock.holder()
+            if holder is not None:
+                break
+            await asyncio.sleep(0.1)
+        runner = next(node for node in cluster if node.name == holder)
+        others = [node for node in cluster if node is not runner]
+        starts = datetime.now(UTC) + timedelta(seconds=3)
+        clock = {"initial": 120.0, "increment": 0.0}
+        info = await tournaments.create("nodecup", "othello", {}, 2, clock, "round-robin", "bots", starts)
+        names = ("ann", "bob", "cid", "dan")
+        homes = [runner, runner, others[0], others[1]]
+        for name, home in zip(names, homes, strict=True):
+            _, token = await store.create_bot(name)
+            urls = ",".join(node.url for node in [home, *(n for n in cluster if n is not home)])
+            bot = BotRunner(urls, "mcts", token=token, params={"seconds": 0.05}, tournaments=["nodecup"])
+            tasks.append(asyncio.create_task(bot.run(reconnect=True)))
+        deadline = time.monotonic() + 60
+        while not any(t.status == "playing" for t in await tournaments.tables(info.id)):
+            assert time.monotonic() < deadline, "no tournament game got going"
+            await asyncio.sleep(0.1)
+        in_play = [t.game_id for t in await tournaments.tables(info.id) if t.status == "playing"]
+        runner.kill()
+        deadline = time.monotonic() + 180
+        while (await tournaments.require("nodecup")).status != "finished":
+            assert time.monotonic() < deadline, "the tournament did not finish after its node died"
+            await asyncio.sleep(0.5)
+        tables = await tournaments.tables(info.id)
+        assert len({frozenset(t.accounts) for t in tables}) == len(tables) == 6
+        for t in tables:
+            assert t.status == "finished" and t.result is not None, t
+            assert t.result.get("reason") == "normal", t  # played to its end: no void, no-show or time loss
+        assert all(t.status == "finished" for t in tables if t.game_id in in_play)
+        scores = scores_of(tables)
+        assert sorted(s.games for s in scores.values()) == [3, 3, 3, 3]
+        assert sum(s.points for s in scores.values()) == 6
+        logs = {node.name: node.log.read_text() for node in cluster}
+        paired = [(n, line) for n, text in logs.items() for line in text.splitlines() if "nodecup: round" in line]
+        assert sorted(line.split("round ")[1].split(" ")[0] for _, line in paired) == ["1", "2", "3"]
+        assert {n for n, _ in paired} - {runner.name}  # a survivor paired the rounds after the kill
+        assert await lock.holder() in {node.name for node in others}
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await db.close()

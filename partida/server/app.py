@@ -46,6 +46,7 @@ from partida.server.services.rooms import RoomService
 from partida.server.services.seeks import SeekService
 from partida.server.session import OUTBOX_BYTES, Session
 from partida.server.shell import Shell
+from partida.server.tournaments import LOCK_KEY as TOURNAMENTS_LOCK
 from partida.server.tournaments import TournamentService
 from partida.server.transport import Link, Listener, serve
 from partida.storage.database import Database, default_url
@@ -224,6 +225,8 @@ class Server:
             self.connections,
             self.publisher,
             abandon_after,
+            locator=self.locator,
+            lock=SchedulerLock(db, self.cluster.name, TOURNAMENTS_LOCK, "the tournaments") if self.cluster else None,
         )
         services = [
             Greeting(self.store, self.logins, self.locator, bot_arrived=rooms.return_bot_to_its_seats),

@@ -97,6 +97,7 @@ class Cluster:
         self.taken_over = 0  # games this node took from dead nodes
         self.node_urls: list[str] = [public_url]  # the live nodes' URLs, as of the last tick (`welcome`)
         self.presence = Presence(self)  # accounts connected here, and reaching those elsewhere
+        self._summoning: set[asyncio.Task[None]] = set()  # bots of rooms taken over, on their way back
 
     # Life cycle.
 
@@ -123,6 +124,9 @@ class Cluster:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
+        for task in list(self._summoning):
+            task.cancel()
+        await asyncio.gather(*self._summoning, return_exceptions=True)
         for relay in list(self.relays.values()):
             await relay.close()
         if self.directory is not None:
@@ -220,7 +224,33 @@ class Cluster:
             log.info("node %s: took over room %s (game %s) at move %d", self.name, room.code, room.game_id, room.seq)
         for session in parts.bots():
             await parts.seat_bot_again(session)
+        for room in rooms:
+            self._summon_seated_bots(room)
         return rooms
+
+    def _summon_seated_bots(self, room: Room) -> None:
+        """The bot accounts seated in a room taken over but connected to other nodes only are
+        summoned here and seated again, in the background (the ones connected here were just
+        seated): without it their clocks ran out while they waited on a node that had no seat
+        for them."""
+        missing = [
+            (seat, held.name)
+            for seat, held in enumerate(room.seats)
+            if held is not None and held.kind == "bot" and held.account_id is not None and held.session is None
+        ]
+        for seat, name in missing:
+            task = asyncio.get_running_loop().create_task(self._summon_to_seat(room, seat, name))
+            self._summoning.add(task)
+            task.add_done_callback(self._summoning.discard)
+
+    async def _summon_to_seat(self, room: Room, seat: int, name: str) -> None:
+        try:
+            bot = await self.presence.summon(name, room.game.name)
+            held = room.seats[seat]
+            if bot is not None and room.status == "playing" and held is not None and held.session is None:
+                await room.call(lambda: room.seat_bot(bot, seat))
+        except Exception as exc:
+            log.info("node %s: bot %s not back in room %s: %s", self.name, name, room.code, exc)
 
     # Rooms.
 

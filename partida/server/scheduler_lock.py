@@ -1,10 +1,12 @@
-"""Which node runs the ladder scheduler: the one holding a PostgreSQL advisory lock.
+"""Which node runs the ladder scheduler (or the tournaments): the one holding a PostgreSQL
+advisory lock.
 
-With several nodes, exactly one schedules ladder games. The lock is held on a connection of its
-own, opened for it and named after the node (`application_name`), so any node can find out who
-holds it (`pg_locks` joined with `pg_stat_activity`) and send ladder bots there (`moved`). When
-the holder dies, its connection closes and PostgreSQL releases the lock at once; the next node
-to try takes it. A node that loses the connection loses the lock with it, and stops scheduling.
+With several nodes, exactly one schedules ladder games, and exactly one runs the tournaments.
+Each lock is held on a connection of its own, opened for it and named after the node
+(`application_name`), so any node can find out who holds it (`pg_locks` joined with
+`pg_stat_activity`) and send ladder bots there (`moved`). When the holder dies, its connection
+closes and PostgreSQL releases the lock at once; the next node to try takes it. A node that
+loses the connection loses the lock with it, and stops scheduling.
 """
 
 from __future__ import annotations
@@ -27,9 +29,14 @@ APPLICATION = "partida-node:"
 
 
 class SchedulerLock:
-    def __init__(self, db: Database, node: str) -> None:
+    """One lock per `key`: the ladders' (`LOCK_KEY`) and the tournaments' are separate locks, each
+    on a connection of its own (a node may hold one and not the other)."""
+
+    def __init__(self, db: Database, node: str, key: int = LOCK_KEY, what: str = "the ladder scheduler") -> None:
         self.db = db
         self.node = node
+        self.key = key
+        self.what = what
         self._conn: AsyncConnection | None = None  # kept open: the lock lives and dies with it
         self.held = False
         self._turn = asyncio.Lock()  # one statement at a time on that connection
@@ -51,14 +58,14 @@ class SchedulerLock:
                 self._conn = await self.db.engine.connect()
                 name = {"name": APPLICATION + self.node}
                 await self._conn.execute(text("SELECT set_config('application_name', :name, false)"), name)
-            self.held = bool(await self._conn.scalar(text("SELECT pg_try_advisory_lock(:key)"), {"key": LOCK_KEY}))
+            self.held = bool(await self._conn.scalar(text("SELECT pg_try_advisory_lock(:key)"), {"key": self.key}))
             await self._conn.commit()
         except Exception:
             await self.release()
             raise
         if self.held:
             self._checked = asyncio.get_running_loop().time()
-            log.info("node %s runs the ladder scheduler", self.node)
+            log.info("node %s runs %s", self.node, self.what)
         return self.held
 
     async def _still_held(self) -> bool:
@@ -71,7 +78,7 @@ class SchedulerLock:
             self._checked = asyncio.get_running_loop().time()
             return True
         except Exception:
-            log.warning("node %s lost its connection, and with it the ladder scheduler", self.node)
+            log.warning("node %s lost its connection, and with it %s", self.node, self.what)
             await self.release()
             return False
 
@@ -82,7 +89,7 @@ class SchedulerLock:
             "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = :high AND l.objid = :low"
         )
         async with self.db.engine.connect() as conn:
-            name = await conn.scalar(query, {"high": LOCK_KEY >> 32, "low": LOCK_KEY & 0xFFFFFFFF})
+            name = await conn.scalar(query, {"high": self.key >> 32, "low": self.key & 0xFFFFFFFF})
         if isinstance(name, str) and name.startswith(APPLICATION):
             return name[len(APPLICATION) :]
         return None

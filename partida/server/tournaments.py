@@ -35,12 +35,15 @@ from partida.protocol import messages as m
 from partida.room.clocks import BadClock, ClockSpec
 from partida.room.terms import RoomTerms
 from partida.server.connections import Connections
+from partida.server.locator import Locator, SingleNode
 from partida.server.publisher import Publisher
+from partida.server.scheduler_lock import SchedulerLock
 from partida.storage.database import StorageError
 from partida.storage.tournaments import (
     ENTRIES,
     FORMATS,
     NoSuchTournament,
+    RoundTaken,
     Table,
     TournamentExists,
     TournamentInfo,
@@ -57,6 +60,7 @@ log = logging.getLogger(__name__)
 
 TICK = 1.0  # seconds between looks at the running tournaments when nothing wakes the service
 NO_SHOW_SECONDS = 60.0  # how long a table waits for an entrant who was not connected when paired
+LOCK_KEY = 0x746F75726E  # "tourn" in ASCII: the tournaments' advisory lock, apart from the ladders'
 MAX_ROUNDS = 100
 MAX_DURATION = 7 * 24 * 3600.0
 MAX_START_IN = 30 * 24 * 3600.0
@@ -72,6 +76,8 @@ class TournamentService:
         connections: Connections,
         publisher: Publisher,
         abandon_after: float,
+        locator: Locator | None = None,
+        lock: SchedulerLock | None = None,
         now: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
@@ -81,6 +87,9 @@ class TournamentService:
         self.connections = connections
         self.publisher = publisher
         self.abandon_after = abandon_after
+        self.locator: Locator = locator if locator is not None else SingleNode()
+        # With several nodes: the lock (its own key) that makes one node run the tournaments.
+        self.lock = lock
         self.now = now
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -106,6 +115,8 @@ class TournamentService:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
+        if self.lock is not None:
+            await self.lock.release()
 
     def wake(self) -> None:
         self._wake.set()
@@ -117,9 +128,24 @@ class TournamentService:
                     await self._wake.wait()
             self._wake.clear()
             try:
-                await self.tick()
+                if await self._lead():
+                    await self.tick()
+            except RoundTaken as exc:
+                log.info("tournaments: %s", exc)
             except Exception:
                 log.exception("tournaments: a round of scheduling failed")
+
+    async def _lead(self) -> bool:
+        """Whether this node runs the tournaments: always on a single server; with several
+        nodes, the one holding the tournament lock (taken here if free). The new holder goes on
+        from the rows: every decision the last one made is in the database."""
+        if self.lock is None:
+            return True
+        try:
+            return await self.lock.try_acquire()
+        except Exception as exc:
+            log.warning("tournament lock: %s", exc)
+            return False
 
     async def tick(self) -> None:
         """Start the tournaments whose time has come, and move each running one on."""
@@ -172,30 +198,61 @@ class TournamentService:
         return info.rounds or 1
 
     async def _open_round(self, info: TournamentInfo, round: int, tables: list[list[int]]) -> None:
-        """Open a room per table (a table of one is a bye) and seat whoever is connected."""
+        """Open a room per table (a table of one is a bye), record the round whole, then seat
+        whoever is connected. A round another scheduler recorded first is left to it."""
         game = self.registry.get(info.game)
         clock = ClockSpec.parse(info.clock)
         terms = RoomTerms(game, info.options, info.seats, public=False, clock=clock, abandon_after=self.abandon_after)
-        existing = await self.store.tables(info.id, round)
-        number = max((t.table for t in existing), default=0)
-        await self.store.set_state(info.id, round=round)
-        info.round = round
+        number = max((t.table for t in await self.store.tables(info.id, round)), default=0)
+        rows: list[tuple[int, list[int], int | None, dict[str, Any] | None]] = []
+        opened: list[tuple[int, Room, list[int]]] = []
         for accounts in tables:
             number += 1
             if len(accounts) < info.seats:
-                bye = {"ranks": [0], "bye": True, "points": 0.0 if info.format == "round-robin" else 1.0}
-                await self.store.add_table(info.id, round, number, accounts, None, result=bye)
+                bye = {"ranks": [1], "bye": True, "points": 0.0 if info.format == "round-robin" else 1.0}
+                rows.append((number, accounts, None, bye))
                 continue
             room = await self.open_room(terms, None)
-            await self.store.add_table(info.id, round, number, accounts, room.game_id)
+            rows.append((number, accounts, room.game_id, None))
+            opened.append((number, room, accounts))
+        try:
+            await self.store.open_round(info.id, round, rows)
+        except RoundTaken:
+            for _, room, _ in opened:
+                with contextlib.suppress(Exception):
+                    await room.call(room.close_unstarted)
+            raise
+        info.round = round
+        log.info("tournament %s: round %d paired (%d tables)", info.name, round, len(rows))
+        kinds = {e.account_id: (e.name, e.kind) for e in await self.store.entrants(info.id)}
+        for number, _, _ in opened:
             self._paired_at[(info.id, round, number)] = self.now()
-            await self._seat(info, round, number, room, accounts)
+        await asyncio.gather(
+            *(self._seat(info, round, number, room, accounts, kinds) for number, room, accounts in opened)
+        )
         await self._announce(info, "tournament_round", round=round)
 
-    async def _seat(self, info: TournamentInfo, round: int, table: int, room: Room, accounts: list[int]) -> None:
-        names = [self._name(a) for a in accounts]
+    async def _seat(
+        self,
+        info: TournamentInfo,
+        round: int,
+        table: int,
+        room: Room,
+        accounts: list[int],
+        kinds: Mapping[int, tuple[str, str]],
+    ) -> None:
+        """Seat each entrant connected here; a bot connected only to another node is summoned
+        here first (`Locator.summon`), as a challenge does."""
+        names = [kinds.get(a, (f"#{a}", "user"))[0] for a in accounts]
         for seat, account_id in enumerate(accounts):
             sessions = self.connections.of_account_id(account_id)
+            if not sessions and kinds.get(account_id, ("", "user"))[1] == "bot":
+                try:
+                    summoned = await self.locator.summon(names[seat], info.game)
+                except ProtocolError as exc:
+                    log.info("tournament %s: %s", info.name, exc.message)
+                    summoned = None
+                sessions = [summoned] if summoned is not None else []
             if not sessions:
                 continue
             session = sessions[0]
@@ -221,16 +278,17 @@ class TournamentService:
                 other.send(server_message("tournament_game", **pushed))
 
     async def _settle_no_shows(self, info: TournamentInfo, tables: list[Table]) -> None:
-        """A table still waiting for an entrant after `NO_SHOW_SECONDS` is decided for those
-        seated; one whose room left memory unplayed (a restart before it filled) counts for no one."""
+        """A table still waiting for an entrant `NO_SHOW_SECONDS` after it was paired (or first
+        seen by this node) is decided for those seated; one whose room is not on this node by then
+        (a restart or a node's death before it filled) counts for no one."""
         for table in tables:
             if table.decided or table.status != "waiting" or table.room_code is None:
                 continue
             room = self.rooms.get(table.room_code)
             key = (info.id, table.round, table.table)
             since = self._paired_at.setdefault(key, self.now())
-            if room is not None and self.now() - since < NO_SHOW_SECONDS:
-                continue
+            if self.now() - since < NO_SHOW_SECONDS:
+                continue  # a room not here yet may still come: resumed after a restart, taken over from a dead node
             present = [i for i, s in enumerate(room.seats) if s is not None] if room is not None else []
             ranks = [1 if seat in present else 2 for seat in range(len(table.accounts))]
             result = {"ranks": ranks, "reason": "no_show"} if present else {"ranks": [0] * len(ranks), "void": True}
@@ -411,9 +469,3 @@ class TournamentService:
         if identity is None or identity.account_id is None:
             raise ProtocolError(ErrorCode.ACCOUNTS_ONLY, "tournaments are for accounts: log in (guests cannot enter)")
         return identity.account_id
-
-    def _name(self, account_id: int) -> str:
-        for session in self.connections.of_account_id(account_id):
-            assert session.identity is not None
-            return session.identity.name
-        return f"#{account_id}"

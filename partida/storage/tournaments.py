@@ -31,6 +31,10 @@ class NoSuchTournament(StorageError):
     """No tournament has that name."""
 
 
+class RoundTaken(StorageError):
+    """The round was paired already (by another node, or before a restart)."""
+
+
 @dataclass
 class TournamentInfo:
     id: int
@@ -253,6 +257,32 @@ class TournamentStore:
                 )
             ).all()
         return [Entrant(int(i), name, kind, bool(w)) for i, name, kind, w in rows]
+
+    async def open_round(
+        self, tournament_id: int, round: int, tables: list[tuple[int, list[int], int | None, dict[str, Any] | None]]
+    ) -> None:
+        """Record round `round`'s tables (number, accounts, game id, result: a bye's) and make it
+        the current round, in one transaction, only if round `round - 1` is still the current one:
+        a round is recorded whole or not at all, and by one scheduler (`RoundTaken` otherwise)."""
+        async with self.db.write() as conn:
+            moved = await conn.execute(
+                update(Tournament)
+                .where(Tournament.id == tournament_id, Tournament.round == round - 1)
+                .values(round=round)
+            )
+            if moved.rowcount != 1:
+                raise RoundTaken(f"round {round} of tournament {tournament_id} is paired already")
+            for table, accounts, game_id, result in tables:
+                await conn.execute(
+                    insert(TournamentPairing).values(
+                        tournament_id=tournament_id,
+                        round=round,
+                        table=table,
+                        accounts=accounts,
+                        game_id=game_id,
+                        result=result,
+                    )
+                )
 
     async def add_table(
         self,
