@@ -483,3 +483,22 @@ async def test_a_hearts_event_pairs_by_table_rotates_seats_and_scores_by_rank(se
     assert sum(r["points"] for r in rows) == pytest.approx(8.0)  # 1 + 2/3 + 1/3 + 0 = 2 at each of 4 tables
     assert all(r["games"] == 2 and r["bot"] for r in rows)
     await org.close()
+
+
+async def test_a_finished_table_pairs_the_next_round_at_once(
+    server: Server, bots: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service hears of its tables' ends (`RoomPorts.finished`) and pairs on without waiting
+    for its periodic look, here made ten minutes long: a round robin of four runs to its end."""
+    from partida.server import tournaments
+
+    monkeypatch.setattr(tournaments, "TICK", 600.0)
+    org = await organizer(server)
+    await org.tournament_create("quick", "tictactoe", "round-robin", CLOCK, entry="bots", starts_in=3600)
+    await bots(4, "quick")
+    await entered(org, "quick", 4)
+    await asyncio.sleep(1.5)  # the look begun with the old period is over
+    start_now(server)
+    summary = await wait_finished(org, "quick", timeout=30)
+    assert summary["round"] == 3
+    await org.close()

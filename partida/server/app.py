@@ -228,6 +228,7 @@ class Server:
             locator=self.locator,
             lock=SchedulerLock(db, self.cluster.name, TOURNAMENTS_LOCK, "the tournaments") if self.cluster else None,
         )
+        self.room_ports.finished.append(self.tournaments.game_over)
         services = [
             Greeting(self.store, self.logins, self.locator, bot_arrived=rooms.return_bot_to_its_seats),
             self.bots,

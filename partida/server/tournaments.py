@@ -94,6 +94,7 @@ class TournamentService:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._paired_at: dict[tuple[int, int, int], float] = {}  # (tournament, round, table) -> when
+        self._playing: set[str] = set()  # codes of the rooms this node opened for a table, until they end
 
     def handlers(self) -> Mapping[str, Handler]:
         return {
@@ -120,6 +121,14 @@ class TournamentService:
 
     def wake(self) -> None:
         self._wake.set()
+
+    def game_over(self, room: Room) -> None:
+        """A subscriber to this node's finished games (`RoomPorts.finished`): one of its tables
+        ended, so the next round (or, in an arena, the players' next games) is paired now, not
+        at the next tick. Other games cost a set lookup."""
+        if room.code in self._playing:
+            self._playing.discard(room.code)
+            self.wake()
 
     async def _run(self) -> None:
         while True:
@@ -225,8 +234,9 @@ class TournamentService:
         info.round = round
         log.info("tournament %s: round %d paired (%d tables)", info.name, round, len(rows))
         kinds = {e.account_id: (e.name, e.kind) for e in await self.store.entrants(info.id)}
-        for number, _, _ in opened:
+        for number, room, _ in opened:
             self._paired_at[(info.id, round, number)] = self.now()
+            self._playing.add(room.code)
         await asyncio.gather(
             *(self._seat(info, round, number, room, accounts, kinds) for number, room, accounts in opened)
         )
@@ -295,6 +305,7 @@ class TournamentService:
             await self.store.decide(info.id, table.round, table.table, result)
             table.result = result
             self._paired_at.pop(key, None)
+            self._playing.discard(table.room_code)
             if room is not None:
                 with contextlib.suppress(Exception):
                     await room.call(room.close_unstarted)
