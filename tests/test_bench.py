@@ -108,3 +108,21 @@ def test_the_competition_pairing_benchmark_pairs_its_rounds() -> None:
     assert [r["round"] for r in swiss] == [1, 2, 3, 4, 5] and all(r["games"] == 10 and r["repeats"] == 0 for r in swiss)
     assert next(r["tables"] for r in rows if r["format"] == "arena") == 25
     assert summary["summary"] and summary["swiss_entrants"] == 21
+
+
+def test_the_lobby_benchmark_pages_and_pushes() -> None:
+    (figures,) = run_bench(
+        "lobby.py", "--rooms", "300", "--watchers", "5", "--seconds", "1", "--repeats", "2", "--deep", "3"
+    )
+    pages, pushes = figures["pages"], figures["pushes"]
+    assert figures["rooms"] == 300 and pages["walk_200"]["pages"] == 2  # 300 rooms and the 4 timed ones
+    assert pages["first_page_50"]["bytes"] > 0 and pushes["watchers"] == 5
+    assert pushes["runs"]["watched"]["rooms_seen_share"] == 1.0  # every watcher saw every new room
+
+
+def test_the_arena_cpu_benchmark_runs_both_sides() -> None:
+    quiet, arena = run_bench(
+        "arena_cpu.py", "--bots", "6", "--m", "2", "--moves", "40", "--warmup", "3", "--think", "0.1"
+    )
+    assert (quiet["arena_bots"], arena["arena_bots"]) == (0, 6)
+    assert quiet["load_moves"] == arena["load_moves"] == 80 and quiet["arena_moves"] == 0
