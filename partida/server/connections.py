@@ -40,6 +40,14 @@ class Connections:
             s for s in self.sessions if s.identity is not None and s.identity.account_id == account_id and not s.closed
         ]
 
+    def account_ids(self) -> set[int]:
+        """The accounts with an open connection here: one pass, for a question asked of many."""
+        return {
+            s.identity.account_id
+            for s in self.sessions
+            if s.identity is not None and s.identity.account_id is not None and not s.closed
+        }
+
     def holds_account(self, account_id: int) -> bool:
         """Whether any connection here (closing ones too) is logged in to `account_id`."""
         return any(s.identity is not None and s.identity.account_id == account_id for s in self.sessions)

@@ -59,6 +59,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TICK = 1.0  # seconds between looks at the running tournaments when nothing wakes the service
+# Seconds at least between two looks: the ends of an arena's games (several a second with a
+# few hundred entrants) are taken together, each look reading the tournament's tables once.
+SETTLE = 0.25
 NO_SHOW_SECONDS = 60.0  # how long a table waits for an entrant who was not connected when paired
 LOCK_KEY = 0x746F75726E  # "tourn" in ASCII: the tournaments' advisory lock, apart from the ladders'
 MAX_ROUNDS = 100
@@ -143,6 +146,7 @@ class TournamentService:
                 log.info("tournaments: %s", exc)
             except Exception:
                 log.exception("tournaments: a round of scheduling failed")
+            await asyncio.sleep(SETTLE)
 
     async def _lead(self) -> bool:
         """Whether this node runs the tournaments: always on a single server; with several
@@ -178,7 +182,7 @@ class TournamentService:
             ends = info.starts_at.timestamp() + (info.duration or 0)
             if self.now() < ends:
                 busy = {a for t in tables if not t.decided for a in t.accounts}
-                connected = {a for a in active if self.connections.of_account_id(a)}
+                connected = self.connections.account_ids()
                 free = [a for a in active if a not in busy and a in connected]
                 pairs = next_tables(info.format, info.seats, active, tables, free=free, round=info.round + 1)
                 if pairs:
@@ -240,7 +244,10 @@ class TournamentService:
         await asyncio.gather(
             *(self._seat(info, round, number, room, accounts, kinds) for number, room, accounts in opened)
         )
-        await self._announce(info, "tournament_round", round=round)
+        # An arena pairs whoever is free, game after game: its "rounds" are each a few tables, told
+        # to those seated there (`tournament_game`, `seated`); pushing each to every entrant cost
+        # the server more than the arena's games themselves.
+        await self._announce(info, "tournament_round", round=round, entrants=info.format != "arena")
 
     async def _seat(
         self,
@@ -316,13 +323,15 @@ class TournamentService:
         rows = self._standings(info, tables, entrants)
         await self._announce(info, "tournament_over", standings=rows)
 
-    async def _announce(self, info: TournamentInfo, kind: str, **fields: Any) -> None:
-        """Tell the entrants connected here, and publish it for everyone else."""
+    async def _announce(self, info: TournamentInfo, kind: str, entrants: bool = True, **fields: Any) -> None:
+        """Tell the entrants connected here (unless `entrants` is False), and publish it for
+        everyone else."""
         message = server_message(kind, tournament=info.name, **fields)
-        for entrant in await self.store.entrants(info.id):
-            if not entrant.withdrawn:
-                for session in self.connections.of_account_id(entrant.account_id):
-                    session.send(message)
+        if entrants:
+            for entrant in await self.store.entrants(info.id):
+                if not entrant.withdrawn:
+                    for session in self.connections.of_account_id(entrant.account_id):
+                        session.send(message)
         await self.publisher.publish(f"tournaments/{info.name}/{kind.removeprefix('tournament_')}", message)
 
     # Standings.
