@@ -52,6 +52,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 class Peer:
     """One raw client: MessagePack requests and their answers; pushes are counted, the codes of
     the rooms they name kept with when they arrived."""
@@ -199,6 +206,7 @@ async def measure(url: str, pid: int, args: argparse.Namespace) -> dict[str, Any
     started = time.perf_counter()
     await create_rooms(creators, args.rooms)
     figures: dict[str, Any] = {"rooms": args.rooms, "create_seconds": round(time.perf_counter() - started, 1)}
+    figures["server_rss_mib"] = round(rss_mib(pid), 1)
     figures["pages"] = await pages(creators[0], asker, args.repeats, args.deep)
     figures["pushes"] = await fan_out(url, pid, creators[0], args.watchers, args.seconds, args.rate)
     await asyncio.gather(*(p.close() for p in [*creators, asker]), return_exceptions=True)
