@@ -30,7 +30,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from load import free_port, room_pair, wait_for_server  # bench/load.py, beside this script
+from capacity import LIFTED  # bench/capacity.py and load.py, beside this script
+from load import free_port, room_pair, wait_for_server
 
 from partida.client import Client
 from partida.games.prompts import Prompt
@@ -38,16 +39,6 @@ from partida.storage.database import Database
 from partida.storage.store import Store
 from partida.storage.tournaments import TournamentStore
 
-LIFTED = (
-    "connections_per_address=1000000",
-    "address_requests_per_second=1e9",
-    "address_request_burst=1e9",
-    "rooms_created_per_second=1e9",
-    "rooms_created_burst=1e9",
-    "waiting_rooms_per_address=1000000",
-    "requests_per_second=1e9",
-    "request_burst=1e9",
-)
 ARENA = "bench-arena"
 
 

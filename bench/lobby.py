@@ -31,32 +31,14 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
-from load import free_port, wait_for_server  # bench/load.py, beside this script
+from capacity import LIFTED, rss_mib  # bench/capacity.py, beside this script
+from load import free_port, wait_for_server
 from websockets.asyncio.client import ClientConnection, connect
-
-LIFTED = (
-    "connections_per_address=1000000",
-    "address_requests_per_second=1e9",
-    "address_request_burst=1e9",
-    "rooms_created_per_second=1e9",
-    "rooms_created_burst=1e9",
-    "waiting_rooms_per_address=1000000",
-    "public_rooms_per_address=1000000",
-    "requests_per_second=1e9",
-    "request_burst=1e9",
-)
 
 
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 class Peer:

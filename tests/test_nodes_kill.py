@@ -102,6 +102,16 @@ async def final_message(client: Client, code: str) -> dict[str, Any]:
             return message
 
 
+async def held_by(lock: SchedulerLock) -> str | None:
+    """The node holding `lock`, once one has taken it (None after ten seconds)."""
+    for _ in range(100):
+        holder = await lock.holder()
+        if holder is not None:
+            return holder
+        await asyncio.sleep(0.1)
+    return None
+
+
 async def stored_moves(db_url: str, game_id: int) -> tuple[str, list[Any]]:
     db = await Database.open(db_url, migrate=False)
     try:
@@ -262,12 +272,7 @@ async def test_a_ladder_goes_on_when_its_schedulers_node_dies(cluster: list[Node
         store = Store(db)
         await store.ladders.create("duo", "tictactoe", {}, 2, {"per_move": 5.0}, 2)
         lock = SchedulerLock(db, "probe")
-        holder = None
-        for _ in range(100):
-            holder = await lock.holder()
-            if holder is not None:
-                break
-            await asyncio.sleep(0.1)
+        holder = await held_by(lock)
         scheduler = next(node for node in cluster if node.name == holder)
         others = [node for node in cluster if node is not scheduler]
         for i, name in enumerate(("ann", "bob", "cid", "dan")):
@@ -316,12 +321,7 @@ async def test_a_tournament_goes_on_when_its_node_dies(cluster: list[Node]) -> N
     try:
         store, tournaments = Store(db), TournamentStore(db)
         lock = SchedulerLock(db, "probe", LOCK_KEY)
-        holder = None
-        for _ in range(100):
-            holder = await lock.holder()
-            if holder is not None:
-                break
-            await asyncio.sleep(0.1)
+        holder = await held_by(lock)
         runner = next(node for node in cluster if node.name == holder)
         others = [node for node in cluster if node is not runner]
         starts = datetime.now(UTC) + timedelta(seconds=3)

@@ -284,27 +284,6 @@ class TournamentStore:
                     )
                 )
 
-    async def add_table(
-        self,
-        tournament_id: int,
-        round: int,
-        table: int,
-        accounts: list[int],
-        game_id: int | None,
-        result: dict[str, Any] | None = None,
-    ) -> None:
-        async with self.db.write() as conn:
-            await conn.execute(
-                insert(TournamentPairing).values(
-                    tournament_id=tournament_id,
-                    round=round,
-                    table=table,
-                    accounts=accounts,
-                    game_id=game_id,
-                    result=result,
-                )
-            )
-
     async def decide(self, tournament_id: int, round: int, table: int, result: dict[str, Any]) -> None:
         """A table decided without its game (a no-show): its ranks."""
         async with self.db.write() as conn:
