@@ -405,7 +405,7 @@ async def test_the_scheduler_reads_only_tournaments_still_to_run(server: Server,
     finally:
         for name in real:
             delattr(store, name)
-    assert seen == ["later:registering"]
+    assert set(seen) == {"later:registering"}  # (the service's own look may have run meanwhile)
     await org.close()
 
 
