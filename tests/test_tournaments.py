@@ -502,3 +502,25 @@ async def test_a_finished_table_pairs_the_next_round_at_once(
     summary = await wait_finished(org, "quick", timeout=30)
     assert summary["round"] == 3
     await org.close()
+
+
+async def test_entrants_level_on_everything_share_a_rank(server: Server) -> None:
+    """Three entrants who drew every game share first place; in an arena, two level on points
+    and on the tie-breaks share theirs too."""
+    from types import SimpleNamespace
+
+    from partida.storage.tournaments import Entrant, Table
+
+    people = [Entrant(1, "x", "bot"), Entrant(2, "y", "bot"), Entrant(3, "z", "bot")]
+    draw = {"ranks": [1, 1]}
+    drawn = [
+        Table(1, 1, [1, 2], 11, status="finished", result=draw),
+        Table(2, 1, [1, 3], 12, status="finished", result=draw),
+    ]
+    drawn.append(Table(3, 1, [2, 3], 13, status="finished", result=draw))
+    rows = server.tournaments._standings(SimpleNamespace(format="round-robin"), drawn, people)  # type: ignore[arg-type]
+    assert [r["rank"] for r in rows] == [1, 1, 1]
+    won = [Table(1, 1, [1, 2], 11, status="finished", result={"ranks": [1, 2]})]
+    won.append(Table(2, 1, [3, 2], 12, status="finished", result={"ranks": [1, 2]}))
+    rows = server.tournaments._standings(SimpleNamespace(format="arena"), won, people)  # type: ignore[arg-type]
+    assert [(r["name"], r["rank"], r["points"]) for r in rows] == [("x", 1, 2.0), ("z", 1, 2.0), ("y", 3, 0.0)]

@@ -353,6 +353,13 @@ class TournamentService:
                     scores[account].points = float(score.points)
             rows.sort(key=lambda row: -scores[row.player].points)  # stable: the tie-breaks next
         by_id = {e.account_id: e for e in entrants}
+
+        def level(row: tiebreaks.Row) -> Any:  # what entrants sharing a rank share
+            return (scores[row.player].points, row.rank) if arena else row.rank
+
+        places: list[int] = []
+        for i, row in enumerate(rows):
+            places.append(places[-1] if i and level(rows[i - 1]) == level(row) else i + 1)
         return [
             {
                 "rank": place,
@@ -363,7 +370,7 @@ class TournamentService:
                 "bot": by_id[row.player].kind == "bot",
                 "withdrawn": by_id[row.player].withdrawn,
             }
-            for place, row in enumerate(rows, 1)
+            for place, row in zip(places, rows, strict=True)
         ]
 
     # Requests.
