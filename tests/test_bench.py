@@ -126,3 +126,9 @@ def test_the_arena_cpu_benchmark_runs_both_sides() -> None:
     )
     assert (quiet["arena_bots"], arena["arena_bots"]) == (0, 6)
     assert quiet["load_moves"] == arena["load_moves"] == 80 and quiet["arena_moves"] == 0
+
+
+def test_the_seek_pairing_benchmark_pairs_and_scans() -> None:
+    (figures,) = run_bench("seek_pairing.py", "--waiting", "50", "--posts", "5")
+    assert figures["waiting"] == 50 and figures["posts"] == 5 and 0 <= figures["paired"] <= 5
+    assert figures["ms_max"] >= 0 and figures["unmatched_ms_max"] > 0
