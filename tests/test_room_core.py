@@ -169,6 +169,21 @@ def test_seats_are_taken_in_order_until_the_room_is_full() -> None:
     assert core.seats[1] is None and core.free_seat(None) == 1
 
 
+def test_a_kept_seat_seats_only_its_account() -> None:
+    game = default_registry().get("tictactoe")
+    core: RoomCore[int] = RoomCore(RoomTerms(game, {}, 2, kept=(100, 101)), 5, seed_hash(5))
+    for stranger in (None, 102):  # a guest, another account
+        with refused(ErrorCode.SEAT_KEPT):
+            core.free_seat(None, stranger)
+        with refused(ErrorCode.SEAT_KEPT):
+            core.free_seat(1, stranger)
+    assert core.free_seat(None, 101) == 1 and core.free_seat(0, 100) == 0
+    with refused(ErrorCode.SEAT_KEPT):
+        core.free_seat(1, 100)  # its own seat is 0
+    half: RoomCore[int] = RoomCore(RoomTerms(game, {}, 2, kept=(100, None)), 5, seed_hash(5))
+    assert half.free_seat(None, 102) == 1 and half.free_seat(None, 100) == 0
+
+
 def test_a_token_holds_its_own_seat_only() -> None:
     core = seated()
     assert core.seat_of_token("token-1", None) == 1 and core.token_for(1) == "token-1"

@@ -279,6 +279,41 @@ async def test_a_person_is_pushed_their_game_and_plays_a_bot(server: Server, bot
         await client.close()
 
 
+async def test_an_absent_entrants_seat_is_kept_for_them(server: Server, bots: Any) -> None:
+    """The room of a table is private, but its code is shown to whoever watches the event: a
+    seat waiting for an entrant who is not connected is theirs alone, not a stranger's who joins."""
+    org = await organizer(server)
+    await org.tournament_create("kept", "tictactoe", "swiss", CLOCK, entry="both", rounds=1, starts_in=3600)
+    await server.store.create_user("ada", "another long password")
+    ada = await Client.connect(server.url, name="ada", password="another long password")
+    await ada.tournament_join("kept")
+    await ada.close()
+    await bots(1, "kept")
+    await entered(org, "kept", 2)
+    start_now(server)
+    async with asyncio.timeout(30):
+        while not (tables := await org.tournament_pairings("kept")) or not tables[0].get("room"):
+            await asyncio.sleep(0.1)
+    room = tables[0]["room"]
+    await server.store.create_user("eve", "a third long password")
+    eve = await Client.connect(server.url, name="eve", password="a third long password")
+    guest = await Client.connect(server.url, name="mallory")
+    for stranger in (eve, guest):
+        with pytest.raises(ServerError) as refused:
+            await stranger.join(room)
+        assert refused.value.code == "seat_kept"
+        for seat in (0, 1):
+            with pytest.raises(ServerError) as refused:
+                await stranger.join(room, seat=seat)
+            assert refused.value.code in ("seat_kept", "seat_taken")
+        assert (await stranger.watch(room))["summary"]["code"] == room  # watching is open to all
+    ada = await Client.connect(server.url, name="ada", password="another long password")
+    joined = await ada.join(room)
+    assert joined["summary"]["seats"][joined["seat"]]["name"] == "ada"
+    for client in (org, ada, eve, guest):
+        await client.close()
+
+
 def test_a_kill_mid_round_loses_and_double_counts_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """`kill -9` of the server while a round is being played: after a restart the games in play
     resume from their logs, the tournament goes on from its rows, and every pair of a round robin

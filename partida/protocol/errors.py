@@ -33,6 +33,7 @@ class ErrorCode(StrEnum):
     NO_SUCH_SEAT = "no_such_seat"
     SEAT_TAKEN = "seat_taken"
     ROOM_FULL = "room_full"
+    SEAT_KEPT = "seat_kept"
     NOT_SEATED = "not_seated"
     NOT_OWNER = "not_owner"
     ALREADY_STARTED = "already_started"

@@ -147,6 +147,7 @@ class RoomCore(Generic[H]):
         self.seed_hash = seed_hash
         self.game_id = 0
         self.seats: list[Seat[H] | None] = [None] * terms.seats
+        self.kept: tuple[int | None, ...] = terms.kept or (None,) * terms.seats
         self.status = "waiting"  # waiting | playing | finished | aborted
         self.state: State | None = None
         self.actions: list[tuple[int, Action]] = []
@@ -212,18 +213,26 @@ class RoomCore(Generic[H]):
                 return i
         return None
 
-    def free_seat(self, seat: int | None) -> int:
-        """The seat a newcomer takes: `seat`, or the first free one."""
+    def free_seat(self, seat: int | None, account_id: int | None = None) -> int:
+        """The seat a newcomer (`account_id`; None for a guest) takes: `seat`, or the seat kept
+        for it, or the first free seat kept for nobody."""
         if self.status != "waiting":
             raise ProtocolError(ErrorCode.ALREADY_STARTED, "the game has started; watch it, or use your seat token")
+        kept = self.kept
         if seat is None:
             free = [i for i, s in enumerate(self.seats) if s is None]
             if not free:
                 raise ProtocolError(ErrorCode.ROOM_FULL, "every seat is taken")
-            return free[0]
+            mine = [i for i in free if account_id is not None and kept[i] == account_id]
+            open_to_all = [i for i in free if kept[i] is None]
+            if not mine and not open_to_all:
+                raise ProtocolError(ErrorCode.SEAT_KEPT, "every free seat is kept for someone else: watch the game")
+            return (mine or open_to_all)[0]
         occupant = self.seats[seat]
         if occupant is not None:
             raise ProtocolError(ErrorCode.SEAT_TAKEN, f"seat {seat} is taken by {occupant.name}")
+        if kept[seat] is not None and kept[seat] != account_id:
+            raise ProtocolError(ErrorCode.SEAT_KEPT, f"seat {seat} is kept for another player: watch the game")
         return seat
 
     def seat_back(self, seat: int, session: H) -> H | None:

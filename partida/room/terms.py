@@ -21,3 +21,6 @@ class RoomTerms:
     clock: ClockSpec | None = None
     abandon_after: float = DEFAULT_ABANDON_AFTER  # grace of an absent seat in a game without a clock
     rated: bool = False  # changes its accounts' ratings when it ends (needs a clock; no guests)
+    # Seat i may be taken only by account kept[i] (None: by anyone); empty: no seat is kept. A
+    # tournament's table keeps each seat for its entrant, so its room code seats nobody else.
+    kept: tuple[int | None, ...] = ()

@@ -312,7 +312,7 @@ class Room:
         held = core.held_for(identity.account_id)
         if held is not None and (seat is None or seat == held):
             return self._attach(held, session)
-        seat = core.free_seat(seat)
+        seat = core.free_seat(seat, identity.account_id)
         core.seats[seat] = Seat(
             identity.name, identity.kind, identity.account_id, identity.agent, session, new_seat_token()
         )

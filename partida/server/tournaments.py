@@ -22,6 +22,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -225,7 +226,7 @@ class TournamentService:
                 bye = {"ranks": [1], "bye": True, "points": 0.0 if info.format == "round-robin" else 1.0}
                 rows.append((number, accounts, None, bye))
                 continue
-            room = await self.open_room(terms, None)
+            room = await self.open_room(replace(terms, kept=tuple(accounts)), None)
             rows.append((number, accounts, room.game_id, None))
             opened.append((number, room, accounts))
         try:
