@@ -458,7 +458,7 @@ class Client:
             # News of a room from another node (a ladder game the scheduler there seated us in):
             # requests about that room go there.
             self._routes.setdefault(message["room"], link)
-        if kind in ("update", "game_over", "room", "seat_lost", "rematch"):
+        if kind in ("update", "game_over", "room", "seat_lost", "rematch", "rating_verdict", "rating_changed"):
             room = message["room"]
             if kind == "update":
                 self._queued_updates[room, message.get("seat")] += 1
@@ -684,6 +684,30 @@ class Client:
         """Each member's rating after each of its rated games: `[{name, points: [{games, mu,
         sigma, rating}]}]`, best first."""
         return (await self.request("ladder_history", ladder=ladder))["series"]
+
+    # People's ratings.
+
+    async def ratings(self, name: str | None = None, game: str | None = None) -> dict[str, Any]:
+        """`{name, ratings: [{game, clock_class, rating, mu, sigma, games, provisional, shown}]}`:
+        an account's ratings (None: your own)."""
+        fields: dict[str, Any] = {}
+        if name is not None:
+            fields["name"] = name
+        if game is not None:
+            fields["game"] = game
+        return await self.request("ratings", **fields)
+
+    async def rating_history(self, name: str | None, game: str, clock_class: str) -> list[dict[str, Any]]:
+        """Each rated game, oldest first: `{game_id, time, rank, before, after}`."""
+        reply = await self.request("rating_history", name=name, game=game, clock_class=clock_class)
+        return reply["history"]
+
+    async def leaderboard(self, game: str, clock_class: str | None = None) -> dict[str, list[dict[str, Any]]]:
+        """Each clock class's board (only `clock_class`'s, if given): `[{place, name, rating, ...}]`."""
+        fields: dict[str, Any] = {"game": game}
+        if clock_class is not None:
+            fields["clock_class"] = clock_class
+        return (await self.request("leaderboard", **fields))["boards"]
 
     # Tournaments.
 

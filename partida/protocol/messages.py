@@ -262,6 +262,36 @@ class LadderHistory(Request):
 
 
 @dataclass
+class Ratings(Request):
+    """An account's ratings, per game and clock class (`name` None: your own; `game`: only it)."""
+
+    type: ClassVar[str] = "ratings"
+    name: str | None = None
+    game: str | None = None
+
+
+@dataclass
+class RatingHistory(Request):
+    """An account's rating before and after each of its rated games in one game and class."""
+
+    type: ClassVar[str] = "rating_history"
+    game: str
+    clock_class: str
+    name: str | None = None
+    limit: int | None = None
+
+
+@dataclass
+class Leaderboard(Request):
+    """The best established (not provisional) ratings of a game, per clock class."""
+
+    type: ClassVar[str] = "leaderboard"
+    game: str
+    clock_class: str | None = None
+    limit: int | None = None
+
+
+@dataclass
 class TournamentCreate(Request):
     """Create a tournament (accounts only). `rounds`: the rounds of a Swiss, the cycles of a round
     robin (1 single, 2 double); `duration`: an arena's length in seconds; `starts_in`: seconds
@@ -387,6 +417,9 @@ REQUESTS: dict[str, type[Request]] = {
         LadderList,
         LadderStandings,
         LadderHistory,
+        Ratings,
+        RatingHistory,
+        Leaderboard,
         TournamentCreate,
         TournamentList,
         TournamentJoin,

@@ -42,6 +42,7 @@ from partida.server.services.challenges import ChallengeService
 from partida.server.services.greeting import Greeting
 from partida.server.services.history import HistoryService
 from partida.server.services.lobby import LobbyService
+from partida.server.services.ratings import RatingService
 from partida.server.services.rooms import RoomService
 from partida.server.services.seeks import SeekService
 from partida.server.session import OUTBOX_BYTES, Session
@@ -116,6 +117,7 @@ class Server:
         self.room_service: RoomService = None  # type: ignore[assignment]  # set in start()
         self.ladders: LadderService = None  # type: ignore[assignment]  # set in start()
         self.tournaments: TournamentService = None  # type: ignore[assignment]  # set in start()
+        self.ratings: RatingService = None  # type: ignore[assignment]  # set in start()
         self.lobby_service: LobbyService = None  # type: ignore[assignment]  # set in start()
         self.challenge_service: ChallengeService = None  # type: ignore[assignment]  # set in start()
         self.seeks = SeekBoard()
@@ -180,6 +182,7 @@ class Server:
             self.config.port = next(iter(self._ws.sockets)).getsockname()[1]
         self.room_service.start()
         self.tournaments.start()
+        self.ratings.start()
         log.info("serving on ws://%s:%d", self.config.host, self.config.port)
 
     def _build_services(self, db: Database) -> None:
@@ -211,6 +214,9 @@ class Server:
             lock=lock,
         )
         self.room_ports.finished.append(self.ladders.game_over)
+        self.ratings = RatingService(self.store, self.registry)
+        self.room_ports.started.append(self.ratings.game_started)
+        self.room_ports.finished.append(self.ratings.game_over)
         self.room_service = rooms
         self.lobby_service = LobbyService(self.lobby, self.limiter)
         self.challenge_service = ChallengeService(
@@ -239,6 +245,7 @@ class Server:
             self.seek_service,
             self.ladders,
             self.tournaments,
+            self.ratings,
         ]
         for service in services:
             self.shell.register(service.handlers())
@@ -278,6 +285,8 @@ class Server:
             await self.tournaments.stop()
         if self.ladders is not None:
             await self.ladders.stop()
+        if self.ratings is not None:
+            await self.ratings.stop()
         await self.lobby.stop()
         self.seeks.stop()
         if self._ws is not None:

@@ -126,12 +126,16 @@ class RoomPorts:
     `finished`: called in order, once per game that ends in this room (a ladder waking its
     scheduler, a tournament seating its next round), after the result is stored and told. The
     list is the wiring's: services that start later append themselves. A subscriber must not
-    block and must not raise."""
+    block and must not raise.
+
+    `started`: the same, once per game that starts in this room, after the start is stored and
+    before anyone is told (the ratings' farming verdict, taken while the first move is awaited)."""
 
     store: Store
     publisher: Publisher
     lobby: LobbyListener
     finished: list[Callable[[Room], None]] = field(default_factory=list)
+    started: list[Callable[[Room], None]] = field(default_factory=list)
 
 
 class Room:
@@ -382,6 +386,8 @@ class Room:
                 raise ProtocolError(ErrorCode.STORAGE, "the start could not be stored; try again") from None
         core.begin(state)
         self.ports.lobby.changed(self)
+        for subscriber in self.ports.started:
+            subscriber(self)
         topic = f"rooms/{self.event_name}/game_started"
         if self.ports.publisher.publishes(topic):
             await self.ports.publisher.publish(

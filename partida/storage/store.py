@@ -34,6 +34,7 @@ from partida.storage.ladders import (
 )
 from partida.storage.lookups import Lookups
 from partida.storage.models import Account, ActionRecord, GameRecord, SeatRecord, utcnow
+from partida.storage.person_ratings import PersonRatingReads, judge_farming, rate_games
 
 GAME_STATUSES = ("waiting", "playing", "finished", "aborted")
 END_STATUSES = ("finished", "aborted")
@@ -88,7 +89,16 @@ class StoredGame:
 # The methods of `Store` that write a game's rows: each is one write through the group writer,
 # which the node's fence guards (`fencing`). tests/test_storage_fencing.py checks that each is
 # refused past the fence and that every other public method of `Store` is known not to write one.
-GAME_WRITES = ("create_game", "set_seat", "start_game", "append_action", "finish_game", "save_endings")
+GAME_WRITES = (
+    "create_game",
+    "set_seat",
+    "start_game",
+    "append_action",
+    "finish_game",
+    "save_endings",
+    "judge_farming",
+    "rate_game",
+)
 
 
 class Store:
@@ -154,6 +164,10 @@ class Store:
         self._rate = writer.hook(
             "rate ladder games", rate_finished_games, when=UNRATED_LADDER_GAME, answered_by=finishes
         )
+        # People's ratings: written only for rated games, each in a write of its own.
+        self.person_ratings = PersonRatingReads(db)
+        self._judge_farming = writer.hook("judge farming", judge_farming)
+        self._rate_people = writer.hook("rate people", rate_games)
 
     # Accounts.
 
@@ -399,6 +413,21 @@ class Store:
         """Record a change of a game's ending bookkeeping (a resignation, a timeout, a seat the
         server's bot took over): rare, so a write of its own."""
         await self._write(game_id, Step(self._endings, {"b_game": game_id, "b_endings": endings}))
+
+    async def judge_farming(
+        self, game_id: int, accounts: list[int | None], addresses: list[str | None], now: float
+    ) -> str:
+        """Take and store the farming verdict on a rated game that has just started (`accounts`
+        and `addresses` in seat order; `now` in epoch seconds): ok, flag or refuse (the game is
+        then stored casual). See `person_ratings`."""
+        write = {"game_id": game_id, "accounts": accounts, "addresses": addresses, "now": now}
+        verdict = await self._write(game_id, Step(self._judge_farming, write))
+        return str(verdict)
+
+    async def rate_game(self, game_id: int) -> list[dict[str, Any]]:
+        """Rate a finished rated game, once: each seat's change (empty when the game is not rated,
+        not finished, or rated already). See `person_ratings`."""
+        return list(await self._write(game_id, Step(self._rate_people, {"game_id": game_id})) or [])
 
     async def load_game(self, game_id: int) -> StoredGame | None:
         """The game with its seats and its whole log, or None."""

@@ -1,0 +1,292 @@
+"""People's ratings in the database: the farming verdict taken at a rated game's start, the
+rating of a finished rated game, and the reads (an account's ratings, its history, leaderboards).
+
+Both writes are hooks of the group writer (`batching.GroupWriter.hook`), so they pass the node's
+fence and run in a transaction of their own batch, on a synchronous connection:
+
+- `judge_farming` (at the start) counts the flagged rated games the seats that share an address
+  played together in the last `FARM_WINDOW`, takes `farming_verdict`, and stores it on the game
+  (`games.farming`; a refused game is made casual: `games.rated` false).
+- `rate_games` (at the end) rates a finished game whose row says rated: its accounts' ratings in
+  the game's clock class are read, `rating_changes` applied, the new ratings written and one
+  history row per account added. A game that has history rows is not rated again, and the rows'
+  UNIQUE (game, account) makes a second rating of the same game fail whole: a game is rated
+  exactly once, whoever asks (the room that ended it, or a server catching up after a restart).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import distinct, exists, func, insert, select, update
+from sqlalchemy.engine import Connection
+
+from partida.competition.ratings import (
+    CONFIDENCE,
+    FARM_WINDOW,
+    PROVISIONAL_SIGMA,
+    FarmingVerdict,
+    PersonRating,
+    RatedSeat,
+    clock_class,
+    farming_verdict,
+    rating_changes,
+)
+from partida.room.clocks import BadClock, ClockSpec
+from partida.storage.database import Database
+from partida.storage.models import Account, GameRecord, PersonRatingChange, SeatRecord
+from partida.storage.models import PersonRating as RatingRow
+
+
+def rating_data(rating: PersonRating) -> dict[str, Any]:
+    """A rating as the protocol shows it: `rating` is mu - 3 sigma, `provisional` while unsure."""
+    return {
+        "rating": round(rating.display, 2),
+        "mu": rating.mu,
+        "sigma": rating.sigma,
+        "games": rating.games,
+        "provisional": rating.provisional,
+        "shown": rating.shown(),
+    }
+
+
+def judge_farming(conn: Connection, writes: list[dict[str, Any]]) -> list[str]:
+    """The verdict on each rated game starting (`game_id`, `accounts` and `addresses` in seat
+    order, `now` in epoch seconds), stored on the game; see the module's docstring."""
+    verdicts = []
+    for write in writes:
+        game_id, accounts, addresses = int(write["game_id"]), write["accounts"], write["addresses"]
+        by_address: dict[str, set[int]] = defaultdict(set)
+        for account, address in zip(accounts, addresses, strict=True):
+            if address is not None and account is not None:
+                by_address[address].add(account)
+        shared = sorted({a for group in by_address.values() if len(group) > 1 for a in group})
+        recent = 0
+        if shared:
+            since = datetime.fromtimestamp(float(write["now"]) - FARM_WINDOW, UTC)
+            together = (
+                select(SeatRecord.game_id)
+                .join(GameRecord, GameRecord.id == SeatRecord.game_id)
+                .where(
+                    GameRecord.farming == FarmingVerdict.FLAG.value,
+                    GameRecord.started_at >= since,
+                    GameRecord.id != game_id,
+                    SeatRecord.account_id.in_(shared),
+                )
+                .group_by(SeatRecord.game_id)
+                .having(func.count(distinct(SeatRecord.account_id)) == len(shared))
+            )
+            recent = len(conn.execute(together).all())
+        verdict = farming_verdict(addresses, recent)
+        if verdict is not FarmingVerdict.OK:
+            conn.execute(
+                update(GameRecord)
+                .where(GameRecord.id == game_id)
+                .values(farming=verdict.value, rated=verdict is FarmingVerdict.FLAG)
+            )
+        verdicts.append(verdict.value)
+    return verdicts
+
+
+def _spec(data: Any) -> ClockSpec | None:
+    try:
+        return ClockSpec.parse(data)
+    except BadClock:
+        return None
+
+
+def rate_games(conn: Connection, writes: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Rate each finished game of `writes` (`game_id`) that is rated and not rated yet; each
+    game's changes, seat by seat (empty when nothing was rated)."""
+    return [_rate(conn, int(write["game_id"])) for write in writes]
+
+
+def _rate(conn: Connection, game_id: int) -> list[dict[str, Any]]:
+    game = conn.execute(
+        select(GameRecord.game, GameRecord.status, GameRecord.rated, GameRecord.clock, GameRecord.result).where(
+            GameRecord.id == game_id
+        )
+    ).first()
+    if game is None or not game.rated or game.status != "finished" or not game.result:
+        return []
+    if conn.execute(select(exists().where(PersonRatingChange.game_id == game_id))).scalar():
+        return []  # rated already
+    spec = _spec(game.clock)
+    kind = clock_class(spec)
+    seats = conn.execute(
+        select(SeatRecord.seat, SeatRecord.account_id, SeatRecord.name)
+        .where(SeatRecord.game_id == game_id)
+        .order_by(SeatRecord.seat)
+    ).all()
+    ranks = list(game.result.get("ranks") or [])
+    accounts = [s.account_id for s in seats]
+    if kind is None or len(ranks) != len(seats) or None in accounts:
+        return []
+    rows = conn.execute(
+        select(RatingRow.account_id, RatingRow.mu, RatingRow.sigma, RatingRow.games)
+        .where(RatingRow.account_id.in_(accounts), RatingRow.game == game.game, RatingRow.clock_class == kind.value)
+        .with_for_update()
+    ).all()
+    before = {r.account_id: PersonRating(r.mu, r.sigma, r.games) for r in rows}
+    rated_seats = [RatedSeat(a, before.get(a, PersonRating())) for a in accounts]
+    after = rating_changes(rated_seats, ranks, created_rated=True, clock=spec, aborted=False)
+    if not after:
+        return []
+    now = datetime.now(UTC)
+    changes = []
+    for seat, rated, rank in zip(seats, rated_seats, ranks, strict=True):
+        new = after[seat.account_id]
+        values = {"mu": new.mu, "sigma": new.sigma, "games": new.games, "updated_at": now}
+        if seat.account_id in before:
+            conn.execute(
+                update(RatingRow)
+                .where(
+                    RatingRow.account_id == seat.account_id,
+                    RatingRow.game == game.game,
+                    RatingRow.clock_class == kind.value,
+                )
+                .values(**values)
+            )
+        else:
+            conn.execute(
+                insert(RatingRow).values(account_id=seat.account_id, game=game.game, clock_class=kind.value, **values)
+            )
+        conn.execute(
+            insert(PersonRatingChange).values(
+                game_id=game_id,
+                account_id=seat.account_id,
+                game=game.game,
+                clock_class=kind.value,
+                seat=seat.seat,
+                rank=int(rank),
+                mu_before=rated.rating.mu,
+                sigma_before=rated.rating.sigma,
+                mu=new.mu,
+                sigma=new.sigma,
+                games=new.games,
+                rated_at=now,
+            )
+        )
+        changes.append(
+            {
+                "seat": seat.seat,
+                "name": seat.name,
+                "rank": int(rank),
+                "game": game.game,
+                "clock_class": kind.value,
+                "before": rating_data(rated.rating),
+                "after": rating_data(new),
+            }
+        )
+    return changes
+
+
+@dataclass
+class RatingLine:
+    """An account's rating in one game and class, as the reads return it."""
+
+    name: str
+    game: str
+    clock_class: str
+    rating: PersonRating
+
+    def to_data(self) -> dict[str, Any]:
+        return {"name": self.name, "game": self.game, "clock_class": self.clock_class, **rating_data(self.rating)}
+
+
+@dataclass
+class HistoryPoint:
+    """One rated game of an account: its rating before and after."""
+
+    game_id: int
+    rated_at: datetime
+    rank: int
+    before: PersonRating
+    after: PersonRating
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "game_id": self.game_id,
+            "time": self.rated_at.timestamp(),
+            "rank": self.rank,
+            "before": rating_data(self.before),
+            "after": rating_data(self.after),
+        }
+
+
+class PersonRatingReads:
+    """The reads of people's ratings (`store.person_ratings`): each a short session of its own."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def of_account(self, account_id: int, game: str | None = None) -> list[RatingLine]:
+        """An account's ratings, by game then class (`game`: only that game's)."""
+        query = (
+            select(Account.name, RatingRow.game, RatingRow.clock_class, RatingRow.mu, RatingRow.sigma, RatingRow.games)
+            .join(Account, Account.id == RatingRow.account_id)
+            .where(RatingRow.account_id == account_id)
+            .order_by(RatingRow.game, RatingRow.clock_class)
+        )
+        if game is not None:
+            query = query.where(RatingRow.game == game)
+        async with self.db.session() as session:
+            rows = (await session.execute(query)).all()
+        return [RatingLine(r.name, r.game, r.clock_class, PersonRating(r.mu, r.sigma, r.games)) for r in rows]
+
+    async def history(self, account_id: int, game: str, kind: str, limit: int = 1000) -> list[HistoryPoint]:
+        """An account's rated games in one game and class, oldest first (the last `limit`)."""
+        query = (
+            select(PersonRatingChange)
+            .where(
+                PersonRatingChange.account_id == account_id,
+                PersonRatingChange.game == game,
+                PersonRatingChange.clock_class == kind,
+            )
+            .order_by(PersonRatingChange.id.desc())
+            .limit(limit)
+        )
+        async with self.db.session() as session:
+            rows = list(await session.scalars(query))
+        return [
+            HistoryPoint(
+                r.game_id,
+                r.rated_at,
+                r.rank,
+                PersonRating(r.mu_before, r.sigma_before, r.games - 1),
+                PersonRating(r.mu, r.sigma, r.games),
+            )
+            for r in reversed(rows)
+        ]
+
+    async def leaderboard(self, game: str, kind: str, limit: int = 50) -> list[RatingLine]:
+        """The best established ratings (provisional ones left out) in one game and class."""
+        shown = RatingRow.mu - CONFIDENCE * RatingRow.sigma
+        query = (
+            select(Account.name, RatingRow.game, RatingRow.clock_class, RatingRow.mu, RatingRow.sigma, RatingRow.games)
+            .join(Account, Account.id == RatingRow.account_id)
+            .where(RatingRow.game == game, RatingRow.clock_class == kind, RatingRow.sigma <= PROVISIONAL_SIGMA)
+            .order_by(shown.desc(), Account.name)
+            .limit(limit)
+        )
+        async with self.db.session() as session:
+            rows = (await session.execute(query)).all()
+        return [RatingLine(r.name, r.game, r.clock_class, PersonRating(r.mu, r.sigma, r.games)) for r in rows]
+
+    async def unrated_games(self) -> list[int]:
+        """Finished rated games with no rating yet (a server that stopped between a game's end and
+        its rating), oldest end first."""
+        query = (
+            select(GameRecord.id)
+            .where(
+                GameRecord.rated.is_(True),
+                GameRecord.status == "finished",
+                ~exists().where(PersonRatingChange.game_id == GameRecord.id),
+            )
+            .order_by(GameRecord.finished_at, GameRecord.id)
+        )
+        async with self.db.session() as session:
+            return list(await session.scalars(query))
