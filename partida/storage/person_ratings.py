@@ -237,6 +237,21 @@ class PersonRatingReads:
             rows = (await session.execute(query)).all()
         return [RatingLine(r.name, r.game, r.clock_class, PersonRating(r.mu, r.sigma, r.games)) for r in rows]
 
+    async def everyone(self, game: str | None = None, limit: int = 1000) -> list[RatingLine]:
+        """Every account's ratings, by game and class, best first (`game`: only that game's)."""
+        shown = RatingRow.mu - CONFIDENCE * RatingRow.sigma
+        query = (
+            select(Account.name, RatingRow.game, RatingRow.clock_class, RatingRow.mu, RatingRow.sigma, RatingRow.games)
+            .join(Account, Account.id == RatingRow.account_id)
+            .order_by(RatingRow.game, RatingRow.clock_class, shown.desc(), Account.name)
+            .limit(limit)
+        )
+        if game is not None:
+            query = query.where(RatingRow.game == game)
+        async with self.db.session() as session:
+            rows = (await session.execute(query)).all()
+        return [RatingLine(r.name, r.game, r.clock_class, PersonRating(r.mu, r.sigma, r.games)) for r in rows]
+
     async def history(self, account_id: int, game: str, kind: str, limit: int = 1000) -> list[HistoryPoint]:
         """An account's rated games in one game and class, oldest first (the last `limit`)."""
         query = (
