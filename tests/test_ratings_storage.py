@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 from partida.competition.ratings import PROVISIONAL_SIGMA
+from partida.room.clocks import ClockSpec
 from partida.storage.store import Store
 from tests.storage_fixtures import new_game
 
@@ -38,6 +39,10 @@ async def test_a_finished_rated_game_is_rated_once(store: Store) -> None:
     (line,) = await store.person_ratings.of_account(ann)
     assert (line.game, line.clock_class, line.rating.games) == ("tictactoe", "blitz", 1)
     assert line.rating.mu == changes[0]["after"]["mu"]
+    assert await store.person_ratings.rating_of(ann, "tictactoe", ClockSpec.parse(BLITZ)) == line.rating.display
+    assert await store.person_ratings.rating_of(ann, "othello", ClockSpec.parse(BLITZ)) == 0.0  # a newcomer's
+    assert await store.person_ratings.rating_of(None, "tictactoe", ClockSpec.parse(BLITZ)) is None  # a guest
+    assert await store.person_ratings.rating_of(ann, "tictactoe", None) is None  # no clock, no class
     (point,) = await store.person_ratings.history(ann, "tictactoe", "blitz")
     assert point.game_id == game_id and point.before.mu == 25.0 and point.after.mu == line.rating.mu
 

@@ -28,6 +28,7 @@ from partida.competition.ratings import (
     CONFIDENCE,
     FARM_WINDOW,
     PROVISIONAL_SIGMA,
+    ClockLike,
     FarmingVerdict,
     PersonRating,
     RatedSeat,
@@ -236,6 +237,20 @@ class PersonRatingReads:
         async with self.db.session() as session:
             rows = (await session.execute(query)).all()
         return [RatingLine(r.name, r.game, r.clock_class, PersonRating(r.mu, r.sigma, r.games)) for r in rows]
+
+    async def rating_of(self, account_id: int | None, game: str, clock: ClockLike | None) -> float | None:
+        """The rating (mu - 3 sigma) an account has in `game` under `clock`'s class, as a seek's
+        rating range reads it: a newcomer's (0.0) for an account not rated there yet; None for a
+        guest or a game without a clock class."""
+        kind = clock_class(clock)
+        if account_id is None or kind is None:
+            return None
+        query = select(RatingRow.mu, RatingRow.sigma).where(
+            RatingRow.account_id == account_id, RatingRow.game == game, RatingRow.clock_class == kind.value
+        )
+        async with self.db.session() as session:
+            row = (await session.execute(query)).first()
+        return (PersonRating() if row is None else PersonRating(row.mu, row.sigma)).display
 
     async def everyone(self, game: str | None = None, limit: int = 1000) -> list[RatingLine]:
         """Every account's ratings, by game and class, best first (`game`: only that game's)."""
