@@ -11,6 +11,7 @@ import { CLOCKS, clockBar, endingControls } from "./room_controls.js";
 import { showReplay, storedGamesList } from "./replay.js";
 import { laddersList, showLadder } from "./ladder.js";
 import { showTournament, tournamentForm, tournamentsList } from "./tournament.js";
+import { ratingsCard, ratingWords, showPlayer } from "./ratings.js";
 import { headline, scoresText } from "./results.js";
 import { seekPaired, seeksCard } from "./seeks.js";
 
@@ -155,10 +156,10 @@ function reconnectSoon() {
 }
 
 // Addresses: a room is /r/CODE (the server answers it with this page), a replay /#/replay/ID,
-// a ladder /#/ladder/NAME and a tournament /#/tournament/NAME (fragments: the server serves / for
+// a ladder /#/ladder/NAME, a tournament /#/tournament/NAME and a player /#/player/NAME (fragments: the server serves / for
 // them), so reload and share keep you there.
 function pageFromHash() {
-  const match = location.pathname === "/" && location.hash.match(/^#\/(replay|ladder|tournament)\/([^/]+)$/);
+  const match = location.pathname === "/" && location.hash.match(/^#\/(replay|ladder|tournament|player)\/([^/]+)$/);
   if (!match) return null;
   return { kind: match[1], key: decodeURIComponent(match[2]) };
 }
@@ -170,6 +171,7 @@ async function route(watch = false) {
   else if (page && page.kind === "replay" && /^\d+$/.test(page.key)) openReplay(Number(page.key));
   else if (page && page.kind === "ladder") await openLadder(page.key);
   else if (page && page.kind === "tournament") await openTournament(page.key);
+  else if (page && page.kind === "player") await openPlayer(page.key);
   else await showLobby();
 }
 
@@ -220,6 +222,7 @@ async function showLobby() {
     h("section.card", {}, h("h2", {}, "New room"), createForm()),
     h("section.card", { id: "tournaments-card" }, h("h2", {}, "Tournaments"), tournaments, tournamentCreate()),
     ladders,
+    ratingsCard(app.conn, [...app.games.values()], openPlayer, DEFAULT_GAME),
     h("section.card", {}, h("h2", {}, "Finished games"), stored),
   );
   laddersList(app.conn, openLadder).then(
@@ -349,6 +352,18 @@ function noteTournamentRoom(code, name) {
   sessionStorage.setItem(TOURNAMENT_ROOMS_KEY, JSON.stringify([...app.tournamentRooms].slice(-50)));
 }
 
+// A player's ratings and the history of one of them (/#/player/NAME).
+async function openPlayer(name) {
+  goTo(`/#/player/${encodeURIComponent(name)}`);
+  stopLobbyPolling();
+  app.room = null;
+  try {
+    await showPlayer(main, app.conn, name);
+  } catch (error) {
+    say(error.message, "error");
+  }
+}
+
 function tournamentCreate() {
   if (!app.you || app.you.kind !== "user") return h("p.muted", {}, "Enter with an account to create a tournament or join one.");
   return h("details", { id: "tournament-new" }, h("summary", {}, "Create a tournament"), tournamentForm(app.conn, app.games, openTournament, say));
@@ -446,6 +461,7 @@ function drawGameFields(container, game) {
     h("label", { for: "clock" }, "Clock"),
     h("select", { id: "clock", name: "clock" }, CLOCKS.map(([value, label]) => h("option", { value }, label))),
     h("label.check", {}, h("input", { type: "checkbox", name: "public", id: "public", checked: true }), " public (listed in the lobby)"),
+    h("label.check", {}, h("input", { type: "checkbox", name: "rated", id: "rated" }), " rated (accounts only, with a clock)"),
     h("button.primary", { type: "submit", id: "create-room" }, "Create room"),
   );
 }
@@ -491,6 +507,7 @@ async function createRoom(form, game) {
   if (Object.keys(bots).length) request.bots = bots;
   const clock = form.querySelector("#clock").value;
   if (clock) request.clock = JSON.parse(clock);
+  if (form.querySelector("#rated").checked) request.rated = true;
   try {
     const reply = await app.conn.request("create_room", request);
     const code = codeOf(reply);
@@ -657,6 +674,9 @@ function onPush(message) {
     history.pushState({}, "", `/r/${code}`);
     openRoom(code, message.new_room, message.seat);
     addLog(app.room, "Rematch: a new game in a new room.");
+    drawRoom();
+  } else if ((message.type === "rating_verdict" || message.type === "rating_changed") && room && codeOf(message) === room.code) {
+    addLog(room, ratingWords(message));
     drawRoom();
   } else if (message.type === "seat_lost" && room && codeOf(message) === room.code) {
     room.seat = null;
