@@ -193,3 +193,18 @@ def read_until(fd: int, pattern: str, seconds: float = 30) -> str:
 def plain(output: bytes) -> str:
     """Terminal output without its colour and cursor sequences."""
     return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output.decode(errors="replace"))
+
+
+async def rated_results(store: Any, pairs: list[tuple[str, str]], clock: dict[str, Any]) -> None:
+    """Rated two-seat games of tic-tac-toe stored and rated as the server would: each pair is
+    (winner, loser), accounts made as first named (password NAME + " horse battery")."""
+    ids: dict[str, int] = {}
+    for n, pair in enumerate(pairs):
+        for name in pair:
+            if name not in ids:
+                ids[name] = (await store.create_user(name, f"{name} horse battery")).id
+        winner, loser = pair
+        game_id = await store.create_game("tictactoe", {}, n, "hash", 2, f"R{n}", False, clock=clock, rated=True)
+        await store.start_game(game_id, [(0, ids[winner], winner), (1, ids[loser], loser)])
+        await store.finish_game(game_id, {"scores": [1, 0], "ranks": [1, 2], "winners": [0]})
+        assert await store.rate_game(game_id)

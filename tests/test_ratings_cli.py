@@ -13,22 +13,19 @@ import pytest
 from partida.cli import main
 from partida.storage.database import Database
 from partida.storage.store import Store
+from tests.helpers import rated_results
 
 BLITZ = {"initial": 180, "increment": 2}
 
 
+# ann and bea play 14 rated blitz games (ann wins two of three), cy beats dee once
+PAIRS = [("ann", "bea") if n % 3 else ("bea", "ann") for n in range(14)] + [("cy", "dee")]
+
+
 async def fill(db_url: str) -> None:
-    """ann and bea play 14 rated blitz games of tic-tac-toe (ann wins two of three), cy beats dee once."""
     db = await Database.open(db_url)
     try:
-        store = Store(db)
-        ids = {n: (await store.create_user(n, f"{n} horse battery")).id for n in ("ann", "bea", "cy", "dee")}
-        pairs = [("ann", "bea") if n % 3 else ("bea", "ann") for n in range(14)] + [("cy", "dee")]
-        for n, (winner, loser) in enumerate(pairs):
-            game_id = await store.create_game("tictactoe", {}, n, "hash", 2, f"R{n}", False, clock=BLITZ, rated=True)
-            await store.start_game(game_id, [(0, ids[winner], winner), (1, ids[loser], loser)])
-            await store.finish_game(game_id, {"scores": [1, 0], "ranks": [1, 2], "winners": [0]})
-            assert await store.rate_game(game_id)
+        await rated_results(Store(db), PAIRS, BLITZ)
     finally:
         await db.close()
 

@@ -3,7 +3,8 @@ on a loopback port, and people play by clicking.
 
 Browser tests are few and each covers a lot (the machine is small): two people and a spectator
 through an invite link, a reload mid-game and the seed check at the end; a person against a bot
-at Othello; a RECYCLE card game; a Duel opening. Every page must log no console error.
+at Othello; a RECYCLE card game; a Duel opening; a rated room, the leaderboard and a player's
+ratings. Every page must log no console error.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from typing import Any
 
 import pytest
 
+from partida.client import Client
 from partida.room.seed import seed_hash
 from partida.server.app import Server
-from tests.helpers import local_states, play_to_the_end
+from tests.helpers import local_states, play_to_the_end, rated_results
 from tests.services import CHROMIUM_ARGS, ensure_chromium
 
 playwright_api = pytest.importorskip("playwright.async_api")
@@ -28,6 +30,7 @@ MOVED_ON = """seq => {
   return !board || board.dataset.seq !== seq || document.querySelector('#result');
 }"""
 STEP = 15_000  # ms: the longest any single step (a click and the server's answer) may take
+BLITZ_CHOICE = '{"initial":180,"increment":2}'  # the new-room form's 3 min + 2 s
 
 
 @pytest.fixture
@@ -53,12 +56,14 @@ class Person:
         page.on("pageerror", lambda exc: self.errors.append(str(exc)))
 
     @classmethod
-    async def open(cls, browser: Any, url: str, name: str, **context_args: Any) -> Person:
+    async def open(cls, browser: Any, url: str, name: str, password: str = "", **context_args: Any) -> Person:
         context = await browser.new_context(**context_args)
         person = cls(context, await context.new_page())
         person.page.set_default_timeout(STEP)
         await person.page.goto(url)
         await person.page.fill("#name", name)
+        if password:
+            await person.page.fill("#password", password)
         await person.page.click("#enter")
         return person
 
@@ -757,3 +762,61 @@ async def test_two_people_pair_through_seeks_and_a_listed_seek_is_taken_by_a_cli
     assert await bob.page.locator("[data-seek]").count() == 0  # taken: gone from every lobby
     for person in (ada, bob):
         assert person.errors == [], person.errors
+
+
+async def test_rated_rooms_ratings_and_the_leaderboard_in_the_browser(server: Server, browser: Any) -> None:
+    pairs = [("ann", "bea") if n % 3 else ("bea", "ann") for n in range(14)] + [("cy", "dee")]
+    await rated_results(server.store, pairs, {"initial": 180, "increment": 2})  # ann and bea established
+    gus = await Person.open(browser, server.http_url, "gus")
+    guest = gus.page
+    await guest.wait_for_selector("#create-room")
+    await guest.select_option("#game", "tictactoe")
+    await guest.select_option("#clock", BLITZ_CHOICE)
+    await guest.check("#rated")
+    await guest.click("#create-room")
+    await guest.wait_for_function("() => document.querySelector('#status').dataset.kind === 'error'")
+    assert "only an account can play rated" in await guest.locator("#status").inner_text()
+    assert not server.rooms  # refused: nothing opened
+
+    await server.store.create_user("ada", "ada horse battery")
+    await server.store.create_user("bob", "bob horse battery")
+    person = await Person.open(browser, server.http_url, "ada", "ada horse battery")
+    ada = person.page
+    await ada.wait_for_selector("#create-room")
+    # the lobby's leaderboard: established ratings only (cy and dee have played once)
+    await ada.select_option("#board-game", "tictactoe")
+    await ada.wait_for_selector('#leaderboard table[data-clock-class="blitz"]')
+    assert await ada.locator("#leaderboard tbody tr").evaluate_all("rows => rows.map(r => r.dataset.player)") == [
+        "ann",
+        "bea",
+    ]
+    await ada.select_option("#game", "tictactoe")
+    await ada.select_option("#clock", BLITZ_CHOICE)
+    await ada.check("#rated")
+    await ada.click("#create-room")
+    code = await ada.locator("#room-code").inner_text()
+    assert server.rooms[code].rated
+    bob = await Client.connect(server.url, name="bob", password="bob horse battery")
+    await bob.join(code)
+    for seq, cell in enumerate([0, 3, 1, 4, 2]):
+        if seq % 2 == 0:
+            await ada.wait_for_selector(f'#board[data-seq="{seq}"] [data-square="{cell}"]')
+            await ada.click(f'[data-square="{cell}"]')
+        else:
+            await bob.next_update(code)
+            await bob.act(code, cell, seq=seq)
+    await ada.wait_for_selector("#result")
+    rated = "() => document.querySelector('#log').textContent.includes('Ratings (tictactoe, blitz)')"
+    await ada.wait_for_function(rated)
+    log = await ada.locator("#log").inner_text()
+    assert "ada 0.0? →" in log and "bob 0.0? →" in log
+    await bob.close()
+
+    # a player's page: ratings (provisional marked) and the history plot, one point a game
+    await ada.goto(server.http_url + "#/player/bea")
+    await ada.wait_for_selector("#player-ratings")
+    row = ada.locator('#player-ratings tr[data-game="tictactoe"]')
+    assert await row.get_attribute("data-provisional") == "false"
+    await ada.wait_for_selector("#rating-history polyline")
+    assert await ada.locator("#rating-history polyline").get_attribute("data-points") == "15"  # before + 14 games
+    assert person.errors == [] and gus.errors == []

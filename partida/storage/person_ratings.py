@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import distinct, exists, func, insert, select, update
+from sqlalchemy import Select, distinct, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from partida.competition.ratings import (
@@ -218,6 +218,16 @@ class HistoryPoint:
         }
 
 
+def _lines() -> Select[Any]:
+    """The rating rows with their accounts' names, as `_line` reads them."""
+    columns = (Account.name, RatingRow.game, RatingRow.clock_class, RatingRow.mu, RatingRow.sigma, RatingRow.games)
+    return select(*columns).join(Account, Account.id == RatingRow.account_id)
+
+
+def _line(row: Any) -> RatingLine:
+    return RatingLine(row.name, row.game, row.clock_class, PersonRating(row.mu, row.sigma, row.games))
+
+
 class PersonRatingReads:
     """The reads of people's ratings (`store.person_ratings`): each a short session of its own."""
 
@@ -226,17 +236,12 @@ class PersonRatingReads:
 
     async def of_account(self, account_id: int, game: str | None = None) -> list[RatingLine]:
         """An account's ratings, by game then class (`game`: only that game's)."""
-        query = (
-            select(Account.name, RatingRow.game, RatingRow.clock_class, RatingRow.mu, RatingRow.sigma, RatingRow.games)
-            .join(Account, Account.id == RatingRow.account_id)
-            .where(RatingRow.account_id == account_id)
-            .order_by(RatingRow.game, RatingRow.clock_class)
-        )
+        query = _lines().where(RatingRow.account_id == account_id).order_by(RatingRow.game, RatingRow.clock_class)
         if game is not None:
             query = query.where(RatingRow.game == game)
         async with self.db.session() as session:
             rows = (await session.execute(query)).all()
-        return [RatingLine(r.name, r.game, r.clock_class, PersonRating(r.mu, r.sigma, r.games)) for r in rows]
+        return [_line(r) for r in rows]
 
     async def rating_of(self, account_id: int | None, game: str, clock: ClockLike | None) -> float | None:
         """The rating (mu - 3 sigma) an account has in `game` under `clock`'s class, as a seek's
@@ -255,17 +260,12 @@ class PersonRatingReads:
     async def everyone(self, game: str | None = None, limit: int = 1000) -> list[RatingLine]:
         """Every account's ratings, by game and class, best first (`game`: only that game's)."""
         shown = RatingRow.mu - CONFIDENCE * RatingRow.sigma
-        query = (
-            select(Account.name, RatingRow.game, RatingRow.clock_class, RatingRow.mu, RatingRow.sigma, RatingRow.games)
-            .join(Account, Account.id == RatingRow.account_id)
-            .order_by(RatingRow.game, RatingRow.clock_class, shown.desc(), Account.name)
-            .limit(limit)
-        )
+        query = _lines().order_by(RatingRow.game, RatingRow.clock_class, shown.desc(), Account.name).limit(limit)
         if game is not None:
             query = query.where(RatingRow.game == game)
         async with self.db.session() as session:
             rows = (await session.execute(query)).all()
-        return [RatingLine(r.name, r.game, r.clock_class, PersonRating(r.mu, r.sigma, r.games)) for r in rows]
+        return [_line(r) for r in rows]
 
     async def history(self, account_id: int, game: str, kind: str, limit: int = 1000) -> list[HistoryPoint]:
         """An account's rated games in one game and class, oldest first (the last `limit`)."""
@@ -296,15 +296,14 @@ class PersonRatingReads:
         """The best established ratings (provisional ones left out) in one game and class."""
         shown = RatingRow.mu - CONFIDENCE * RatingRow.sigma
         query = (
-            select(Account.name, RatingRow.game, RatingRow.clock_class, RatingRow.mu, RatingRow.sigma, RatingRow.games)
-            .join(Account, Account.id == RatingRow.account_id)
+            _lines()
             .where(RatingRow.game == game, RatingRow.clock_class == kind, RatingRow.sigma <= PROVISIONAL_SIGMA)
             .order_by(shown.desc(), Account.name)
             .limit(limit)
         )
         async with self.db.session() as session:
             rows = (await session.execute(query)).all()
-        return [RatingLine(r.name, r.game, r.clock_class, PersonRating(r.mu, r.sigma, r.games)) for r in rows]
+        return [_line(r) for r in rows]
 
     async def unrated_games(self) -> list[int]:
         """Finished rated games with no rating yet (a server that stopped between a game's end and
