@@ -12,7 +12,6 @@ rates it when it starts again (`start`), and a result delivered twice is rated o
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Mapping
@@ -41,6 +40,10 @@ VERDICT_TEXT = {
 
 
 class RatingService:
+    """Handed only the store (its rating writes and reads) and the games (to name them in
+    requests): what a rated game needs beyond its room is in the database, so any node, and a
+    node after a restart, rates it the same way."""
+
     def __init__(self, store: Store, registry: Registry) -> None:
         self.store = store
         self.registry = registry
@@ -64,9 +67,11 @@ class RatingService:
 
     async def _catch_up(self) -> None:
         """Rate the finished rated games that are not rated yet (the server stopped in between)."""
-        with contextlib.suppress(Exception):
+        try:
             for game_id in await self.store.person_ratings.unrated_games():
                 await self.store.rate_game(game_id)
+        except Exception:
+            log.exception("rating the games left unrated failed; the next start tries again")
 
     # Subscriptions (plain calls in the room's task: they must not block).
 
