@@ -156,8 +156,8 @@ function reconnectSoon() {
 }
 
 // Addresses: a room is /r/CODE (the server answers it with this page), a replay /#/replay/ID,
-// a ladder /#/ladder/NAME, a tournament /#/tournament/NAME and a player /#/player/NAME (fragments: the server serves / for
-// them), so reload and share keep you there.
+// a ladder /#/ladder/NAME, a tournament /#/tournament/NAME and a player /#/player/NAME
+// (fragments: the server serves / for them), so reload and share keep you there.
 function pageFromHash() {
   const match = location.pathname === "/" && location.hash.match(/^#\/(replay|ladder|tournament|player)\/([^/]+)$/);
   if (!match) return null;
