@@ -132,3 +132,9 @@ def test_the_seek_pairing_benchmark_pairs_and_scans() -> None:
     (figures,) = run_bench("seek_pairing.py", "--waiting", "50", "--posts", "5")
     assert figures["waiting"] == 50 and figures["posts"] == 5 and 0 <= figures["paired"] <= 5
     assert figures["ms_max"] >= 0 and figures["unmatched_ms_max"] > 0
+
+
+def test_the_ratings_benchmark_rates_its_games() -> None:
+    (figures,) = run_bench("person_ratings.py", "--games", "6", "--accounts", "3")
+    assert figures["games"] == 6 and figures["accounts"] == 3
+    assert 0 < figures["rate_ms"]["median"] <= figures["rate_ms"]["p95"]
