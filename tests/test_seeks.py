@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from partida.client import Client, ServerError
+from partida.room.clocks import ClockSpec
 from partida.server.app import Server
 from partida.server.seek_board import MAX_SEEKS
-from tests.helpers import random_decider
+from tests.helpers import random_decider, rated_results
 
 PASSWORD = "correct horse battery"
 BLITZ = {"initial": 300, "increment": 3}
@@ -81,6 +82,28 @@ async def test_rated_seeks_meet_rated_seeks_and_open_a_rated_room(server: Server
     guest = await connect(name="guest")
     waiting = (await kim.seek("othello", clock=BLITZ, rated=True))["seek"]
     await _refused("seek_refused", guest.seek_take(waiting["id"]))  # a rated seek is for accounts
+
+
+async def test_a_rating_range_pairs_only_opponents_rated_within_it(server: Server, connect) -> None:
+    await rated_results(server.store, [("lee", "max")] * 3, BLITZ)  # lee won thrice, max lost thrice
+    lee, max_ = [await connect(name=n, password=f"{n} horse battery") for n in ("lee", "max")]
+    ola = await _user(server, connect, "ola")  # a newcomer: 0.0
+    ratings = {}
+    for name in ("lee", "max", "ola"):
+        account = await server.store.get_account_by_name(name)
+        assert account is not None
+        ratings[name] = await server.store.person_ratings.rating_of(account.id, "tictactoe", ClockSpec.parse(BLITZ))
+    assert ratings["lee"] > ratings["ola"] == 0.0 and abs(ratings["max"]) > 0.5
+    near_newcomers = (-0.5, 0.5)
+    seek = (await lee.seek("tictactoe", clock=BLITZ, rated=True, rating_range=near_newcomers))["seek"]
+    assert seek["rating"] == ratings["lee"] and seek["range"] == [-0.5, 0.5]
+    refused = await _refused("seek_refused", max_.seek_take(seek["id"]))
+    assert f"you have a rating of {ratings['max']:.1f} there" in refused.message
+    assert (await max_.seek("tictactoe", clock=BLITZ, rated=True))["paired"] is False  # lee's range refuses max
+    assert (await ola.seek("tictactoe", clock=BLITZ, rated=True))["paired"] is True  # the oldest that accepts
+    paired = await asyncio.wait_for(lee.seek_events.get(), 5)
+    assert paired["opponent"] == "ola" and paired["summary"]["rated"] is True
+    assert [s["by"]["name"] for s in await ola.list_seeks()] == ["max"]
 
 
 async def test_the_oldest_compatible_seek_is_paired_first(server: Server, connect) -> None:
@@ -157,7 +180,6 @@ async def test_limits_and_bad_seeks_get_stable_codes_and_change_nothing(server: 
     await _refused("bad_seek", guest.seek("crazyeights", seats=3))
     await _refused("bad_seek", guest.seek("othello", rating_range=(1600, 1400)))
     await _refused("bad_seek", guest.request("seek", game="othello", range=[1]))
-    await _refused("ratings_unavailable", guest.seek("othello", clock=BLITZ, rating_range=(1400, 1600)))
     await _refused("unknown_game", guest.seek("no-such-game"))
     await _refused("bad_options", guest.seek("othello", {"no_such_option": 1}))
     await _refused("bad_clock", guest.seek("othello", clock={"initial": -1}))

@@ -61,7 +61,6 @@ class ErrorCode(StrEnum):
     TOO_MANY_SEEKS = "too_many_seeks"  # an account (a guest: a connection) has MAX_SEEKS open seeks
     BAD_SEEK = "bad_seek"  # a seek that cannot be posted: an empty rating range, not two seats
     SEEK_REFUSED = "seek_refused"  # taking a seek that does not accept you (yours, rated, range, bots)
-    RATINGS_UNAVAILABLE = "ratings_unavailable"  # a rating range where the server keeps no ratings
     # play
     NOT_YOUR_TURN = "not_your_turn"
     ILLEGAL_ACTION = "illegal_action"

@@ -222,7 +222,9 @@ class Server:
         self.challenge_service = ChallengeService(
             self.challenges, self.connections, self.locator, self.bots, rooms, self.limiter, abandon_after
         )
-        self.seek_service = SeekService(self.seeks, rooms, rooms.open_room, self.bots)
+        self.seek_service = SeekService(
+            self.seeks, rooms, rooms.open_room, self.bots, rating_of=self.store.person_ratings.rating_of
+        )
         self.tournaments = TournamentService(
             TournamentStore(db),
             self.rooms,

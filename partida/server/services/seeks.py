@@ -28,7 +28,8 @@ from partida.server.session import Session
 if TYPE_CHECKING:
     from partida.server.shell import Handler
 
-# An account's rating in a game and a clock's class (None: unrated there), for rating ranges.
+# An account's rating (mu - 3 sigma) in a game and a clock's class, for rating ranges (None
+# without a class): `store.person_ratings.rating_of`.
 RatingOf = Callable[[int, str, ClockSpec | None], Awaitable[float | None]]
 
 
@@ -39,13 +40,13 @@ class SeekService:
         rooms: RoomService,
         open_room: OpenRoom,
         bots: BotDirectory,
-        rating_of: RatingOf | None = None,
+        rating_of: RatingOf,
     ) -> None:
         self.board = board
         self.rooms = rooms  # checks a seek's terms as it checks a new room's
         self.open_room = open_room
         self.bots = bots
-        self.rating_of = rating_of  # None: this server keeps no ratings, and refuses rating ranges
+        self.rating_of = rating_of
 
     def handlers(self) -> Mapping[str, Handler]:
         return {
@@ -68,8 +69,6 @@ class SeekService:
             )
         self._bot_plays(session, terms, ErrorCode.BAD_SEEK)
         rating_range = _rating_range(req.range)
-        if rating_range is not None and self.rating_of is None:
-            raise ProtocolError(ErrorCode.RATINGS_UNAVAILABLE, "this server keeps no ratings: seek without a range")
         party = await self._party(session, terms)
         seek = Seek(
             id=self.board.next_id(),
@@ -155,7 +154,7 @@ class SeekService:
         assert me is not None
         account = me.account_id
         rating = None
-        if account is not None and self.rating_of is not None:
+        if account is not None:
             rating = await self.rating_of(account, terms.game.name, terms.clock)
         owner: Any = ("guest", session.id) if account is None else account
         return Party(owner, rating=rating, is_bot=me.kind == "bot", is_guest=account is None)
