@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from partida.storage.store import StoredGame
 
 log = logging.getLogger(__name__)
+SUMMON_RETRY_S = 1.0  # between summons of a bot seated in a room taken over
 
 DEFAULT_LEASE = 10.0  # seconds; a dead node's games resume on another node after about this long
 
@@ -244,13 +245,22 @@ class Cluster:
             task.add_done_callback(self._summoning.discard)
 
     async def _summon_to_seat(self, room: Room, seat: int, name: str) -> None:
-        try:
-            bot = await self.presence.summon(name, room.game.name)
+        """Asked again every `SUMMON_RETRY_S` until the seat is held again or the game is over: a
+        bot that was connected to the dead node is on its way to another one, and in no node's
+        presence until it gets there (if it comes here, its hello seats it: `bot_arrived`)."""
+        while room.status == "playing":
             held = room.seats[seat]
-            if bot is not None and room.status == "playing" and held is not None and held.session is None:
-                await room.call(lambda: room.seat_bot(bot, seat))
-        except Exception as exc:
-            log.info("node %s: bot %s not back in room %s: %s", self.name, name, room.code, exc)
+            if held is None or held.session is not None:
+                return
+            try:
+                bot = await self.presence.summon(name, room.game.name)
+                held = room.seats[seat]
+                if bot is not None and room.status == "playing" and held is not None and held.session is None:
+                    await room.call(lambda bot=bot: room.seat_bot(bot, seat))
+                    return
+            except Exception as exc:
+                log.info("node %s: bot %s not back in room %s yet: %s", self.name, name, room.code, exc)
+            await asyncio.sleep(SUMMON_RETRY_S)
 
     # Rooms.
 
