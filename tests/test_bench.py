@@ -8,11 +8,29 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
+import pstats
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def _bench_module(script: str) -> Any:
+    """A script of bench/ as a module (they import their siblings by name, as scripts do)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location(script.removesuffix(".py") + "_bench", BENCH / script)
+        assert spec is not None and spec.loader is not None
+        module: ModuleType = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(BENCH))
+    return module
 
 
 def run_bench(script: str, *args: str) -> list[dict[str, object]]:
@@ -138,3 +156,33 @@ def test_the_ratings_benchmark_rates_its_games() -> None:
     (figures,) = run_bench("person_ratings.py", "--games", "6", "--accounts", "3")
     assert figures["games"] == 6 and figures["accounts"] == 3
     assert 0 < figures["rate_ms"]["median"] <= figures["rate_ms"]["p95"]
+
+
+def test_the_move_profiler_profiles_the_server_between_its_signals(tmp_path: Path) -> None:
+    """`profile_move.py` starts the server as its own bootstrap and profiles it between SIGUSR1
+    and SIGUSR2 (the load between them here is bench/load.py's, not the peers' Node one)."""
+    load = _bench_module("load.py")
+    profile_move = _bench_module("profile_move.py")
+    port = load.free_port()
+    out = tmp_path / "server.prof"
+    command = [sys.executable, str(BENCH / "profile_move.py"), "--serve", str(out), "serve", "--no-bots"]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--db", f"sqlite:///{tmp_path / 'p.db'}"]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"ws://127.0.0.1:{port}"
+        asyncio.run(load.wait_for_server(url))
+        server.send_signal(signal.SIGUSR1)
+        assert asyncio.run(load.run_level(url, 2, 6, 1))["moves"] == 12
+        server.send_signal(signal.SIGUSR2)
+        for _ in range(100):
+            if out.exists() and out.stat().st_size > 0:
+                break
+            time.sleep(0.1)
+    finally:
+        server.terminate()
+        server.wait(30)
+    figures = profile_move.summarize(pstats.Stats(str(out)), 12, 5)
+    assert figures["per_move"]["calls"] > 0 and len(figures["top"]) == 5
+    assert figures["per_move"]["by_part"]["partida.server"]["calls"] > 0
+    frames = profile_move.frame_costs(number=200)
+    assert frames["receive_us"] > 0 and frames["send_us"] > 0

@@ -52,9 +52,7 @@ def pair_tables(
         if player not in byes:
             byes.append(player)
     playing = [p for p in ranked if p not in byes]
-    tables = tuple(
-        seat_order(playing[i : i + seats], counts) for i in range(0, len(playing), seats)
-    )
+    tables = tuple(seat_order(playing[i : i + seats], counts) for i in range(0, len(playing), seats))
     return TableRound(tables, tuple(byes))
 
 

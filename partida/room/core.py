@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from partida.games.base import Action, Decision, Game, IllegalAction, State
-from partida.protocol import ErrorCode, ProtocolError, server_message
+from partida.protocol import ErrorCode, ProtocolError
 from partida.room import endings
 from partida.room.clocks import Clock, ClockSpec
 from partida.room.endings import Endings
@@ -494,22 +494,22 @@ class RoomCore(Generic[H]):
         assert self.state is not None
         over = self.result is not None
         pending = [] if over else self.decisions()
-        message = server_message(
-            "update",
-            room=code,
-            game_id=self.game_id,
-            game=self.game.name,
-            seq=self.seq,
-            seat=None,
-            status="finished" if over else self.status,
-            view=None,
-            decision=None,
-            to_act=[d.seat for d in pending],
-            last=self.last,
-            clock=clock,
-            draw_offer=self.endings.draw_offer,
-            resigned=list(self.endings.resigned),
-        )
+        message = {  # `server_message("update", ...)`, without the keywords' dict: built every move
+            "type": "update",
+            "room": code,
+            "game_id": self.game_id,
+            "game": self.game.name,
+            "seq": len(self.actions),
+            "seat": None,
+            "status": "finished" if over else self.status,
+            "view": None,
+            "decision": None,
+            "to_act": [d.seat for d in pending],
+            "last": self.last,
+            "clock": clock,
+            "draw_offer": self.endings.draw_offer,
+            "resigned": list(self.endings.resigned),
+        }
         if over:
             message["result"] = self.result
             message["seed"] = str(self.seed)  # decimal: seeds exceed 2^53, where JSON numbers round

@@ -88,9 +88,9 @@ class Conversation(Inbox):
 
     # Messages.
 
-    async def handle(self, message: Data) -> None:
+    def handle(self, message: Data) -> Awaitable[None] | None:
         if self._end is not None:
-            return
+            return None
         session = self.session
         if self._hello is not None:
             self._hello.cancel()  # the time to say hello runs while waiting, not while handling
@@ -100,15 +100,20 @@ class Conversation(Inbox):
         if self._first:
             session.encoding = encoding_of(message)
             self._first = False
-        await self._handle(session, message)
+        return self._handle(session, message)
+
+    def handled(self) -> Awaitable[None] | None:
+        if self._end is not None:  # ended before this message: it was not handled
+            return None
+        session = self.session
         if session.closed or self._lost:
             self.clear()
-            await self._ending()
-            return
+            return self._ending()
         if not session.greeted:
             self._await_hello()
         elif self._idle is None and self._idle_timeout:
             self._idle = IdleWatch(session, self._idle_timeout)
+        return None
 
     def _await_hello(self) -> None:
         if self._hello_timeout and not self.session.greeted:

@@ -185,6 +185,8 @@ class EventBus:
     def wants(self, topic: str) -> bool:
         """Whether an event under ``topic`` would reach anyone: a publisher with a costly payload
         (every move's) builds it only then."""
+        if not self._subscriptions:
+            return False
         levels = topic.split("/")
         for subscription in self._subscriptions:
             if levels_match(subscription.levels, topic, levels):

@@ -70,6 +70,10 @@ def _room_codes(length: int) -> Callable[[int], list[str]]:
 _CODES = {length: entropy.Pool(_room_codes(length)) for length in (PUBLIC_CODE_LENGTH, PRIVATE_CODE_LENGTH)}
 
 
+def _closed(code: str) -> ProtocolError:
+    return ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {code} has closed")
+
+
 def new_room_code(length: int = PUBLIC_CODE_LENGTH) -> str:
     """`length` letters of the alphabet, uniformly: each random byte gives one letter without
     bias (the bytes of many codes from one call to the system's generator, mapped in C)."""
@@ -247,7 +251,7 @@ class Room:
         error: the room survives any command). Once begun, the command runs to its end even if
         the caller is cancelled (a scheduler stopping, a timer): it runs in a task of its own."""
         if not self._open:
-            raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} has closed")
+            raise _closed(self.code)
         task = asyncio.ensure_future(self.call_here(command))
         task.add_done_callback(lambda t: t.cancelled() or t.exception())  # read, if the caller went
         return await asyncio.shield(task)
@@ -259,10 +263,10 @@ class Room:
         goes, between requests) and tasks nobody cancels (a gone connection's leaving, shielded),
         so a command is never cut off halfway."""
         if not self._open:
-            raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} has closed")
+            raise _closed(self.code)
         async with self._turn:
             if not self._open:
-                raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {self.code} has closed")
+                raise _closed(self.code)
             try:
                 return await command()
             except ProtocolError:
@@ -421,28 +425,50 @@ class Room:
             self.broadcast_room()  # not started (the start could not be stored): the seat is news
             raise
 
-    async def act(self, session: Session, action: Action, seq: int | None, seat: int | None) -> int:
-        core = self.core
-        if core.state is None:
-            raise ProtocolError(ErrorCode.NOT_STARTED, "the game has not started")
-        mine = core.seats_of(session)
-        if not mine:
-            raise ProtocolError(ErrorCode.NOT_SEATED, "you have no seat in this room")
-        if core.clock is not None and core.expired(self._now()):
-            await self._on_timer()  # an answer after the deadline comes too late, however close
-        seat = core.check_act(mine, seat, seq)
-        await self._play(seat, action)
-        done = core.seq
-        await self._autoplay()
-        self._arm()
-        return done
+    async def act(
+        self, session: Session, action: Action, seq: int | None, seat: int | None, reply_to: int | str | None = None
+    ) -> int:
+        """An action of `session`'s, run as one of the room's commands (`call_here`'s contract,
+        written out here rather than wrapped around a closure: every move comes this way), then
+        the `acted` reply to request `reply_to`, if it has an id."""
+        if not self._open:
+            raise _closed(self.code)
+        turn = self._turn
+        await turn.acquire()  # not `async with`: two coroutines fewer, every move
+        try:
+            if not self._open:
+                raise _closed(self.code)
+            core = self.core
+            if core.state is None:
+                raise ProtocolError(ErrorCode.NOT_STARTED, "the game has not started")
+            mine = core.seats_of(session)
+            if not mine:
+                raise ProtocolError(ErrorCode.NOT_SEATED, "you have no seat in this room")
+            if core.clock is not None and core.expired(self._now()):
+                await self._on_timer()  # an answer after the deadline comes too late, however close
+            seat = core.check_act(mine, seat, seq)
+            await self._play(seat, action)
+            done = core.seq
+            await self._autoplay()
+            self._arm()
+            if reply_to is not None:  # `server_message("acted", ...)`'s map, built inline
+                session.send({"type": "acted", "room": self.code, "seq": done, "id": reply_to})
+            return done
+        except ProtocolError:
+            raise
+        except Exception:
+            log.exception("room %s: command failed", self.code)
+            raise
+        finally:
+            turn.release()
 
     async def _play(self, seat: int, action: Action) -> None:
         """Apply, store, charge the clock, push: one accepted action, whoever made it (a person,
         a bot, or the server answering for a timed-out or dropped-out seat)."""
         core = self.core
+        now = asyncio.get_running_loop().time
         try:
-            move = core.play(seat, action, self._now())
+            move = core.play(seat, action, now())
         except RulesFailed:
             log.exception("room %s: the rules raised on an action; rebuilt from the log", self.code)
             raise ProtocolError(ErrorCode.INTERNAL, "the server failed on that action; the game is unchanged") from None
@@ -457,7 +483,7 @@ class Room:
             if outcome is mending.Outcome.ABSENT:
                 core.undo(move)
                 raise ProtocolError(ErrorCode.STORAGE, "the action could not be stored; try again") from None
-        over = core.commit(move, self._now())
+        over = core.commit(move, now())
         if over:
             self._finished()
         self.push_all()

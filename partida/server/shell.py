@@ -56,7 +56,7 @@ class Shell:
             if limited is not None:
                 raise limited
             request = parse_request(message)
-            if not session.greeted and request.type != "hello":
+            if session.identity is None and request.type != "hello":  # not greeted
                 raise ProtocolError(ErrorCode.HELLO_REQUIRED, "the first message must be a hello")
             if session.limits is not None and isinstance(getattr(request, "room", None), str):
                 self.limiter.may_guess(session.limits)

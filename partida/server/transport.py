@@ -347,7 +347,7 @@ class Link(asyncio.Protocol):
         self._timer = asyncio.get_running_loop().call_later(self.listener.open_timeout, self._open_late)
 
     def data_received(self, data: bytes) -> None:
-        if self.request is None and self.protocol.state is CONNECTING:
+        if self.receiver is None and self.request is None and self.protocol.state is CONNECTING:
             self._request_data(data)
             return
         protocol = self.protocol
@@ -535,8 +535,14 @@ class Inbox:
         self._heard = False  # a message came since the last `rest`
         self._paused = False
 
-    async def handle(self, message: Data) -> None:
+    def handle(self, message: Data) -> Awaitable[None] | None:
+        """Start handling `message`; what it returns is awaited before the next message (an
+        `async def` will do)."""
         raise NotImplementedError
+
+    def handled(self) -> Awaitable[None] | None:
+        """Called after each message's handling; what it returns is awaited too."""
+        return None
 
     def lingers(self) -> bool:
         """Whether the task waits for the next message once none is left."""
@@ -590,7 +596,14 @@ class Inbox:
                 if self._paused and len(messages) <= self.low:
                     self._paused = False
                     self.link.resume_reading()
-                await self.handle(message)
+                # `handle` returns its work rather than awaiting it: a move's wait for its
+                # write suspends and resumes one frame fewer.
+                handling = self.handle(message)
+                if handling is not None:
+                    await handling
+                after = self.handled()
+                if after is not None:
+                    await after
         finally:
             self.task = None
             self.messages = None

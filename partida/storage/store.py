@@ -361,12 +361,19 @@ class Store:
             last = {"b_index": index, "b_seat": seat, "b_action": action, "b_clock": clock}
             steps = self._finish_steps(game_id, result, "finished", last)
         else:
-            row = {"game_id": game_id, "index": index, "seat": seat, "action": action, "clock": clock}
-            steps = [Step(self._action, {**row, "created_at": utcnow()})]
+            row = {
+                "game_id": game_id,
+                "index": index,
+                "seat": seat,
+                "action": action,
+                "clock": clock,
+                "created_at": utcnow(),
+            }
+            steps = [Step(self._action, row)]
             if result is not None:
                 steps += self._finish_steps(game_id, result, "finished")
         try:
-            await self._writer.write(*steps)
+            await self._writer.submit(*steps)  # the future itself: one frame fewer to suspend, every move
         except IntegrityError as exc:
             if _is_unique_violation(exc):
                 raise DuplicateAction(f"game {game_id} already has an action number {index}.") from None

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import JSON, literal_column
+from sqlalchemy import JSON, DateTime, literal_column
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql import ColumnElement, Executable, Insert
 from sqlalchemy.sql.dml import UpdateBase
@@ -197,6 +198,35 @@ def _with_integers_fast(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return fast
 
 
+# Times a timestamp converter is checked on before `_with_utc_text_fast` stands in for it: the
+# first years, a midnight without microseconds, leap days and the largest value.
+_TIME_PROBES = (
+    datetime(1, 1, 1, tzinfo=UTC),
+    datetime(999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+    datetime(2026, 11, 27, 7, 4, 5, 60, tzinfo=UTC),
+    datetime(2028, 2, 29, tzinfo=UTC),
+    datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+)
+
+
+def _with_utc_text_fast(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A timestamp column's converter that writes a UTC time's text in one C call (what the
+    dialect's processors give, checked here on `_TIME_PROBES`) rather than through SQLAlchemy's
+    chain of processors: every action row carries a time. Where the dialect's form is not that
+    text (a driver that takes `datetime` objects), the converter stays as it is."""
+
+    def text(value: datetime) -> str:
+        return value.isoformat(" ", "microseconds")[:26]  # without the zone: "+00:00"
+
+    if any(convert(probe) != text(probe) for probe in _TIME_PROBES):
+        return convert
+
+    def fast(value: Any) -> Any:
+        return text(value) if type(value) is datetime and value.tzinfo is UTC else convert(value)
+
+    return fast
+
+
 @dataclass(slots=True)
 class Op:
     """One statement's rows in a planned batch: `prepared` and `rows` when they go straight
@@ -294,4 +324,6 @@ def _converter(type_: TypeEngine[Any], dialect: Dialect) -> Callable[[Any], Any]
     convert = type_.dialect_impl(dialect).bind_processor(dialect)
     if convert is not None and isinstance(type_, JSON):
         return _with_integers_fast(convert)
+    if convert is not None and type_._type_affinity is DateTime:
+        return _with_utc_text_fast(convert)
     return convert

@@ -13,7 +13,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from partida.games.base import BadOptions, Game
@@ -257,8 +256,15 @@ class RoomService:
             )
         # `room_created` is sent once the room's row is committed: a room that could not be
         # stored (a full disk) is refused, never announced (docs/speed.md, "A new room's row").
-        terms = replace(
-            terms, public=req.public, auto_start=req.auto_start, clock=clock, abandon_after=grace, rated=req.rated
+        terms = RoomTerms(
+            game,
+            terms.options,
+            seats,
+            public=req.public,
+            auto_start=req.auto_start,
+            clock=clock,
+            abandon_after=grace,
+            rated=req.rated,
         )
         room = await self.open_room(terms, session)
         if bots:
@@ -358,11 +364,9 @@ class RoomService:
         await room.call_here(lambda: room.start(session))
         session.send(server_message("started", req.id, room=room.code, summary=room.summary()))
 
-    async def on_act(self, session: Session, req: m.Act) -> None:
-        room = self.room(req.room)
-        seq = await room.call_here(lambda: room.act(session, req.action, req.seq, req.seat))
-        if req.id is not None:
-            session.send(server_message("acted", req.id, room=room.code, seq=seq))
+    def on_act(self, session: Session, req: m.Act) -> Awaitable[int]:
+        # The room's own coroutine, not one awaiting it: every move passes here.
+        return self.room(req.room).act(session, req.action, req.seq, req.seat, reply_to=req.id)
 
     # Endings: resign, draw offers, abort (server/ending_requests.py), rematch (server/rematch.py).
 
