@@ -25,9 +25,7 @@ import json
 import os
 import random
 import secrets
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,28 +33,13 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
+from server_process import Served, rss_mib, served  # bench/server_process.py, beside this script
 from websockets.asyncio.client import connect as ws_connect
 
 from partida.client import Client, ServerError
 
 ATTACKER = ("127.0.0.2", 0)  # set per attack by --address
 FRAME_CAP = 20_000  # no attack sends more frames than this
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def rss_mib(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
 
 
 # The attacker's side (run as `abuse.py --run-attack NAME --url URL --seconds T`).
@@ -709,13 +692,7 @@ def percentile(values: list[float], q: float) -> float | None:
 
 
 async def measure(
-    name: str,
-    server: subprocess.Popen[bytes],
-    log: Path,
-    players: Bystanders,
-    url: str,
-    seconds: float,
-    address: str = "127.0.0.2",
+    name: str, server: Served, log: Path, players: Bystanders, seconds: float, address: str = "127.0.0.2"
 ) -> dict[str, Any]:
     players.take()
     before = rss_mib(server.pid)
@@ -734,7 +711,7 @@ async def measure(
             "--run-attack",
             name,
             "--url",
-            url,
+            server.url,
             "--seconds",
             str(seconds),
             "--address",
@@ -756,7 +733,7 @@ async def measure(
         if stdout.strip():
             outcome = json.loads(stdout.decode().strip().splitlines()[-1])
     latencies, refused = players.take()
-    alive = server.poll() is None
+    alive = server.process.poll() is None
     return {
         "attack": name,
         "p50_ms": percentile(latencies, 50),
@@ -772,48 +749,29 @@ async def measure(
     }
 
 
-async def run_bench(attacks: list[str], seconds: float) -> None:
+def run_bench(attacks: list[str], seconds: float) -> None:
     bots = ["--bots", "alphabeta"] if "bot_monopoly" in attacks else ["--no-bots"]
     with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
         log = Path(tmp) / "server.log"
-        with log.open("wb") as log_file:
-            server = subprocess.Popen(
-                [
-                    *(sys.executable, "-m", "partida", "serve", *bots, "--port", str(port)),
-                    *("--db", f"sqlite+aiosqlite:///{tmp}/abuse.db", "--log-level", "info"),
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=log_file,
-                env=dict(os.environ),
-            )
-        url = f"ws://127.0.0.1:{port}"
-        try:
-            for _ in range(150):
-                try:
-                    probe = await Client.connect(url, timeout=2)
-                    await probe.close()
-                    break
-                except Exception:
-                    await asyncio.sleep(0.2)
-            players = Bystanders(url)
-            await players.start()
-            await asyncio.sleep(1.0)  # warm up
-            print(json.dumps(await measure("baseline", server, log, players, url, seconds)), flush=True)
-            for i, name in enumerate(attacks):
-                if server.poll() is not None:
-                    break
-                address = f"127.0.0.{i + 2}"
-                print(json.dumps(await measure(name, server, log, players, url, seconds, address)), flush=True)
-                await asyncio.sleep(0.5)
-            with contextlib.suppress(Exception):  # a stop that hangs must not hang the bench
-                await asyncio.wait_for(players.stop(), 15)
-        finally:
-            server.terminate()
-            try:
-                server.wait(10)
-            except subprocess.TimeoutExpired:
-                server.kill()
+        db = f"sqlite+aiosqlite:///{tmp}/abuse.db"
+        # the server's own limits (limits=None): they are what the attacks are measured against
+        with log.open("wb") as log_file, served(db, *bots, limits=None, log_level="info", stderr=log_file) as server:
+            asyncio.run(phases(server, log, attacks, seconds))
+
+
+async def phases(server: Served, log: Path, attacks: list[str], seconds: float) -> None:
+    players = Bystanders(server.url)
+    await players.start()
+    await asyncio.sleep(1.0)  # warm up
+    print(json.dumps(await measure("baseline", server, log, players, seconds)), flush=True)
+    for i, name in enumerate(attacks):
+        if server.process.poll() is not None:
+            break
+        address = f"127.0.0.{i + 2}"
+        print(json.dumps(await measure(name, server, log, players, seconds, address)), flush=True)
+        await asyncio.sleep(0.5)
+    with contextlib.suppress(Exception):  # a stop that hangs must not hang the bench
+        await asyncio.wait_for(players.stop(), 15)
 
 
 def main() -> None:
@@ -835,7 +793,7 @@ def main() -> None:
             outcome = {"attacker_failed": f"{type(exc).__name__}: {exc}"[:200]}
         print(json.dumps(outcome), flush=True)
         os._exit(0)  # no lingering close handshakes: the bench waits for this process to end
-    asyncio.run(run_bench(args.attack or list(ATTACKS), args.seconds))
+    run_bench(args.attack or list(ATTACKS), args.seconds)
 
 
 if __name__ == "__main__":

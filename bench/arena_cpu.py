@@ -19,19 +19,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from capacity import LIFTED  # bench/capacity.py and load.py, beside this script
-from load import free_port, room_pair, wait_for_server
+from load import room_pair  # bench/load.py and server_process.py, beside this script
+from server_process import LIFTED_PUBLIC_ROOMS, cpu_seconds, served
 
 from partida.client import Client
 from partida.games.prompts import Prompt
@@ -40,12 +37,6 @@ from partida.storage.store import Store
 from partida.storage.tournaments import TournamentStore
 
 ARENA = "bench-arena"
-
-
-def cpu_seconds(pid: int) -> float:
-    """The process's CPU seconds so far, its threads and its waited-for children included."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 async def prepare(db_url: str, bots: int) -> list[str]:
@@ -106,13 +97,13 @@ async def measure(url: str, pid: int, tokens: list[str], args: argparse.Namespac
         moves_before = sum(b.moves for b in bots)
         games_before = sum(b.games for b in bots)
         latencies: list[float] = []
-        cpu_before = cpu_seconds(pid)
+        cpu_before = cpu_seconds(pid, children=True)
         started = time.perf_counter()
         made = await asyncio.gather(
             *(room_pair(url, args.moves, latencies, random.Random(rng.random())) for _ in range(args.m))
         )
         elapsed = time.perf_counter() - started
-        cpu = cpu_seconds(pid) - cpu_before
+        cpu = cpu_seconds(pid, children=True) - cpu_before
         arena_moves = sum(b.moves for b in bots) - moves_before
         arena_games = (sum(b.games for b in bots) - games_before) // 2
     finally:
@@ -139,19 +130,10 @@ async def measure(url: str, pid: int, tokens: list[str], args: argparse.Namespac
 
 def one_run(bots: int, args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
         db = f"sqlite+aiosqlite:///{tmp}/arena.db"
         tokens = asyncio.run(prepare(db, bots))
-        command = [sys.executable, "-m", "partida", "serve", "--no-bots", "--port", str(port), "--db", db]
-        command += ["--log-level", "warning", *(f"--limit={setting}" for setting in LIFTED)]
-        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=dict(os.environ))
-        try:
-            url = f"ws://127.0.0.1:{port}"
-            asyncio.run(wait_for_server(url))
-            return asyncio.run(measure(url, server.pid, tokens, args))
-        finally:
-            server.terminate()
-            server.wait(30)
+        with served(db, "--no-bots", limits=LIFTED_PUBLIC_ROOMS) as server:
+            return asyncio.run(measure(server.url, server.pid, tokens, args))
 
 
 def main() -> int:

@@ -21,38 +21,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import msgpack
-from load import free_port, wait_for_server  # bench/load.py, beside this script
+from server_process import LIFTED_PUBLIC_ROOMS, rss_mib, served  # bench/server_process.py, beside this script
 from websockets.asyncio.client import ClientConnection, connect
-
-LIFTED = (
-    "connections_per_address=1000000",
-    "address_requests_per_second=1e9",
-    "address_request_burst=1e9",
-    "rooms_created_per_second=1e9",
-    "rooms_created_burst=1e9",
-    "waiting_rooms_per_address=1000000",
-    "public_rooms_per_address=1000000",
-    "requests_per_second=1e9",
-    "request_burst=1e9",
-)
-
-
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def raise_open_files(needed: int) -> int:
@@ -145,21 +123,12 @@ def main() -> int:
     args = parser.parse_args()
     limit = raise_open_files(args.connections + 256)
     with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
         db = args.db or f"sqlite+aiosqlite:///{tmp}/capacity.db"
-        command = [sys.executable, "-m", "partida", "serve", "--no-bots", "--port", str(port), "--db", db]
-        command += ["--log-level", "warning", *(f"--limit={setting}" for setting in LIFTED)]
-        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=dict(os.environ))
-        try:
-            url = f"ws://127.0.0.1:{port}"
-            asyncio.run(wait_for_server(url))
-            figures = asyncio.run(measure(url, server.pid, args.connections, args.rooms, args.repeats))
+        with served(db, "--no-bots", limits=LIFTED_PUBLIC_ROOMS) as server:
+            figures = asyncio.run(measure(server.url, server.pid, args.connections, args.rooms, args.repeats))
             figures["open_file_limit"] = limit
             figures["database"] = db.split(":", 1)[0]
             print(json.dumps(figures), flush=True)
-        finally:
-            server.terminate()
-            server.wait(30)
     return 0
 
 

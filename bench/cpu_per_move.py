@@ -32,23 +32,13 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import subprocess
 import tempfile
-import time
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-LIFTED = (
-    "requests_per_second=1e9 request_burst=1e9 address_requests_per_second=1e9 address_request_burst=1e9 "
-    "connections_per_address=1000000 rooms_created_per_second=1e9 rooms_created_burst=1e9 "
-    "waiting_rooms_per_address=1000000"
-)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from server_process import Served, served  # bench/server_process.py, beside this script
 
 
 async def empty_postgres(url: str) -> None:
@@ -67,39 +57,36 @@ async def empty_postgres(url: str) -> None:
         await conn.close()
 
 
+def served_build(start: Sequence[str], db: str) -> AbstractContextManager[Served]:
+    """A server of the build under test, as `start` runs it (its `partida`, or its Python and a
+    bootstrap): without `--log-level`, which it may predate, and knocked at rather than greeted,
+    since its protocol may not be the one this checkout's SDK speaks."""
+    options = ("--no-bots", "--host", "127.0.0.1")
+    return served(db, *options, partida=start, log_level=None, stderr=subprocess.DEVNULL, greet=False)
+
+
+def peers_load(server: Served, peers: Path, m: int, moves: int) -> subprocess.CompletedProcess[str]:
+    """The peers' Node load generator against `server`; it reads the server's CPU from /proc too."""
+    env = {**os.environ, "PORT": str(server.port), "M": str(m), "MOVES": str(moves)}
+    env |= {"SERVER_PID": str(server.pid), "CLK_TCK": str(os.sysconf("SC_CLK_TCK"))}
+    return subprocess.run(["node", "load.js"], cwd=peers / "partida-load", env=env, capture_output=True, text=True)
+
+
 def one_run(
     partida: str, peers: Path, m: int, moves: int, db: str | None, write_timing: bool = False
 ) -> dict[str, object]:
-    port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "PARTIDA_LIMITS": LIFTED}
         timing = Path(tmp) / "writes.json"
         start = [partida]
         if write_timing:  # the same build's Python, with the SQLite writer's timings recorded
             bootstrap = Path(__file__).with_name("write_timing.py")
             start = [str(Path(partida).parent / "python"), str(bootstrap), str(timing)]
-        command = [*start, "serve", "--no-bots", "--host", "127.0.0.1", "--port", str(port)]
         if db is not None:
             asyncio.run(empty_postgres(db))
-        command += ["--db", db or f"sqlite:///{tmp}/p.db"]
-        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            for _ in range(200):
-                try:
-                    socket.create_connection(("127.0.0.1", port), 0.2).close()
-                    break
-                except OSError:
-                    time.sleep(0.1)
-            load_env = {**os.environ, "PORT": str(port), "M": str(m), "MOVES": str(moves)}
-            load_env |= {"SERVER_PID": str(server.pid), "CLK_TCK": str(os.sysconf("SC_CLK_TCK"))}
+        with served_build(start, db or f"sqlite:///{tmp}/p.db") as server:
             before, children_before = thread_cpu(server.pid), children_cpu(server.pid)
-            done = subprocess.run(
-                ["node", "load.js"], cwd=peers / "partida-load", env=load_env, capture_output=True, text=True
-            )
+            done = peers_load(server, peers, m, moves)
             after, children_after = thread_cpu(server.pid), children_cpu(server.pid)
-        finally:
-            server.terminate()
-            server.wait(30)
         writes = json.loads(timing.read_text()) if write_timing and timing.exists() else None
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     cpu_seconds = figures["server_cpu_pct_avg"] / 100 * figures["wall_s"]

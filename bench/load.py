@@ -1,8 +1,9 @@
 """Load benchmark: N concurrent tic-tac-toe rooms, two SDK clients each, playing games back to back
 through one server on loopback, for a fixed number of moves per room.
 
-The server runs as its own process (`partida serve --no-bots`, SQLite in a temp dir) so that its
-peak RSS is its own; the clients share this process. Prints one JSON line per N:
+The server runs as its own process (`partida serve --no-bots`, SQLite in a temp dir, the abuse
+limits lifted: every client comes from one loopback address) so that its peak RSS is its own; the
+clients share this process. Prints one JSON line per N:
 moves per second, move round-trip latency percentiles in milliseconds (from one client sending a
 move to the other client receiving the new view), and the server's peak RSS in MiB.
 
@@ -14,43 +15,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
+
+from server_process import peak_rss_mib, served  # bench/server_process.py, beside this script
 
 from partida.client import Client
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def peak_rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-async def wait_for_server(url: str, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            client = await Client.connect(url, timeout=2)
-            await client.close()
-            return
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(0.2)
 
 
 async def room_pair(url: str, moves: int, latencies: list[float], rng: random.Random) -> int:
@@ -115,44 +88,12 @@ def main() -> int:
     args = parser.parse_args()
     for rooms in args.rooms:
         with tempfile.TemporaryDirectory() as tmp:
-            port = free_port()
             db = args.db or f"sqlite+aiosqlite:///{tmp}/load.db"
-            server = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "partida",
-                    "serve",
-                    "--no-bots",
-                    "--port",
-                    str(port),
-                    "--db",
-                    db,
-                    "--log-level",
-                    "warning",
-                    # every client comes from one loopback address here: lift the per-address
-                    # limits, which are meant for one person's or one bot host's connections
-                    *("--limit=connections_per_address=1000000", "--limit=address_requests_per_second=1e9"),
-                    *("--limit=address_request_burst=1e9", "--limit=rooms_created_per_second=1e9"),
-                    *("--limit=rooms_created_burst=1e9", "--limit=waiting_rooms_per_address=1000000"),
-                ],
-                stdout=subprocess.DEVNULL,
-                env=dict(os.environ),
-            )
-            try:
-                url = f"ws://127.0.0.1:{port}"
-                asyncio.run(wait_for_server(url))
-                figures = asyncio.run(run_level(url, rooms, args.moves, args.seed))
+            with served(db, "--no-bots") as server:
+                figures = asyncio.run(run_level(server.url, rooms, args.moves, args.seed))
                 figures["server_peak_rss_mib"] = round(peak_rss_mib(server.pid), 1)
                 figures["database"] = db.split(":", 1)[0]
                 print(json.dumps(figures), flush=True)
-            finally:
-                server.terminate()
-                try:
-                    server.wait(10)
-                except subprocess.TimeoutExpired:
-                    server.kill()  # a server that does not stop must not outlive the benchmark
-                    server.wait()
     return 0
 
 

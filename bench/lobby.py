@@ -21,24 +21,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 import msgpack
-from capacity import LIFTED, rss_mib  # bench/capacity.py, beside this script
-from load import free_port, wait_for_server
+from server_process import (  # bench/server_process.py, beside this script
+    LIFTED_PUBLIC_ROOMS,
+    cpu_seconds,
+    rss_mib,
+    served,
+)
 from websockets.asyncio.client import ClientConnection, connect
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Peer:
@@ -206,19 +202,8 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=20.0, help="rooms created a second (default: %(default)s)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
-        db = f"sqlite+aiosqlite:///{tmp}/lobby.db"
-        command = [sys.executable, "-m", "partida", "serve", "--no-bots", "--port", str(port), "--db", db]
-        command += ["--log-level", "warning", *(f"--limit={setting}" for setting in LIFTED)]
-        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=dict(os.environ))
-        try:
-            url = f"ws://127.0.0.1:{port}"
-            asyncio.run(wait_for_server(url))
-            figures = asyncio.run(measure(url, server.pid, args))
-            print(json.dumps(figures), flush=True)
-        finally:
-            server.terminate()
-            server.wait(30)
+        with served(f"sqlite+aiosqlite:///{tmp}/lobby.db", "--no-bots", limits=LIFTED_PUBLIC_ROOMS) as server:
+            print(json.dumps(asyncio.run(measure(server.url, server.pid, args))), flush=True)
     return 0
 
 

@@ -44,17 +44,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.services, from the root
 
 import aiomqtt
+from server_process import cpu_seconds, free_port, start_server, stop_server, wait_for_server  # beside this script
 from sqlalchemy import text
 
 from partida.client import Client
 from partida.storage.database import Database
-from tests.services import free_port, start_mosquitto, start_postgres
-
-LIFTED = (
-    "connections_per_address=1000000 address_requests_per_second=1e9 address_request_burst=1e9 "
-    "rooms_created_per_second=1e9 rooms_created_burst=1e9 waiting_rooms_per_address=1000000 "
-    "requests_per_second=1e9 request_burst=1e9"
-)
+from tests.services import start_mosquitto, start_postgres
 
 
 def create_database(pg: Any, name: str) -> str:
@@ -67,30 +62,16 @@ def create_database(pg: Any, name: str) -> str:
 
 class NodeProcess:
     def __init__(self, name: str, db: str, mqtt: str, lease: float) -> None:
-        self.name = name
         self.port = free_port()
         self.url = f"ws://127.0.0.1:{self.port}"
-        command = [sys.executable, "-m", "partida", "serve", "--node", name, "--port", str(self.port)]
-        command += ["--public-url", self.url, "--db", db, "--mqtt", mqtt, "--no-bots", "--lease", str(lease)]
-        command += ["--log-level", "warning"]
-        env = {**os.environ, "PARTIDA_LIMITS": LIFTED}
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=env)
+        options = ("--node", name, "--public-url", self.url, "--mqtt", mqtt, "--no-bots", "--lease", str(lease))
+        self.process = start_server(self.port, db, *options)
 
     async def ready(self) -> None:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                client = await Client.connect(self.url, timeout=2)
-                await client.close()
-                return
-            except Exception:
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    raise RuntimeError(f"node {self.name} did not start") from None
-                await asyncio.sleep(0.1)
+        await wait_for_server(self.url, process=self.process)
 
     def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.process.pid)
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -98,12 +79,7 @@ class NodeProcess:
             self.process.wait()
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        stop_server(self.process)
 
 
 async def commits(db_url: str) -> int:

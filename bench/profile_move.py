@@ -30,7 +30,6 @@ import os
 import pstats
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,7 @@ import timeit
 from pathlib import Path
 from typing import Any
 
-from cpu_per_move import LIFTED, free_port  # bench/cpu_per_move.py, beside this script
+from cpu_per_move import peers_load, served_build  # bench/cpu_per_move.py, beside this script
 
 PARTS = (  # where a function's file lives -> its part, first match wins
     ("websockets", "websockets"),
@@ -121,36 +120,18 @@ def frame_costs(number: int = 100_000) -> dict[str, float]:
 
 
 def profile_server(partida: str, peers: Path, m: int, moves: int, top: int) -> dict[str, Any]:
-    port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "server.prof"
-        python = str(Path(partida).parent / "python")
-        command = [python, str(Path(__file__).resolve()), "--serve", str(out), "serve", "--no-bots"]
-        command += ["--host", "127.0.0.1", "--port", str(port), "--db", f"sqlite:///{tmp}/p.db"]
-        env = {**os.environ, "PARTIDA_LIMITS": LIFTED}
-        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            for _ in range(200):
-                try:
-                    socket.create_connection(("127.0.0.1", port), 0.2).close()
-                    break
-                except OSError:
-                    time.sleep(0.1)
-            load_env = {**os.environ, "PORT": str(port), "M": str(m), "MOVES": str(moves)}
-            load_env |= {"SERVER_PID": str(server.pid), "CLK_TCK": str(os.sysconf("SC_CLK_TCK"))}
-            server.send_signal(signal.SIGUSR1)
-            done = subprocess.run(
-                ["node", "load.js"], cwd=peers / "partida-load", env=load_env, capture_output=True, text=True
-            )
-            server.send_signal(signal.SIGUSR2)
+        bootstrap = (str(Path(partida).parent / "python"), str(Path(__file__).resolve()), "--serve", str(out))
+        with served_build(bootstrap, f"sqlite:///{tmp}/p.db") as server:
+            server.process.send_signal(signal.SIGUSR1)
+            done = peers_load(server, peers, m, moves)
+            server.process.send_signal(signal.SIGUSR2)
             for _ in range(300):  # the profile is written by the server's signal handler
                 if out.exists() and out.stat().st_size > 0:
                     break
                 time.sleep(0.1)
             time.sleep(0.5)
-        finally:
-            server.terminate()
-            server.wait(30)
         figures = json.loads(done.stdout.strip().splitlines()[-1])
         all_moves = figures["moves"] + figures["warmup"]["moves"]
         return {"partida": partida, "M": m, "moves": all_moves, **summarize(pstats.Stats(str(out)), all_moves, top)}

@@ -73,22 +73,15 @@ def test_the_receive_path_benchmark_receives_its_messages() -> None:
 def test_the_write_timing_wrapper_reports_the_sqlite_writers_batches(tmp_path: Path) -> None:
     """`cpu_per_move.py --write-timing` starts the server under `write_timing.py`, which wraps
     the SQLite writer's methods: this fails if they are renamed under it."""
-    spec = importlib.util.spec_from_file_location("load_bench", BENCH / "load.py")
-    assert spec is not None and spec.loader is not None
-    load = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(load)
-    port = load.free_port()
+    load = _bench_module("load.py")
+    served = _bench_module("server_process.py").served
     out = tmp_path / "writes.json"
-    command = [sys.executable, str(BENCH / "write_timing.py"), str(out), "serve", "--no-bots"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--db", f"sqlite:///{tmp_path / 'p.db'}"]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        url = f"ws://127.0.0.1:{port}"
-        asyncio.run(load.wait_for_server(url))
-        assert asyncio.run(load.run_level(url, 2, 6, 1))["moves"] == 12
-    finally:
-        server.terminate()
-        server.wait(30)
+    wrapper = (sys.executable, str(BENCH / "write_timing.py"), str(out))
+    db = f"sqlite:///{tmp_path / 'p.db'}"
+    with served(
+        db, "--no-bots", "--host", "127.0.0.1", partida=wrapper, log_level=None, stderr=subprocess.DEVNULL
+    ) as server:
+        assert asyncio.run(load.run_level(server.url, 2, 6, 1))["moves"] == 12
     figures = json.loads(out.read_text())
     assert figures["handed_over_to_told_ms"]["n"] >= 12 / figures["writes_per_transaction"]
     assert figures["transaction_ms"]["n"] > 0 and figures["commit_ms"]["p50"] > 0
@@ -162,25 +155,21 @@ def test_the_move_profiler_profiles_the_server_between_its_signals(tmp_path: Pat
     """`profile_move.py` starts the server as its own bootstrap and profiles it between SIGUSR1
     and SIGUSR2 (the load between them here is bench/load.py's, not the peers' Node one)."""
     load = _bench_module("load.py")
+    served = _bench_module("server_process.py").served
     profile_move = _bench_module("profile_move.py")
-    port = load.free_port()
     out = tmp_path / "server.prof"
-    command = [sys.executable, str(BENCH / "profile_move.py"), "--serve", str(out), "serve", "--no-bots"]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--db", f"sqlite:///{tmp_path / 'p.db'}"]
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        url = f"ws://127.0.0.1:{port}"
-        asyncio.run(load.wait_for_server(url))
-        server.send_signal(signal.SIGUSR1)
-        assert asyncio.run(load.run_level(url, 2, 6, 1))["moves"] == 12
-        server.send_signal(signal.SIGUSR2)
+    bootstrap = (sys.executable, str(BENCH / "profile_move.py"), "--serve", str(out))
+    db = f"sqlite:///{tmp_path / 'p.db'}"
+    with served(
+        db, "--no-bots", "--host", "127.0.0.1", partida=bootstrap, log_level=None, stderr=subprocess.DEVNULL
+    ) as server:
+        server.process.send_signal(signal.SIGUSR1)
+        assert asyncio.run(load.run_level(server.url, 2, 6, 1))["moves"] == 12
+        server.process.send_signal(signal.SIGUSR2)
         for _ in range(100):
             if out.exists() and out.stat().st_size > 0:
                 break
             time.sleep(0.1)
-    finally:
-        server.terminate()
-        server.wait(30)
     figures = profile_move.summarize(pstats.Stats(str(out)), 12, 5)
     assert figures["per_move"]["calls"] > 0 and len(figures["top"]) == 5
     assert figures["per_move"]["by_part"]["partida.server"]["calls"] > 0
