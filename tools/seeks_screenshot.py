@@ -7,26 +7,16 @@ her own waiting.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import tempfile
 from pathlib import Path
 
-from playwright.async_api import async_playwright
-
 from partida.client import Client
-from partida.server.app import Server, ServerConfig
-from tests.services import CHROMIUM_ARGS, ensure_chromium
-from tools.web_screenshots import DESKTOP, login
+from tools.screenshots import DESKTOP, chromium, open_page, run, shots_server
 
 PASSWORD = "correct horse battery"
 
 
 async def main(out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        server = Server(ServerConfig(host="127.0.0.1", port=0, db_url=f"sqlite+aiosqlite:///{tmp}/seeks.db"))
-        await server.start()
+    async with shots_server("seeks.db") as server:
         clients: list[Client] = []
         try:
             await server.store.create_user("mira", PASSWORD)
@@ -39,9 +29,8 @@ async def main(out: Path) -> None:
             await theo.seek("tictactoe", clock={"initial": 180, "increment": 2}, allow_bots=True)
             await bot.seek("othello", clock={"initial": 60, "increment": 0}, allow_bots=True)
             await theo.seek("duel", clock={"initial": 600, "increment": 5})
-            async with async_playwright() as pw:
-                browser = await pw.chromium.launch(executable_path=ensure_chromium(), args=CHROMIUM_ARGS)
-                page = await login(browser, server.http_url, "ada", DESKTOP)
+            async with chromium() as browser:
+                page = await open_page(browser, server.http_url, "ada", DESKTOP)
                 await page.select_option("#seek-game", "othello")
                 await page.select_option("#seek-clock", label="30 s per move")
                 await page.check("#seek-bots")
@@ -49,14 +38,10 @@ async def main(out: Path) -> None:
                 await page.wait_for_selector("#seeking:not([hidden])")
                 await page.locator("[data-seek]").nth(4).wait_for()
                 await page.locator("#seeks-card").screenshot(path=out / "web-seeks.png")
-                await browser.close()
         finally:
             for client in clients:
                 await client.close()
-            await server.stop()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("docs/img"))
-    asyncio.run(main(parser.parse_args().out))
+    run(main, __doc__)

@@ -12,46 +12,28 @@ run to run; what the pages draw does not. About 15 seconds.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import contextlib
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import async_playwright
-
 from partida.bots.runner import BotRunner
 from partida.client import Client
-from partida.server.app import Server, ServerConfig
-from tests.services import CHROMIUM_ARGS, ensure_chromium
-from tools.web_screenshots import play
+from tools.screenshots import DESKTOP, PHONE, cancel, chromium, open_page, play, run, shots_server
 
-DESKTOP = {"width": 1200, "height": 860}
-PHONE = {"width": 390, "height": 844}
 MINUTE = {"initial": 60.0, "increment": 0.0}
 BOTS = ["rando", "mcts-mia", "alpha-al", "greedy-gus", "lucky-lu"]
 
 
-async def open_page(browser: Any, url: str, name: str, viewport: dict[str, int], password: str = "") -> Any:
-    context = await browser.new_context(viewport=viewport, device_scale_factor=1)
-    page = await context.new_page()
-    page.set_default_timeout(30_000)
-    await page.goto(url)
-    await page.fill("#name", name)
-    if password:
-        await page.fill("#password", password)
-    await page.click("#enter")
-    await page.wait_for_selector("#tournaments li, #tournaments.muted")
-    return page
+async def enter(browser: Any, url: str, name: str, viewport: dict[str, int], password: str = "") -> Any:
+    """Waits for the tournaments card (drawn empty or not), and gives every wait 30 s: round two
+    comes only once each game of round one has ended."""
+    ready = "#tournaments li, #tournaments.muted"
+    return await open_page(browser, url, name, viewport, password, ready=ready, timeout_ms=30_000)
 
 
 async def main(out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        server = Server(ServerConfig(host="127.0.0.1", port=0, db_url=f"sqlite+aiosqlite:///{tmp}/shots.db"))
-        await server.start()
+    async with shots_server("shots.db") as server:
         runners: list[asyncio.Task[None]] = []
         try:
             await server.store.create_user("ada", "a long password")
@@ -77,10 +59,9 @@ async def main(out: Path) -> None:
                     server.url, "random", name=name, token=token, tournaments=["spring-swiss", "othello-bots"]
                 )
                 runners.append(asyncio.create_task(runner.run(reconnect=False)))
-            async with async_playwright() as pw:
-                browser = await pw.chromium.launch(executable_path=ensure_chromium(), args=CHROMIUM_ARGS)
+            async with chromium() as browser:
                 url = server.http_url
-                ada = await open_page(browser, url, "ada", DESKTOP, "a long password")
+                ada = await enter(browser, url, "ada", DESKTOP, "a long password")
                 await ada.goto(f"{url}#/tournament/spring-swiss")
                 await ada.click("#join")
                 async with asyncio.timeout(30):
@@ -100,25 +81,18 @@ async def main(out: Path) -> None:
                 )
                 await ada.wait_for_selector("#board")  # round two: pushed to her next seat
 
-                cy = await open_page(browser, url, "cy", DESKTOP)
+                cy = await enter(browser, url, "cy", DESKTOP)
                 await cy.goto(f"{url}#/tournament/spring-swiss")
                 await cy.wait_for_selector('#tournament[data-round="2"] #t-live li')
                 await cy.screenshot(path=out / "web-tournament.png", full_page=True)
-                phone = await open_page(browser, url, "bo", PHONE)
+                phone = await enter(browser, url, "bo", PHONE)
                 await phone.goto(f"{url}#/tournament/spring-swiss")
                 await phone.wait_for_selector('#tournament[data-round="2"] #t-pairings li')
                 await phone.screenshot(path=out / "web-phone-tournament.png", full_page=True)
-                await browser.close()
             await org.close()
         finally:
-            for task in runners:
-                task.cancel()
-            with contextlib.suppress(BaseException):
-                await asyncio.gather(*runners, return_exceptions=True)
-            await server.stop()
+            await cancel(runners)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=Path("docs/img"))
-    asyncio.run(main(parser.parse_args().out))
+    run(main, __doc__)

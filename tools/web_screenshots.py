@@ -10,34 +10,15 @@ plot (three bots play tic-tac-toe for a few seconds first).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import contextlib
 import random
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import async_playwright
-
 from partida.bots.runner import BotRunner
 from partida.client import Client
-from partida.server.app import Server, ServerConfig
-from tests.services import CHROMIUM_ARGS, ensure_chromium
-
-DESKTOP = {"width": 1200, "height": 860}
-PHONE = {"width": 390, "height": 844}
-
-
-async def login(browser: Any, url: str, name: str, viewport: dict[str, int]) -> Any:
-    context = await browser.new_context(viewport=viewport, device_scale_factor=1)
-    page = await context.new_page()
-    page.set_default_timeout(20_000)
-    await page.goto(url)
-    await page.fill("#name", name)
-    await page.click("#enter")
-    await page.wait_for_selector("#create-room")
-    return page
+from partida.server.app import Server
+from tools.screenshots import DESKTOP, PHONE, cancel, chromium, open_page, play, run, shots_server
 
 
 async def create(page: Any, game: str, seats: dict[int, str], count: int | None = None, clock: str = "") -> None:
@@ -51,20 +32,6 @@ async def create(page: Any, game: str, seats: dict[int, str], count: int | None 
         await page.select_option(f"#seat{seat}", choice)
     await page.click("#create-room")
     await page.wait_for_selector("#board")
-
-
-async def play(page: Any, moves: int, pick: str) -> None:
-    """Answer `moves` decisions by clicking the first element matching `pick`."""
-    for _ in range(moves):
-        await page.wait_for_selector(f"{pick}, #result")
-        if await page.locator("#result").count():
-            return
-        before = await page.locator("#board").get_attribute("data-seq")
-        await page.locator(pick).first.click()
-        await page.wait_for_function(
-            "s => document.querySelector('#board')?.dataset.seq !== s || !!document.querySelector('#result')",
-            arg=before,
-        )
 
 
 async def finished_game(url: str, game: str) -> int:
@@ -97,96 +64,85 @@ async def start_ladder(server: Server) -> list[asyncio.Task[None]]:
 
 
 async def main(out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        server = Server(ServerConfig(host="127.0.0.1", port=0, db_url=f"sqlite+aiosqlite:///{tmp}/shots.db"))
-        await server.start()
-        runners = []
-        for agent in ("random", "duel-lookahead"):
-            _, token = await server.store.create_bot(f"{agent}-bot")  # only bot accounts are seated as bots
-            runners.append(asyncio.create_task(BotRunner(server.url, agent, token=token).run(reconnect=False)))
-        runners += await start_ladder(server)
-        await asyncio.sleep(1.0)
+    async with shots_server("shots.db") as server:
+        runners: list[asyncio.Task[None]] = []
         try:
-            async with async_playwright() as pw:
-                browser = await pw.chromium.launch(executable_path=ensure_chromium(), args=CHROMIUM_ARGS)
+            for agent in ("random", "duel-lookahead"):
+                _, token = await server.store.create_bot(f"{agent}-bot")  # only bot accounts are seated as bots
+                runners.append(asyncio.create_task(BotRunner(server.url, agent, token=token).run(reconnect=False)))
+            runners += await start_ladder(server)
+            await asyncio.sleep(1.0)
+            async with chromium() as browser:
                 url = server.http_url
-                page = await login(browser, url, "ada", DESKTOP)
+                page = await open_page(browser, url, "ada", DESKTOP)
                 await page.screenshot(path=out / "web-lobby.png")
 
                 await create(page, "tictactoe", {1: "bot:random"})
                 await play(page, 2, ".cell.playable")
                 await page.screenshot(path=out / "web-tictactoe.png")
 
-                page = await login(browser, url, "ada", DESKTOP)
+                page = await open_page(browser, url, "ada", DESKTOP)
                 await create(page, "othello", {1: "bot:random"})
                 await play(page, 12, ".sq.playable")
                 await page.screenshot(path=out / "web-othello.png")
 
-                page = await login(browser, url, "ada", DESKTOP)
+                page = await open_page(browser, url, "ada", DESKTOP)
                 await create(page, "hearts", {1: "bot:random", 2: "bot:random", 3: "bot:random"})
                 await play(page, 5, ".pcard.playable")
                 await page.screenshot(path=out / "web-hearts.png", full_page=True)
 
-                page = await login(browser, url, "ada", DESKTOP)
+                page = await open_page(browser, url, "ada", DESKTOP)
                 await create(page, "duel", {1: "bot:duel-lookahead"})
                 await play(page, 14, "#prompt button.choice, #prompt [data-confirm]")
                 await page.screenshot(path=out / "web-duel.png", full_page=True)
 
-                phone = await login(browser, url, "bo", PHONE)
+                phone = await open_page(browser, url, "bo", PHONE)
                 await create(phone, "othello", {1: "bot:random"})
                 await play(phone, 4, ".sq.playable")
                 await phone.screenshot(path=out / "web-phone.png", full_page=True)
 
-                phone = await login(browser, url, "bo", PHONE)
+                phone = await open_page(browser, url, "bo", PHONE)
                 await create(phone, "duel", {1: "bot:duel-lookahead"})
                 await play(phone, 10, "#prompt button.choice, #prompt [data-confirm]")
                 await phone.screenshot(path=out / "web-phone-duel.png")
 
-                page = await login(browser, url, "ada", DESKTOP)
+                page = await open_page(browser, url, "ada", DESKTOP)
                 await create(page, "othello", {1: "bot:random"}, clock="3 min + 2 s")
                 await play(page, 6, ".sq.playable")
                 await page.screenshot(path=out / "web-clock.png")
 
-                page = await login(browser, url, "ada", DESKTOP)
+                page = await open_page(browser, url, "ada", DESKTOP)
                 await create(page, "tictactoe", {1: "bot:random"}, clock="1 minute")
                 await play(page, 5, ".cell.playable")
                 await page.wait_for_selector('#fair[data-ok="yes"]')
                 await page.screenshot(path=out / "web-ending.png")
 
                 duel = await finished_game(server.url, "duel")
-                page = await login(browser, url, "ada", DESKTOP)
+                page = await open_page(browser, url, "ada", DESKTOP)
                 await page.click(f'#stored [data-game-id="{duel}"] button')
                 await page.wait_for_selector("#replay-board .duel")
                 middle = int(await page.locator("#replay-slider").get_attribute("max")) // 2
                 await page.fill("#replay-slider", str(middle))
                 await page.wait_for_selector(f'#replay-board[data-step="{middle}"]')
                 await page.screenshot(path=out / "web-replay.png", full_page=True)
-                phone = await login(browser, url, "bo", PHONE)
+                phone = await open_page(browser, url, "bo", PHONE)
                 await phone.goto(f"{url}#/replay/{duel}")
                 await phone.wait_for_selector("#replay-board .duel")
                 await phone.screenshot(path=out / "web-phone-replay.png")
 
                 while (await server.store.ladders.require("arena")).rated_games < 40:
                     await asyncio.sleep(0.2)
-                page = await login(browser, url, "ada", DESKTOP)
+                page = await open_page(browser, url, "ada", DESKTOP)
                 await page.click('#ladders [data-ladder="arena"] button')
                 await page.wait_for_selector("#rating-plot svg")
                 await page.screenshot(path=out / "web-ladder.png", full_page=True)
-                phone = await login(browser, url, "bo", PHONE)
+                phone = await open_page(browser, url, "bo", PHONE)
                 await phone.goto(f"{url}#/ladder/arena")
                 await phone.wait_for_selector("#rating-plot svg")
                 await phone.screenshot(path=out / "web-phone-ladder.png", full_page=True)
-                await browser.close()
         finally:
-            for task in runners:
-                task.cancel()
-            with contextlib.suppress(BaseException):
-                await asyncio.gather(*runners, return_exceptions=True)
-            await server.stop()
+            await cancel(runners)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=Path("docs/img"))
-    asyncio.run(main(parser.parse_args().out))
+    run(main, __doc__)
