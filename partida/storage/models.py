@@ -342,7 +342,8 @@ class Tournament(Base):
     rounds: Mapped[int | None] = mapped_column(Integer, default=None)
     duration: Mapped[float | None] = mapped_column(Float, default=None)  # seconds, for arenas
     starts_at: Mapped[datetime] = mapped_column()
-    status: Mapped[str] = mapped_column(String(16), default="registering")
+    # indexed: the scheduler reads the live ones every second; finished ones pile up for good
+    status: Mapped[str] = mapped_column(String(16), default="registering", index=True)
     round: Mapped[int] = mapped_column(Integer, default=0)
     created_by: Mapped[int | None] = mapped_column(ForeignKey("accounts.id", ondelete="SET NULL"), default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
