@@ -19,7 +19,7 @@ from partida.storage.database import StorageError, describe_error
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[Session, Any], Awaitable[None]]
+Handler = Callable[[Session, Any], Awaitable[object]]  # its result is not read
 REQUEST_ID_TYPES = (int, str)  # a tuple: `int | str` would be built again at every request
 
 
