@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from partida.cli import CliError
 from partida.cli.common import add_db_flag, add_game_files_flags, add_json_flag, count, image_file, print_json
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from partida.storage.person_ratings import HistoryPoint, RatingLine
     from partida.storage.store import Store
 
+T = TypeVar("T")
 CLASSES = ["bullet", "blitz", "rapid", "classical", "correspondence"]
 
 
@@ -55,10 +57,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     b.set_defaults(func=run_leaderboard)
 
 
-def _read(db_url: str | None, work):  # type: ignore[no-untyped-def]
+def _read(db_url: str | None, work: Callable[[Store], Awaitable[T]]) -> T:
     from partida.cli.records import with_store
 
-    return asyncio.run(with_store(db_url, work, remote=False))
+    result: T = asyncio.run(with_store(db_url, work, remote=False))
+    return result
 
 
 async def _account_id(store: Store, name: str) -> int:
@@ -184,13 +187,12 @@ def run_leaderboard(args: argparse.Namespace) -> int:
 
     boards = _read(args.db, work)
     if args.json:
+        from partida.storage.person_ratings import board_data
+
         print_json(
             {
                 "game": game,
-                "boards": {
-                    kind: [{"place": i, **line.to_data()} for i, line in enumerate(lines, start=1)]
-                    for kind, lines in boards.items()
-                },
+                "boards": {kind: board_data(lines) for kind, lines in boards.items()},
             }
         )
         return 0

@@ -218,6 +218,15 @@ class HistoryPoint:
         }
 
 
+def board_data(lines: list[RatingLine]) -> list[dict[str, Any]]:
+    """A leaderboard as the protocol and `partida leaderboard --json` show it: places from 1."""
+    return [{"place": i, **line.to_data()} for i, line in enumerate(lines, start=1)]
+
+
+# The rating as shown (mu - 3 sigma), in SQL: what the lists are ordered by.
+SHOWN = RatingRow.mu - CONFIDENCE * RatingRow.sigma
+
+
 def _lines() -> Select[Any]:
     """The rating rows with their accounts' names, as `_line` reads them."""
     columns = (Account.name, RatingRow.game, RatingRow.clock_class, RatingRow.mu, RatingRow.sigma, RatingRow.games)
@@ -259,8 +268,7 @@ class PersonRatingReads:
 
     async def everyone(self, game: str | None = None, limit: int = 1000) -> list[RatingLine]:
         """Every account's ratings, by game and class, best first (`game`: only that game's)."""
-        shown = RatingRow.mu - CONFIDENCE * RatingRow.sigma
-        query = _lines().order_by(RatingRow.game, RatingRow.clock_class, shown.desc(), Account.name).limit(limit)
+        query = _lines().order_by(RatingRow.game, RatingRow.clock_class, SHOWN.desc(), Account.name).limit(limit)
         if game is not None:
             query = query.where(RatingRow.game == game)
         async with self.db.session() as session:
@@ -294,11 +302,10 @@ class PersonRatingReads:
 
     async def leaderboard(self, game: str, kind: str, limit: int = 50) -> list[RatingLine]:
         """The best established ratings (provisional ones left out) in one game and class."""
-        shown = RatingRow.mu - CONFIDENCE * RatingRow.sigma
         query = (
             _lines()
             .where(RatingRow.game == game, RatingRow.clock_class == kind, RatingRow.sigma <= PROVISIONAL_SIGMA)
-            .order_by(shown.desc(), Account.name)
+            .order_by(SHOWN.desc(), Account.name)
             .limit(limit)
         )
         async with self.db.session() as session:

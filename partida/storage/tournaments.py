@@ -272,17 +272,19 @@ class TournamentStore:
             )
             if moved.rowcount != 1:
                 raise RoundTaken(f"round {round} of tournament {tournament_id} is paired already")
-            for table, accounts, game_id, result in tables:
-                await conn.execute(
-                    insert(TournamentPairing).values(
-                        tournament_id=tournament_id,
-                        round=round,
-                        table=table,
-                        accounts=accounts,
-                        game_id=game_id,
-                        result=result,
-                    )
-                )
+            if tables:  # one statement for the round's tables
+                rows = [
+                    {
+                        "tournament_id": tournament_id,
+                        "round": round,
+                        "table": table,
+                        "accounts": accounts,
+                        "game_id": game_id,
+                        "result": result,
+                    }
+                    for table, accounts, game_id, result in tables
+                ]
+                await conn.execute(insert(TournamentPairing), rows)
 
     async def decide(self, tournament_id: int, round: int, table: int, result: dict[str, Any]) -> None:
         """A table decided without its game (a no-show): its ranks."""

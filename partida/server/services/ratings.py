@@ -22,7 +22,8 @@ from partida.games.registry import Registry, UnknownGame
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.server.rooms import Room
-from partida.server.session import Session
+from partida.server.session import Session, send_all
+from partida.storage.person_ratings import board_data
 from partida.storage.store import Store
 
 if TYPE_CHECKING:
@@ -130,9 +131,7 @@ class RatingService:
 
     @staticmethod
     def _tell_seats(room: Room, message: dict[str, Any]) -> None:
-        for seat in room.seats:
-            if seat is not None and seat.session is not None:
-                seat.session.send(message)
+        send_all((s.session for s in room.seats if s is not None and s.session is not None), message)
 
     # Requests.
 
@@ -195,5 +194,5 @@ class RatingService:
         boards = {}
         for kind in kinds:
             lines = await self.store.person_ratings.leaderboard(game, kind, limit)
-            boards[kind] = [{"place": i, **line.to_data()} for i, line in enumerate(lines, start=1)]
+            boards[kind] = board_data(lines)
         session.send(server_message("leaderboard", req.id, game=game, boards=boards))
