@@ -99,3 +99,12 @@ def test_bad_input_is_one_line_and_creates_nothing(db: str, tmp_path: Path, caps
     missing = tmp_path / "none.db"
     code, _, err = partida(capsys, "leaderboard", "tictactoe", "--db", str(missing))
     assert code == 2 and "there is no database" in err and not missing.exists()
+
+
+def test_the_cli_offers_exactly_the_clock_classes_the_rules_rate() -> None:
+    """The CLI keeps its own list (importing the rules would load OpenSkill at every start):
+    this fails when the two part."""
+    from partida.cli.ratings import CLASSES
+    from partida.competition.ratings import ClockClass
+
+    assert CLASSES == [c.value for c in ClockClass]

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from partida.storage.store import Store
 
 T = TypeVar("T")
+# competition.ratings.ClockClass, kept here: importing the rules would load OpenSkill at every start
 CLASSES = ["bullet", "blitz", "rapid", "classical", "correspondence"]
 
 
