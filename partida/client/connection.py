@@ -13,7 +13,7 @@ import inspect
 import itertools
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
@@ -23,20 +23,46 @@ from partida.games.prompts import Prompt, prompt_from_data
 from partida.protocol import PROTOCOL_VERSION, Encoding, ProtocolError, decode, encode
 
 Decide = Callable[[dict[str, Any], Prompt], Any | Awaitable[Any]]
+T = TypeVar("T")
 
 
 class ServerError(Exception):
-    """An `error` message from the server: `code` is stable, `message` is for people."""
+    """An `error` message from the server: `code` is stable, `message` is for people.
+    `retry_after` is the seconds after which the same request would be let through, when
+    waiting alone cures the refusal (a rate limit); otherwise None."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, retry_after: float | None = None) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.retry_after = retry_after
+
+    @classmethod
+    def from_reply(cls, reply: dict[str, Any]) -> ServerError:
+        wait = reply.get("retry_after")
+        ok = isinstance(wait, int | float) and not isinstance(wait, bool) and 0 <= wait < float("inf")
+        return cls(reply.get("code", "error"), reply.get("message", ""), float(wait) if ok else None)
 
 
 class ConnectionLost(ServerError):
     def __init__(self, reason: str = "the connection to the server was lost") -> None:
         super().__init__("connection_lost", reason)
+
+
+async def patiently(call: Callable[[], Awaitable[T]], tries: int = 5, longest: float = 60.0) -> T:
+    """`await call()`; after a refusal that says when to retry (`retry_after`), wait that long
+    (at most `longest` seconds) and call again, up to `tries` calls in all, instead of hammering
+    a server that said it is not ready. Any other error, and the last refusal, is raised."""
+    for _ in range(tries - 1):
+        try:
+            return await call()
+        except ConnectionLost:
+            raise
+        except ServerError as refused:
+            if refused.retry_after is None:
+                raise
+            await asyncio.sleep(min(refused.retry_after, longest))
+    return await call()
 
 
 MAX_MOVES = 4  # `moved` answers followed for one request before giving up (nodes disagreeing)
@@ -273,7 +299,7 @@ class Client:
                 pause = min(max(pause * 2, 0.2), 2.0)
                 await asyncio.sleep(pause)
         if reply["type"] == "error":
-            raise ServerError(reply.get("code", "error"), reply.get("message", ""))
+            raise ServerError.from_reply(reply)
         self._remember(kind, fields, reply)
         if there is not None and isinstance(reply.get("room"), str):
             self._routes[reply["room"]] = there  # the challenge's room is on that node
@@ -392,7 +418,7 @@ class Client:
             reply = await self._exchange(link, "hello", self._hello)
             if reply["type"] == "error":
                 await link.websocket.close()
-                raise ServerError(reply.get("code", "error"), reply.get("message", ""))
+                raise ServerError.from_reply(reply)
             self.trust(*_listed_nodes(reply))
             future.set_result(link)
             return link
