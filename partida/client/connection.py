@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import itertools
 from collections import defaultdict
@@ -557,11 +558,12 @@ class Client:
         return (await self.request("list_games"))["games"]
 
     async def list_rooms(self, game: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
-        """Every public room (of `game`, in `status`: waiting or playing), page after page."""
+        """Every public room (of `game`, in `status`: waiting or playing), page after page (each
+        page built costs the asker by its bytes: past the rate, a page waits its `retry_after`)."""
         rooms: list[dict[str, Any]] = []
         cursor = None
         while True:
-            page = await self.rooms_page(game, status, cursor)
+            page = await patiently(functools.partial(self.rooms_page, game, status, cursor))
             rooms += page["rooms"]
             cursor = page.get("next")
             if cursor is None:
