@@ -15,7 +15,7 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from partida.bots.runner import BotRunner
-from partida.client import Client, ServerError, patiently
+from partida.client import Client, ConnectionLost, ServerError, patiently
 from partida.server.app import Server, ServerConfig
 from partida.server.services import rooms as room_service
 
@@ -74,6 +74,21 @@ async def test_the_sdk_waits_as_long_as_it_is_told_instead_of_hammering(limited)
     with pytest.raises(ServerError) as gone:  # a refusal that waiting does not cure is raised at once
         await patiently(lambda: client.join("ABCDEF"))
     assert gone.value.code == "no_such_room" and gone.value.retry_after is None
+    await client.close()
+
+
+async def test_a_connection_refused_for_now_says_when_and_the_sdk_comes_back_then(limited) -> None:
+    server = await limited(connection_burst=2, connections_per_address=2, connections_per_second=2)
+    refused = None
+    for _ in range(10):
+        try:
+            await (await Client.connect(server.url)).close()
+        except ConnectionLost as lost:
+            refused = lost
+            break
+    assert refused is not None and refused.retry_after == 1  # the 429's Retry-After: a connection back in 1 s
+    client = await patiently(lambda: Client.connect(server.url))
+    assert client.welcome["you"]["name"]
     await client.close()
 
 

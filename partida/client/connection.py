@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from partida.games.prompts import Prompt, prompt_from_data
 from partida.protocol import PROTOCOL_VERSION, Encoding, ProtocolError, decode, encode
@@ -46,19 +46,18 @@ class ServerError(Exception):
 
 
 class ConnectionLost(ServerError):
-    def __init__(self, reason: str = "the connection to the server was lost") -> None:
-        super().__init__("connection_lost", reason)
+    def __init__(self, reason: str = "the connection to the server was lost", retry_after: float | None = None) -> None:
+        super().__init__("connection_lost", reason, retry_after)
 
 
 async def patiently(call: Callable[[], Awaitable[T]], tries: int = 5, longest: float = 60.0) -> T:
     """`await call()`; after a refusal that says when to retry (`retry_after`), wait that long
     (at most `longest` seconds) and call again, up to `tries` calls in all, instead of hammering
-    a server that said it is not ready. Any other error, and the last refusal, is raised."""
+    a server that said it is not ready (a lost connection too, when the server refused a new one
+    for now with a `Retry-After`). Any other error, and the last refusal, is raised."""
     for _ in range(tries - 1):
         try:
             return await call()
-        except ConnectionLost:
-            raise
         except ServerError as refused:
             if refused.retry_after is None:
                 raise
@@ -107,6 +106,12 @@ async def _open(url: str, timeout: float) -> ClientConnection:
         raise ConnectionLost(f"cannot reach {url}: {exc or 'timed out'}") from None
     except (InvalidURI, ValueError):  # not ws:// or wss://, or a port that is not a number
         raise ConnectionLost(f"{url!r} is not a websocket URL: write ws://HOST:PORT") from None
+    except InvalidStatus as exc:
+        if exc.response.status_code == 429:  # too many new connections from this address: it says when
+            wait = exc.response.headers.get("Retry-After", "")
+            seconds = float(wait) if wait.isdigit() else None
+            raise ConnectionLost(f"{url} refused a new connection for now: {exc}", seconds) from None
+        raise ConnectionLost(f"{url} did not answer as a websocket server: {exc}") from None
     except InvalidHandshake as exc:  # something else listens there
         raise ConnectionLost(f"{url} did not answer as a websocket server: {exc}") from None
 
