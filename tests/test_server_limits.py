@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import random
 from typing import Any
 
@@ -17,6 +18,7 @@ from websockets.exceptions import ConnectionClosed
 from partida.bots.runner import BotRunner
 from partida.client import Client, ConnectionLost, ServerError, patiently
 from partida.server.app import Server, ServerConfig
+from partida.server.limits import TokenBucket, retry
 from partida.server.services import rooms as room_service
 
 
@@ -338,3 +340,13 @@ async def test_a_finished_room_leaves_its_players_connections_when_it_is_reaped(
     assert len(server.sessions) == 2 and not any(room in s.rooms for s in server.sessions)
     await ann.close()
     await bea.close()
+
+
+def test_a_bucket_says_how_long_until_it_holds_enough_and_a_spend_refused_costs_nothing() -> None:
+    bucket = TokenBucket(rate=2, burst=4)
+    assert bucket.spend(3) and not bucket.spend(3)
+    assert 0 < bucket.wait(3) <= 1.0  # one token left, two more a second: no debt from the refusal
+    assert bucket.wait(5) == math.inf and TokenBucket(rate=0, burst=4).wait(5) == math.inf
+    assert not bucket.take(3)  # `take` goes into debt, and the wait grows with it
+    assert 1.0 < bucket.wait(3) <= 2.5
+    assert retry(0.421) == {"retry_after": 0.43} and retry(0) == {"retry_after": 0.01} and retry(math.inf) is None
