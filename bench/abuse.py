@@ -14,6 +14,9 @@ this process samples the server's RSS meanwhile. One JSON line per phase:
 
     python bench/abuse.py --seconds 6
     python bench/abuse.py --attack list_rooms_flood --seconds 6   # one attack only
+
+`page_crowd` is no attack but people: 30 page loads from one address, and 30 more 10 s later;
+its outcome is how many got every file of the page.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import secrets
 import statistics
 import sys
@@ -382,6 +386,9 @@ async def attack_pipelined_get(url: str, seconds: float, parallel: int = 8) -> d
             counts["connections"] += 1
             counts["answered"] += answer.startswith(b"HTTP/1.1 200")
 
+    await asyncio.gather(*(loop() for _ in range(parallel)))
+    return counts
+
 
 def _near(offset: int, host: int = 1) -> tuple[str, int]:
     """Another loopback address of this attacker's (a crowd of hosts), away from the others'."""
@@ -598,6 +605,115 @@ async def attack_http_flood(url: str, seconds: float, parallel: int = 8) -> dict
     return {"statuses": statuses, "mb_received": round(received / 1e6, 1)}
 
 
+async def attack_lobby_cursors(
+    url: str, seconds: float, hosts: int = 4, rooms: int = 50, listers: int = 4
+) -> dict[str, Any]:
+    """From 4 addresses, pairs of guests open and start 50 public rooms each; then 4 connections
+    per address ask for pages of 200 rooms at random cursors (each page built for its asker,
+    cached for nobody), 8 requests in flight each, reading every answer."""
+    deadline = time.monotonic() + seconds
+    started = 0
+    for m in range(hosts):
+        a = await Raw.open(url, hello={"name": f"lister{m}a"}, address=_near(60, m + 1))
+        b = await Raw.open(url, hello={"name": f"lister{m}b"}, address=_near(60, m + 1))
+        for i in range(rooms):
+            await a.send({"type": "create_room", "id": i, "game": "tictactoe", "seat": 0})
+            answer = await a.reply(i)
+            if answer["type"] != "room_created":
+                break
+            await b.send({"type": "join", "id": i, "room": answer["room"]})
+            await b.reply(i)
+            started += 1
+    counts = {"pages": 0, "rate_limited": 0, "closed": 0}
+
+    async def lister(address: tuple[str, int]) -> None:
+        try:
+            raw = await Raw.open(url, hello={"name": "cursor"}, address=address)
+        except Exception:
+            counts["closed"] += 1
+            return
+        flight = asyncio.Semaphore(8)
+
+        async def read() -> None:
+            while True:
+                answer = await raw.recv(timeout=seconds + 5)
+                flight.release()
+                if answer.get("type") == "rooms":
+                    counts["pages"] += 1
+                elif answer.get("code") == "rate_limited":
+                    counts["rate_limited"] += 1
+
+        reading = asyncio.create_task(read())
+        n = 0
+        while time.monotonic() < deadline and n < FRAME_CAP and not reading.done():
+            try:
+                await asyncio.wait_for(flight.acquire(), max(deadline - time.monotonic(), 0.01))
+                n += 1
+                cursor = f"l{random.randint(0, started + 10)}"
+                await raw.send({"type": "list_rooms", "id": n, "limit": 200, "cursor": cursor})
+            except TimeoutError:
+                break
+            except Exception:
+                break
+        if reading.done() or raw.ws.close_code is not None:
+            counts["closed"] += 1
+        reading.cancel()
+
+    await asyncio.gather(*(lister(_near(60, m + 1)) for m in range(hosts) for _ in range(listers)))
+    return {"public_rooms": started, **counts, "pages_per_s": round(counts["pages"] / seconds, 1)}
+
+
+LINKED = re.compile(rb'(?:href|src)="(/[^"]+)"')
+IMPORTED = re.compile(rb'^import [^;]*? from "\./([^"]+)";', re.M)
+
+
+async def _page_load(host: str, port: int) -> dict[str, int]:
+    """One person opening the page with an empty cache, as a browser does: the page, what it
+    links, then each module's imports as they arrive; the status of every file."""
+    statuses: dict[str, int] = {}
+
+    async def fetch(path: str) -> bytes:
+        try:
+            reader, writer = await asyncio.open_connection(host, port, local_addr=ATTACKER)
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+            data = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+        except (OSError, TimeoutError):
+            statuses[path] = 0
+            return b""
+        head, _, body = data.partition(b"\r\n\r\n")
+        statuses[path] = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
+        return body if statuses[path] == 200 else b""
+
+    wanted = [path.decode() for path in LINKED.findall(await fetch("/"))]
+    while wanted:
+        fresh = [path for path in dict.fromkeys(wanted) if path not in statuses]
+        bodies = await asyncio.gather(*(fetch(path) for path in fresh))
+        wanted = [f"/{name.decode()}" for body in bodies for name in IMPORTED.findall(body)]
+    return statuses
+
+
+async def attack_page_crowd(url: str, seconds: float, people: int = 30, later: float = 10.0) -> dict[str, Any]:
+    """Not an attack: 30 people behind one address (a class, an office's NAT) open the page at
+    once, and 30 more `later` seconds after; how many got every file of the page."""
+    host, port = url.removeprefix("ws://").rsplit(":", 1)
+    first = await asyncio.gather(*(_page_load(host, int(port)) for _ in range(people)))
+    await asyncio.sleep(later)
+    second = await asyncio.gather(*(_page_load(host, int(port)) for _ in range(people)))
+    files = max(len(load) for load in first + second)
+
+    def whole(loads: list[dict[str, int]]) -> int:
+        return sum(1 for load in loads if len(load) == files and set(load.values()) == {200})
+
+    refused = sum(1 for load in first + second for status in load.values() if status != 200)
+    return {
+        "files": files,
+        "pages_served_first": whole(first),
+        "pages_served_later": whole(second),
+        "files_refused": refused,
+    }
+
+
 ATTACKS = {
     "seat_hijack": attack_seat_hijack,
     "surrogate_name": attack_surrogate_name,
@@ -617,6 +733,8 @@ ATTACKS = {
     "login_crowd": attack_login_crowd,
     "connect_loop": attack_connect_loop,
     "http_flood": attack_http_flood,
+    "page_crowd": attack_page_crowd,
+    "lobby_cursors": attack_lobby_cursors,
 }
 
 

@@ -820,3 +820,30 @@ async def test_rated_rooms_ratings_and_the_leaderboard_in_the_browser(server: Se
     await ada.wait_for_selector("#rating-history polyline")
     assert await ada.locator("#rating-history polyline").get_attribute("data-points") == "15"  # before + 14 games
     assert person.errors == [] and gus.errors == []
+
+
+async def test_a_refusal_in_the_browser_says_when_to_try_again(limited: Any, browser: Any) -> None:
+    """The page's protocol module reads `retry_after`: the error it raises says "try again in N
+    s", and the same request sent after that long is answered."""
+    server = await limited(requests_per_second=2, request_burst=3)
+    page = await browser.new_page()
+    await page.goto(server.http_url)
+    result = await page.evaluate(
+        """async (url) => {
+          const proto = await import('/proto.js');
+          const conn = new proto.Connection(url);
+          await conn.open();
+          await conn.request('hello', {version: 2, name: 'hasty'});
+          let refused = null;
+          for (let i = 0; i < 5 && !refused; i++) {
+            try { await conn.request('ping'); } catch (error) { refused = error; }
+          }
+          await new Promise((done) => setTimeout(done, refused.retryAfter * 1000));
+          const again = await conn.request('ping');
+          conn.close();
+          return {code: refused.code, wait: refused.retryAfter, message: refused.message, again: again.type};
+        }""",
+        server.url,
+    )
+    assert result["code"] == "rate_limited" and 0 < result["wait"] <= 1.01
+    assert result["message"].endswith("(try again in 1 s)") and result["again"] == "pong"

@@ -114,6 +114,7 @@ class BotRunner:
         """Connect, play, and when the connection drops connect again (the server may restart),
         waiting longer after each failed attempt, up to `max_delay` seconds."""
         delay = 0.5
+        told = 0.0  # the server's `retry_after` on the last refusal: never try sooner
         connected_before = False
         # Several URLs (comma-separated): nodes of one deployment, tried in turn, so that a bot
         # whose node died connects to another one (which sends it on to its games' new nodes).
@@ -152,12 +153,14 @@ class BotRunner:
                 if exc.code in FATAL or (exc.code == "ladder_joined_elsewhere" and not connected_before):
                     raise
                 log.warning("%s: %s", self.agent, exc)
+                told = exc.retry_after or 0.0
             finally:
                 await self._stop_playing()
             if not reconnect:
                 return
-            log.info("%s: connection lost; connecting again in %.1f s", self.agent, delay)
-            await asyncio.sleep(delay * (0.75 + self.rng.random() / 2))
+            pause, told = max(delay * (0.75 + self.rng.random() / 2), told), 0.0
+            log.info("%s: connection lost; connecting again in %.1f s", self.agent, pause)
+            await asyncio.sleep(pause)
             delay = min(delay * 2, max_delay)
 
     async def _stop_playing(self) -> None:
@@ -217,19 +220,23 @@ class BotRunner:
         outlives the connection: entering again after a reconnect changes nothing."""
         waiting = list(self.tournaments)
         while waiting and not client.closed.is_set():
+            pause = TOURNAMENT_RETRY
             for tournament in list(waiting):
                 try:
                     await client.tournament_join(tournament)
                     log.info("%s entered tournament %s", self.agent, tournament)
                     waiting.remove(tournament)
+                except ConnectionLost:
+                    return
                 except ServerError as refused:
+                    if refused.retry_after is not None:  # a rate limit: again once it says
+                        pause = max(pause, refused.retry_after)
+                        break
                     if refused.code != "no_such_tournament":
                         log.warning("%s: tournament %s: %s", self.agent, tournament, refused)
                         waiting.remove(tournament)
-                except ConnectionLost:
-                    return
             if waiting:
-                await asyncio.sleep(TOURNAMENT_RETRY)
+                await asyncio.sleep(pause)
 
     async def _answer_seeks(self, client: Client) -> None:
         """Take every seek that allows bots, of a game this bot plays, as it appears in the
@@ -252,6 +259,8 @@ class BotRunner:
                     if exc.code != "rate_limited":  # taken by another, gone, or not for this bot
                         refused.add(seek["id"])
                     log.info("%s: seek %d: %s", self.agent, seek["id"], exc.message)
+                    if exc.retry_after is not None:  # the next take waits as long as the server said
+                        await asyncio.sleep(exc.retry_after)
             try:
                 news = await asyncio.wait_for(client.lobby_events.get(), SEEK_RELIST)
                 seeks = news.get("added", []) if news["type"] == "lobby_seeks" else []

@@ -326,9 +326,12 @@ class Server:
         here, cheaply; websocket upgrades go on to `connection`, the rest get a file."""
         websocket = "websocket" in request.headers.get("Upgrade", "").lower()
         address = self.addresses.client(_peer(link), request.headers.get("X-Forwarded-For"))
-        if not self.limiter.may_open(address, websocket):
-            return web.too_many_requests()
-        return None if websocket else web.respond(request)
+        if websocket:
+            wait = self.limiter.may_open(address)
+            return web.too_many_requests(wait) if wait else None
+        response = web.respond(request)
+        wait = self.limiter.may_fetch(address, web.cost(response))
+        return web.too_many_requests(wait) if wait else response
 
     def connection(self, link: Link) -> Conversation | None:
         """A client past the handshake: its session, or a close if its address has too many."""

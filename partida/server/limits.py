@@ -3,7 +3,9 @@
 Pure bookkeeping with no sockets: the server asks before it does the work (`admit` a connection,
 `request` a frame, `may_guess` a room code, `may_create_room`, `may_watch`) and reports what
 happened (`release`, `guessed`); logins have their own bookkeeping (server/logins.py). A refusal is a
-`ProtocolError` with the code `rate_limited` and a sentence saying what to wait for.
+`ProtocolError` with the code `rate_limited` and a sentence saying what to wait for; where a token
+bucket refused, it carries `retry_after`, the seconds until that bucket would let the request
+through (`TokenBucket.wait`), so a client can wait that long instead of hammering.
 
 The defaults are far above what a person or a bot ever does: a bot ladder at full speed logs in
 with bot accounts, whose requests are not rate-limited at all, and a person clicks a few times a
@@ -14,12 +16,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 
 from partida.protocol import ErrorCode, ProtocolError
 
 log = logging.getLogger(__name__)
+SOONEST = 0.01  # the shortest wait a refusal names, in seconds (a refusal never says "now")
 
 
 @dataclass
@@ -33,8 +37,8 @@ class Limits:
     connections_per_address: int = 256  # open at once
     connections_per_second: float = 20.0  # new websocket connections per address
     connection_burst: float = 256.0  # (or connections_per_address, if more) opened at once before that rate
-    http_requests_per_second: float = 20.0  # plain HTTP requests (the browser client's files) per address
-    http_request_burst: float = 200.0
+    http_pages_per_second: float = 1.0  # the browser client's files per address, in whole page loads (web.cost)
+    http_page_burst: float = 60.0
     hello_timeout: float = 10.0  # seconds a new connection has to say hello
     idle_timeout: float = 600.0  # a greeted connection with no room that sends nothing is closed (not bots)
     guesses_per_second: float = 2.0  # requests naming a room that does not exist, per connection
@@ -114,6 +118,21 @@ class TokenBucket:
         self.stamp = now
         return self.tokens >= n
 
+    def spend(self, n: float) -> bool:
+        """Spend `n` tokens if there are that many; a refusal costs nothing (no debt)."""
+        if self.has(n):
+            self.tokens -= n
+            return True
+        return False
+
+    def wait(self, n: float = 1.0) -> float:
+        """Seconds until `n` tokens are there, if nothing more is taken (0: now; inf: never)."""
+        if self.has(n):
+            return 0.0
+        if self.rate <= 0 or n > self.burst:
+            return math.inf
+        return (n - self.tokens) / self.rate
+
     def full(self) -> bool:
         """Whether the bucket has refilled to its burst (nothing would be lost by forgetting it)."""
         return self.has(self.burst)
@@ -130,7 +149,7 @@ class _Address:
     guesses: TokenBucket
     creations: TokenBucket
     opened: TokenBucket  # new websocket connections
-    http: TokenBucket  # plain HTTP requests
+    http: TokenBucket  # plain HTTP requests, in page loads
     connections: int = 0
     refused: int = 0
 
@@ -160,7 +179,7 @@ class Limiter:
                 TokenBucket(lim.address_guesses_per_second, lim.address_guess_burst),
                 TokenBucket(lim.rooms_created_per_second, lim.rooms_created_burst),
                 TokenBucket(lim.connections_per_second, max(lim.connection_burst, lim.connections_per_address)),
-                TokenBucket(lim.http_requests_per_second, lim.http_request_burst),
+                TokenBucket(lim.http_pages_per_second, lim.http_page_burst),
             )
             self._addresses[address] = state
             if len(self._addresses) > 2 * self._swept_at + 1024:
@@ -177,18 +196,31 @@ class Limiter:
 
     # Connections.
 
-    def may_open(self, address: str, websocket: bool) -> bool:
-        """Before the handshake: may `address` open a websocket connection (or, not `websocket`,
-        have a plain HTTP request answered)? Refusing here costs a short HTTP reply, where a
-        connection let through costs a handshake, a session and a goodbye."""
+    def may_open(self, address: str) -> float:
+        """Before the handshake: may `address` open a websocket connection? 0 if so, else the
+        seconds until it may. Refusing here costs a short HTTP reply, where a connection let
+        through costs a handshake, a session and a goodbye."""
         state = self._address(address)
-        if (state.opened if websocket else state.http).take():
-            return True
+        if state.opened.take():
+            return 0.0
+        self._refused(state, address, "connections")
+        return max(state.opened.wait(), SOONEST)
+
+    def may_fetch(self, address: str, pages: float) -> float:
+        """A plain HTTP request whose answer costs `pages` (a share of a whole page load,
+        `web.cost`): 0 when it is served, else the seconds until it would be. A refusal takes
+        nothing, so people who keep reloading behind one address are served again as soon as
+        the rate allows, not after a debt is paid."""
+        state = self._address(address)
+        if state.http.spend(pages):
+            return 0.0
+        self._refused(state, address, "HTTP requests")
+        return max(state.http.wait(pages), SOONEST)
+
+    def _refused(self, state: _Address, address: str, what: str) -> None:
         state.refused += 1
         if state.refused in (1, 10) or state.refused % 1000 == 0:  # a log line per flood, not per try
-            what = "connections" if websocket else "HTTP requests"
             log.warning("refused %d %s from %s: too many a second", state.refused, what, address)
-        return False
 
     def admit(self, address: str) -> ConnectionLimits | None:
         """The buckets of a new connection, or None when its address has too many already."""
@@ -226,7 +258,8 @@ class Limiter:
         if mine and address.take():
             return
         close = conn.requests.exhausted or address.exhausted
-        raise ProtocolError(ErrorCode.RATE_LIMITED, "too many requests; slow down", close=close)
+        wait = max(conn.requests.wait(), address.wait())
+        raise ProtocolError(ErrorCode.RATE_LIMITED, "too many requests; slow down", close=close, details=retry(wait))
 
     def charge(self, conn: ConnectionLimits, cost: float) -> None:
         """Charge a request that cost more than one (a listing of many rooms) for the rest of
@@ -239,9 +272,14 @@ class Limiter:
     def may_guess(self, conn: ConnectionLimits) -> None:
         """Before a request that names a room: refuse once too many named rooms did not exist,
         so that private room codes cannot be found by trying them."""
-        if conn.guesses.has() and self._address(conn.address).guesses.has():
+        address = self._address(conn.address).guesses
+        if conn.guesses.has() and address.has():
             return
-        raise ProtocolError(ErrorCode.RATE_LIMITED, "too many requests for rooms that do not exist; wait a moment")
+        raise ProtocolError(
+            ErrorCode.RATE_LIMITED,
+            "too many requests for rooms that do not exist; wait a moment",
+            details=retry(max(conn.guesses.wait(), address.wait())),
+        )
 
     def guessed(self, conn: ConnectionLimits) -> None:
         """A request named a room that does not exist."""
@@ -257,8 +295,11 @@ class Limiter:
                 f"{waiting_rooms_of_address} rooms created from your address are waiting to start; "
                 "start or leave some first",
             )
-        if not self._address(conn.address).creations.take():
-            raise ProtocolError(ErrorCode.RATE_LIMITED, "too many rooms created; wait a moment")
+        creations = self._address(conn.address).creations
+        if not creations.take():
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED, "too many rooms created; wait a moment", details=retry(creations.wait())
+            )
 
     def may_open_public_room(self, conn: ConnectionLimits, public_rooms_of_address: int) -> None:
         """Public rooms are listed in everyone's lobby: an address holds a bounded number open
@@ -282,6 +323,14 @@ class Limiter:
     def may_watch(self, watching: int) -> None:
         if watching >= self.limits.rooms_watched:
             raise ProtocolError(ErrorCode.RATE_LIMITED, f"you are watching {watching} rooms already; leave some first")
+
+
+def retry(seconds: float) -> dict[str, float] | None:
+    """The `retry_after` of a refusal that a retry in `seconds` cures (None: no time is known),
+    rounded up to a hundredth so that a client waiting exactly that long is let through."""
+    if not math.isfinite(seconds):
+        return None
+    return {"retry_after": max(math.ceil(seconds * 100) / 100, SOONEST)}
 
 
 def _rested(state: _Address) -> bool:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from partida.protocol import ErrorCode, ProtocolError
 from partida.server.addresses import network_of
-from partida.server.limits import Limits
+from partida.server.limits import Limits, retry
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +87,12 @@ class Logins:
         if wait > 0:
             if pause:
                 await asyncio.sleep(min(wait, REFUSAL_DELAY))
+                wait -= min(wait, REFUSAL_DELAY)
             raise ProtocolError(
-                ErrorCode.RATE_LIMITED, f"too many failed logins; try again in {wait:.0f} s", close=True
+                ErrorCode.RATE_LIMITED,
+                f"too many failed logins; try again in {wait:.0f} s",
+                close=True,
+                details=retry(wait),
             )
 
     def failed(self, address: str, name: str | None) -> None:
