@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed
 from partida.bots.runner import BotRunner
 from partida.client import Client, ConnectionLost, ServerError, patiently
 from partida.server.app import Server, ServerConfig
-from partida.server.limits import TokenBucket, retry
+from partida.server.limits import Limits, TokenBucket, retry
 from partida.server.services import rooms as room_service
 
 
@@ -350,3 +350,9 @@ def test_a_bucket_says_how_long_until_it_holds_enough_and_a_spend_refused_costs_
     assert not bucket.take(3)  # `take` goes into debt, and the wait grows with it
     assert 1.0 < bucket.wait(3) <= 2.5
     assert retry(0.421) == {"retry_after": 0.43} and retry(0) == {"retry_after": 0.01} and retry(math.inf) is None
+
+
+def test_a_renamed_limit_says_what_it_is_called_now() -> None:
+    with pytest.raises(ValueError, match="http_pages_per_second"):
+        Limits().with_settings(["http_requests_per_second=50"])
+    assert Limits().with_settings(["http_pages_per_second=2"]).http_pages_per_second == 2

@@ -24,6 +24,12 @@ from partida.protocol import ErrorCode, ProtocolError
 
 log = logging.getLogger(__name__)
 SOONEST = 0.01  # the shortest wait a refusal names, in seconds (a refusal never says "now")
+# Limits that were renamed, with what an operator's old setting should become: a setting that
+# no longer exists refuses the start rather than being ignored, and this says what to write.
+RENAMED = {
+    "http_requests_per_second": "http_pages_per_second (whole page loads a second, not files)",
+    "http_request_burst": "http_page_burst (whole page loads at once, not files)",
+}
 
 
 @dataclass
@@ -73,6 +79,8 @@ class Limits:
         for setting in settings:
             name, sep, value = setting.partition("=")
             name = name.strip().replace("-", "_")
+            if name in RENAMED:
+                raise ValueError(f"the limit {name} is now {RENAMED[name]}")
             if not sep or name not in types:
                 raise ValueError(f"unknown limit {setting!r} (known: {', '.join(self.names())})")
             try:
