@@ -172,10 +172,10 @@ def allows(
     the room's clock (None: not checked, as in a listing). `playing`: the games it is in now;
     `opponent_games`: those against the asker."""
     plays = f"it plays {accepts.describe()}"
+    if not accepts.hidden_information and not game.perfect_information:  # the likelier reason: first
+        return f"does not play {game.name}, a game of hidden information: {plays}"
     if accepts.games is not None and game.name not in accepts.games:
         return f"does not play {game.name}: {plays}"
-    if not accepts.hidden_information and not game.perfect_information:
-        return f"does not play {game.name}, a game of hidden information: {plays}"
     counts = accepts.games.get(game.name) if accepts.games is not None else None
     if counts is not None:
         wanted = range(game.min_seats, game.max_seats + 1) if seats is None else (seats,)
