@@ -4,6 +4,7 @@ refused at once with `bot_declines`, naming what the bot plays, on every path th
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -110,3 +111,32 @@ async def test_a_declaration_that_makes_no_sense_is_a_bad_field(
     with pytest.raises(ServerError) as refused:
         await connect(name="guest", accepts=Accepts(hidden_information=False))
     assert refused.value.code == "not_a_bot"
+
+
+async def test_partida_bots_flags_narrow_what_its_runner_declares(
+    server: Server, connect: Callable[..., Awaitable[Client]], runners: Any
+) -> None:
+    import argparse
+
+    from partida.cli import bot as bot_cli
+
+    parser = argparse.ArgumentParser()
+    bot_cli.register(parser.add_subparsers())
+    args = parser.parse_args(
+        ["bot", "random", "--game", "crazyeights:3", "--game", "tictactoe", "--clock-max", "60", "--per-opponent", "1"]
+    )
+    terms, games = bot_cli._terms(args)
+    await runners("narrow", "random", games=games, terms=terms)
+    ada = await connect(name="ada")
+    async with asyncio.timeout(10):
+        while "random" not in {b for g in await ada.list_games() for b in g["bots"]}:
+            await asyncio.sleep(0.05)
+    listed = {g["name"]: g["bots"] for g in await ada.list_games()}
+    assert listed["crazyeights"] == listed["tictactoe"] == ["random"] and listed["othello"] == []
+    message = await _declines(ada.create_room("tictactoe", seat=0, bots={1: "narrow"}))  # the 900 s default clock
+    assert "does not play under a 900-second clock" in message
+    message = await _declines(ada.create_room("crazyeights", seat=0, bots={1: "narrow"}, clock=CLOCK))
+    assert "with 2 seats" in message
+    created = await ada.create_room("tictactoe", seat=0, bots={1: "narrow"}, clock=CLOCK)
+    assert created["summary"]["seats"][1]["name"] == "narrow"
+    assert "against you" in await _declines(ada.create_room("tictactoe", seat=0, bots={1: "narrow"}, clock=CLOCK))
