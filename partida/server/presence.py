@@ -153,7 +153,7 @@ class Presence:
         if not bots:
             return None
         where = bots[0]
-        registry = self.cluster.registry
+        registry = self.cluster.parts.registry
         reason = plays(where.agent, where.games, registry.get(game), registry) if game in registry else None
         if reason is not None:
             raise ProtocolError(ErrorCode.BOT_DECLINES, f"the bot {where.name} {reason}")
