@@ -39,19 +39,8 @@ def swiss(entrants: int, rounds: int, rng: random.Random) -> list[float]:
         pairs = [frozenset(g) for g in rnd.games]
         repeats = sum(p in met for p in pairs)
         met.update(pairs)
-        print(
-            json.dumps(
-                {
-                    "format": "swiss",
-                    "entrants": entrants,
-                    "round": number,
-                    "ms": round(ms, 1),
-                    "games": len(rnd.games),
-                    "repeats": repeats,
-                }
-            ),
-            flush=True,
-        )
+        print(json.dumps({"format": "swiss", "entrants": entrants, "round": number, "ms": round(ms, 1),
+                          "games": len(rnd.games), "repeats": repeats}), flush=True)
         for a, b in rnd.games:  # the better seed (lower number) wins more often; some draws
             x = rng.random()
             edge = 0.5 + (b - a) / (2 * entrants)
@@ -79,14 +68,8 @@ def py4swiss(entrants: int, rounds: int, rng: random.Random) -> list[float]:
     times = []
     for number in range(1, rounds + 1):
         sections = [
-            PlayerSection(
-                code=PlayerCode.PLAYER,
-                starting_number=i,
-                fide_rating=3000 - i,
-                points_times_ten=points[i],
-                rank=i,
-                results=list(results[i]),
-            )
+            PlayerSection(code=PlayerCode.PLAYER, starting_number=i, fide_rating=3000 - i, points_times_ten=points[i],
+                          rank=i, results=list(results[i]))
             for i in results
         ]
         trf = ParsedTrf(player_sections=sections, x_section=XSection(number_of_rounds=rounds))
@@ -94,31 +77,17 @@ def py4swiss(entrants: int, rounds: int, rng: random.Random) -> list[float]:
         pairings = DutchEngine.generate_pairings(trf)
         ms = (time.perf_counter() - start) * 1000
         times.append(ms)
-        print(
-            json.dumps(
-                {
-                    "format": "swiss-py4swiss",
-                    "entrants": entrants,
-                    "round": number,
-                    "ms": round(ms, 1),
-                    "games": sum(1 for p in pairings if p.black),
-                }
-            ),
-            flush=True,
-        )
+        print(json.dumps({"format": "swiss-py4swiss", "entrants": entrants, "round": number, "ms": round(ms, 1),
+                          "games": sum(1 for p in pairings if p.black)}), flush=True)
         for p in pairings:
             if not p.black:
-                results[p.white].append(
-                    RoundResult(id=0, color=ColorToken.BYE_OR_NOT_PAIRED, result=ResultToken.PAIRING_ALLOCATED_BYE)
-                )
+                results[p.white].append(RoundResult(id=0, color=ColorToken.BYE_OR_NOT_PAIRED,
+                                                    result=ResultToken.PAIRING_ALLOCATED_BYE))
                 points[p.white] += 10
                 continue
             x = rng.random()
-            white, black = (
-                (ResultToken.DRAW,) * 2
-                if x < 0.1
-                else ((ResultToken.WIN, ResultToken.LOSS) if x < 0.55 else (ResultToken.LOSS, ResultToken.WIN))
-            )
+            white, black = (ResultToken.DRAW,) * 2 if x < 0.1 else (
+                (ResultToken.WIN, ResultToken.LOSS) if x < 0.55 else (ResultToken.LOSS, ResultToken.WIN))
             results[p.white].append(RoundResult(id=p.black, color=ColorToken.WHITE, result=white))
             results[p.black].append(RoundResult(id=p.white, color=ColorToken.BLACK, result=black))
             for who, token in ((p.white, white), (p.black, black)):
@@ -138,12 +107,8 @@ def arena(waiting: int, calls: int, rng: random.Random) -> list[float]:
         tables = pair_waiting(queue)
         ms = (time.perf_counter() - start) * 1000
         times.append(ms)
-        print(
-            json.dumps(
-                {"format": "arena", "waiting": waiting, "call": call, "ms": round(ms, 1), "tables": len(tables)}
-            ),
-            flush=True,
-        )
+        print(json.dumps({"format": "arena", "waiting": waiting, "call": call, "ms": round(ms, 1),
+                          "tables": len(tables)}), flush=True)
         for a, b in tables:
             ranks = rng.choice([(1, 2), (2, 1), (1, 1)])
             scores[a], scores[b] = scores[a].after(ranks, 0), scores[b].after(ranks, 1)
@@ -163,19 +128,10 @@ def main() -> None:
     rng = random.Random(args.seed)
     swiss_ms = (py4swiss if args.py4swiss else swiss)(args.swiss, args.rounds, rng)
     arena_ms = arena(args.arena, args.calls, rng) if args.arena else [0.0]
-    print(
-        json.dumps(
-            {
-                "summary": True,
-                "swiss_pairing": "py4swiss" if args.py4swiss else "partida",
-                "swiss_entrants": args.swiss,
-                "swiss_ms_max": round(max(swiss_ms), 1),
-                "swiss_ms_mean": round(sum(swiss_ms) / len(swiss_ms), 1),
-                "arena_waiting": args.arena,
-                "arena_ms_max": round(max(arena_ms), 1),
-            }
-        )
-    )
+    print(json.dumps({"summary": True, "swiss_pairing": "py4swiss" if args.py4swiss else "partida",
+                      "swiss_entrants": args.swiss, "swiss_ms_max": round(max(swiss_ms), 1),
+                      "swiss_ms_mean": round(sum(swiss_ms) / len(swiss_ms), 1), "arena_waiting": args.arena,
+                      "arena_ms_max": round(max(arena_ms), 1)}))
 
 
 if __name__ == "__main__":
