@@ -140,3 +140,20 @@ async def test_partida_bots_flags_narrow_what_its_runner_declares(
     created = await ada.create_room("tictactoe", seat=0, bots={1: "narrow"}, clock=CLOCK)
     assert created["summary"]["seats"][1]["name"] == "narrow"
     assert "against you" in await _declines(ada.create_room("tictactoe", seat=0, bots={1: "narrow"}, clock=CLOCK))
+
+
+async def test_the_refusal_carries_the_bots_declaration(server: Server, bots: Any) -> None:
+    import json
+
+    import websockets
+
+    await bots("mcts")
+    async with websockets.connect(server.url) as ws:
+        await ws.send(json.dumps({"type": "hello", "version": 2, "name": "raw"}))
+        assert json.loads(await ws.recv())["type"] == "welcome"
+        await ws.send(json.dumps({"type": "create_room", "id": 1, "game": "hearts", "seat": 0, "bots": {"1": "mcts"}}))
+        error = json.loads(await ws.recv())
+    assert (error["type"], error["code"], error["id"]) == ("error", "bot_declines", 1)
+    accepts = error["accepts"]
+    assert accepts["hidden_information"] is False and "hearts" not in accepts["games"]
+    assert accepts["games"]["tictactoe"] is None  # any seat count
