@@ -79,14 +79,15 @@ class BotDirectory:
         return allows(self.accepts(bot), game, seats, seconds, playing, against)
 
     def check(
-        self, bot: Session, game: Game, seats: int | None, clock: ClockSpec | None, asker: Session | None, who: str = ""
+        self, bot: Session, game: Game, seats: int | None, clock: ClockSpec | None, asker: Session | None
     ) -> None:
         """`refusal`, raised as `bot_declines` with the bot's declaration in `accepts`."""
         reason = self.refusal(bot, game, seats, clock, asker)
         if reason is not None:
-            raise self.declines(bot, reason, who)
+            raise self.declines(bot, reason)
 
     def declines(self, bot: Session, reason: str, who: str = "") -> ProtocolError:
+        """The refusal of `bot` (named `who`, else "the bot NAME"), with its declaration."""
         return ProtocolError(
             ErrorCode.BOT_DECLINES,
             f"{who or 'the bot ' + bot.name} {reason}",
