@@ -199,9 +199,9 @@ async def test_bots_answer_only_seeks_that_allow_bots(server: Server, connect) -
     bot = await _bot(server, "seeker-bot")
     closed = (await gina.seek("tictactoe", clock={"per_move": 30}))["seek"]
     await _refused("seek_refused", bot.seek_take(closed["id"]))
-    await _refused("bad_seek", bot.seek("duel", allow_bots=True))  # not a game it declared
+    await _refused("bot_declines", bot.seek("duel", allow_bots=True))  # not a game it declared
     duel = (await gina.seek("duel", allow_bots=True))["seek"]
-    await _refused("seek_refused", bot.seek_take(duel["id"]))
+    await _refused("bot_declines", bot.seek_take(duel["id"]))
     await gina.seek_cancel(duel["id"])
     posted = await bot.seek("tictactoe", clock={"per_move": 30})  # a bot's own seek does not meet gina's
     assert posted["paired"] is False

@@ -205,6 +205,8 @@ async def roomy_server(db_url: str) -> AsyncIterator[Server]:
         guesses_per_second=10**7,
         address_guess_burst=10**7,
         address_guesses_per_second=10**7,
+        connection_burst=10**7,  # each hostile `hello` takes a new connection
+        connections_per_second=10**7,
     )
     srv = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url, limits=limits))
     await srv.start()

@@ -4,7 +4,7 @@ on a loopback port, and people play by clicking.
 Browser tests are few and each covers a lot (the machine is small): two people and a spectator
 through an invite link, a reload mid-game and the seed check at the end; a person against a bot
 at Othello; a RECYCLE card game; a Duel opening; a rated room, the leaderboard and a player's
-ratings. Every page must log no console error.
+ratings; the New room form's bots. Every page must log no console error.
 """
 
 from __future__ import annotations
@@ -714,6 +714,29 @@ async def test_the_lobby_shows_rooms_as_the_server_pushes_them_without_polling(
     listings = [frame for frame in sent if '"list_rooms"' in frame]
     assert len(listings) == 1 and '"watch":true' in listings[0], listings
     await context.close()
+
+
+async def test_the_new_room_form_offers_a_bot_only_for_the_games_it_plays(
+    server: Server, browser: Any, bots: Any
+) -> None:
+    """mcts and alphabeta were offered for the card games; seated there they never moved."""
+    await bots("mcts", "alphabeta", "random")
+    ada = await Person.open(browser, server.http_url, "ada")
+    page = ada.page
+    await page.wait_for_selector("#create-room")
+
+    async def bot_choices(game: str) -> set[str]:
+        await page.select_option("#game", game)
+        await page.wait_for_selector("#seat1")
+        values = await page.locator("#seat1 option").evaluate_all("options => options.map(o => o.value)")
+        return {v.removeprefix("bot:") for v in values if v.startswith("bot:")}
+
+    for game in ("crazyeights", "hearts"):
+        assert await bot_choices(game) == {"random"}, game
+    assert await bot_choices("tictactoe") == {"mcts", "alphabeta", "random"}
+    assert await bot_choices("crazyeights") == {"random"}  # and back again
+    assert ada.errors == [], ada.errors
+    await ada.context.close()
 
 
 async def test_two_people_pair_through_seeks_and_a_listed_seek_is_taken_by_a_click(

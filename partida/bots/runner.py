@@ -21,11 +21,13 @@ import random
 from typing import Any
 
 from partida.bots.base import Agent, Turn
+from partida.bots.declaration import agent_accepts
 from partida.bots.registry import all_agents, make_agent
 from partida.bots.thinking import FairThinking
 from partida.client.connection import Client, ConnectionLost, ServerError
 from partida.games.prompts import Prompt
 from partida.games.registry import Registry, default_registry
+from partida.protocol.accepts import Accepts
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,7 @@ class BotRunner:
         max_games: int | None = None,
         tournaments: list[str] | None = None,
         answer_seeks: bool = False,
+        terms: Accepts | None = None,
     ) -> None:
         if agent not in all_agents():
             raise ValueError(f"unknown agent {agent!r} (known: {', '.join(sorted(all_agents()))})")
@@ -93,11 +96,16 @@ class BotRunner:
         self.agent = agent
         self.name = name or agent
         self.token = token
-        # Declare the games this process can play: a server may load games (description files)
-        # that it does not, and a bot seated in one could not move (the game hung for good).
-        spec = all_agents()[agent]
-        known = [g for g in self.registry.names() if spec.games is None or g in spec.games]
-        self.games = games if games is not None else known
+        # Declare what this process can play (protocol/accepts.py): the games its agent's
+        # `supports()` allows here, perfect-information ones only for a search that needs the
+        # whole state; a bot seated in a game it cannot play never moves (the game hung for good).
+        own = agent_accepts(agent, self.registry)
+        assert own is not None  # a built-in agent, checked above
+        narrowed = own if games is None else own.narrowed(Accepts.from_hello(games))
+        self.accepts = narrowed.narrowed(terms or Accepts())
+        self.games = sorted(self.accepts.games or ())
+        if not self.games:
+            raise ValueError(f"agent {agent!r} plays none of the games asked for (it plays {own.describe()})")
         self.params = params or {}
         self.ladders = ladders or []
         self.tournaments = tournaments or []
@@ -125,7 +133,7 @@ class BotRunner:
             try:
                 try:
                     self.client = await Client.connect(
-                        url, name=self.name, token=self.token, agent=self.agent, games=self.games, nodes=urls
+                        url, name=self.name, token=self.token, agent=self.agent, accepts=self.accepts, nodes=urls
                     )
                 except ConnectionLost:
                     self.client = None

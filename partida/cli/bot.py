@@ -8,6 +8,7 @@ import os
 
 from partida.cli import CliError
 from partida.cli.common import add_game_files_flags, add_log_flag, add_server_flag, game_registry, setup_logging
+from partida.protocol.accepts import Accepts
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,7 +21,35 @@ def register(sub: argparse._SubParsersAction) -> None:
         "are seated as bots: a token is required.",
     )
     p.add_argument("agent", help="agent to run (see `partida agents`)")
-    p.add_argument("--game", action="append", default=None, help="only accept these games (repeatable)")
+    p.add_argument(
+        "--game",
+        action="append",
+        default=None,
+        metavar="GAME[:SEATS]",
+        help="only accept these games (repeatable); GAME:3,4 accepts it with 3 or 4 seats only",
+    )
+    p.add_argument(
+        "--perfect-information-only",
+        action="store_true",
+        help="decline games where seats hide things (cards in hand), whatever the agent could play",
+    )
+    p.add_argument(
+        "--clock-min", type=float, default=None, metavar="S", help="decline clocks giving a first move under S seconds"
+    )
+    p.add_argument(
+        "--clock-max",
+        type=float,
+        default=None,
+        metavar="S",
+        help="decline clocks giving a first move over S seconds, and untimed games",
+    )
+    p.add_argument(
+        "--per-opponent",
+        type=int,
+        default=None,
+        metavar="N",
+        help="games at once against one opponent, at most (gtp2ogs's default is 3; default: no bound)",
+    )
     p.add_argument("--name", default=None, help="the bot account's name, for the log (the token says who it is)")
     p.add_argument("--token", default=os.environ.get("PARTIDA_BOT_TOKEN"), help="bot account token")
     p.add_argument("--seconds", type=float, default=None, help="time budget per decision for search agents")
@@ -32,7 +61,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="join this ladder and play whatever it seats the bot in (repeatable; needs a bot token)",
     )
-    p.add_argument("--max-games", type=int, default=None, help="ladder games at a time (default: 1, at most 16)")
+    p.add_argument(
+        "--max-games",
+        type=int,
+        default=None,
+        help="games at once, declared to the server; also the ladder games at a time (ladder default: 1, at most 16)",
+    )
     p.add_argument(
         "--tournament",
         action="append",
@@ -57,12 +91,14 @@ def run(args: argparse.Namespace) -> int:
     from partida.client import ServerError
 
     try:
+        terms, games = _terms(args)
         runner = BotRunner(
             args.server,
             args.agent,
             name=args.name,
             token=args.token,
-            games=args.game,
+            games=games,
+            terms=terms,
             params={"seconds": args.seconds, "depth": args.depth},
             ladders=args.ladder,
             max_games=args.max_games,
@@ -77,3 +113,26 @@ def run(args: argparse.Namespace) -> int:
     except ServerError as exc:
         raise CliError(f"the server refused the bot: {exc.message} ({exc.code})") from None
     return 0
+
+
+def _terms(args: argparse.Namespace) -> tuple[Accepts, list[str] | None]:
+    """The flags' narrowing of the agent's declaration, and the games named (None: all)."""
+    seats: dict[str, list[int] | None] = {}
+    for text in args.game or []:
+        name, _, counts = text.partition(":")
+        try:
+            seats[name.strip()] = [int(n) for n in counts.split(",")] if counts else None
+        except ValueError:
+            raise ValueError(f"--game {text!r}: seat counts are numbers, like hearts:4 or crazyeights:3,4") from None
+    for flag, value in (("--max-games", args.max_games), ("--per-opponent", args.per_opponent)):
+        if value is not None and value < 1:
+            raise ValueError(f"{flag} must be at least 1")
+    terms = Accepts.from_hello(
+        seats if args.game else None,
+        False if args.perfect_information_only else None,
+        args.clock_min,
+        args.clock_max,
+        args.max_games,
+        args.per_opponent,
+    )
+    return terms, list(seats) if args.game else None

@@ -22,6 +22,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 
 from partida.games.prompts import Prompt, prompt_from_data
 from partida.protocol import PROTOCOL_VERSION, Encoding, ProtocolError, decode, encode
+from partida.protocol.accepts import Accepts
 
 Decide = Callable[[dict[str, Any], Prompt], Any | Awaitable[Any]]
 T = TypeVar("T")
@@ -180,12 +181,14 @@ class Client:
         token: str | None = None,
         agent: str | None = None,
         games: list[str] | None = None,
+        accepts: Accepts | None = None,
         encoding: Encoding = Encoding.MSGPACK,
         timeout: float = 10.0,
         nodes: Iterable[str] = (),
     ) -> Client:
         """`nodes`: URLs of the deployment's other nodes, trusted with `summon` and `moved` as
-        `url` is (see `trust`)."""
+        `url` is (see `trust`). `accepts`: a bot's declaration of what it plays (its `games`
+        stand for `games`)."""
         client = cls(await _open(url, timeout), encoding, url)
         client._timeout = timeout
         client.trust(*nodes)
@@ -199,6 +202,8 @@ class Client:
         ):
             if value is not None:
                 hello[key] = value
+        if accepts is not None:
+            hello.update(accepts.hello_fields())
         client._hello = hello
         try:
             client.welcome = await client.request("hello", **hello)

@@ -41,6 +41,7 @@ class ErrorCode(StrEnum):
     SEATS_EMPTY = "seats_empty"
     UNKNOWN_AGENT = "unknown_agent"
     NO_BOT_AVAILABLE = "no_bot_available"
+    BOT_DECLINES = "bot_declines"  # the bot's hello does not accept this game, seat count, clock or load
     RATED_NEEDS_ACCOUNT = "rated_needs_account"  # a guest creating or joining a rated room
     RATED_NEEDS_CLOCK = "rated_needs_clock"  # a rated room without a clock: nothing makes it end
     # ladders

@@ -47,7 +47,14 @@ class Hello(Request):
     password: str | None = None
     token: str | None = None
     agent: str | None = None
-    games: list[str] | None = None
+    # What a bot accepts (protocol/accepts.py): games as a list (any seat count) or a map of
+    # game -> seat counts (null: any), and the rest of its declaration.
+    games: list[str] | dict[str, list[int] | None] | None = None
+    hidden_information: bool | None = None
+    clock_min: float | None = None
+    clock_max: float | None = None
+    max_games: int | None = None
+    max_games_per_opponent: int | None = None
     resume: str | None = None  # the `resume` of an earlier welcome, with `name`: no password needed
 
 

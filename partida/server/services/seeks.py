@@ -67,7 +67,7 @@ class SeekService:
             raise ProtocolError(
                 ErrorCode.BAD_SEEK, "seeks are for two players: for more, create a room and share its code"
             )
-        self._bot_plays(session, terms, ErrorCode.BAD_SEEK)
+        self._bot_plays(session, terms, None)
         rating_range = _rating_range(req.range)
         party = await self._party(session, terms)
         seek = Seek(
@@ -119,7 +119,7 @@ class SeekService:
         seek = self.board.open.get(req.seek)
         if seek is None:
             raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"there is no open seek {req.seek}")
-        self._bot_plays(session, seek.terms, ErrorCode.SEEK_REFUSED)
+        self._bot_plays(session, seek.terms, seek.session)
         party = await self._party(session, seek.terms)
         if not accepts(seek.seek, party):
             raise ProtocolError(ErrorCode.SEEK_REFUSED, f"seek {req.seek} {_why_refused(seek.seek, party)}")
@@ -143,11 +143,12 @@ class SeekService:
         elif req.watch is False:
             self.board.unwatch(session)
 
-    def _bot_plays(self, session: Session, terms: RoomTerms, code: ErrorCode) -> None:
-        """A bot seated in a game it cannot play would hold the game until its clock ran out."""
+    def _bot_plays(self, session: Session, terms: RoomTerms, opponent: Session | None) -> None:
+        """A bot seated in a game it cannot play would hold the game until its clock ran out:
+        its declaration (protocol/accepts.py) is held to when it posts or takes a seek."""
         me = session.identity
-        if me is not None and me.kind == "bot" and not self.bots.plays(session, terms.game.name):
-            raise ProtocolError(code, f"{me.name} does not play {terms.game.name} (the games its hello declared)")
+        if me is not None and me.kind == "bot":
+            self.bots.check(session, terms.game, terms.seats, terms.clock or self.bots.game_clock(), opponent)
 
     async def _party(self, session: Session, terms: RoomTerms) -> Party:
         me = session.identity
