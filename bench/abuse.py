@@ -7,7 +7,7 @@ commit) is timed. Each attack runs in a process of its own from another loopback
 (127.0.0.2, 127.0.0.3, ...: one hostile host per attack), for a bounded time and a bounded number of frames, and
 this process samples the server's RSS meanwhile. One JSON line per phase:
 
-    {"attack": ..., "p50_ms": ..., "p95_ms": ..., "moves": ..., "rss_before_mib": ...,
+    {"attack": ..., "p50_ms": ..., "p95_ms": ..., "moves": ..., "moves_per_s": ..., "rss_before_mib": ...,
      "rss_peak_mib": ..., "server_cpu_share": ..., "log_bytes": ..., "outcome": {...}}
 
 (`server_cpu_share`: the server's CPU seconds over the phase's seconds; 1.0 is one core busy.)
@@ -826,18 +826,18 @@ async def measure(
             outcome = json.loads(stdout.decode().strip().splitlines()[-1])
     latencies, refused = players.take()
     alive = server.process.poll() is None
+    phase_s = time.monotonic() - phase_began
     return {
         "attack": name,
         "p50_ms": percentile(latencies, 50),
         "p95_ms": percentile(latencies, 95),
         "moves": len(latencies),
+        "moves_per_s": round(len(latencies) / phase_s, 1),
         "bystander_errors": len(refused),
         "bystander_error_kinds": sorted({error.split(":")[0] for error in refused}),
         "rss_before_mib": round(before, 1),
         "rss_peak_mib": round(peak, 1),
-        "server_cpu_share": round((cpu_seconds(server.pid) - cpu_before) / (time.monotonic() - phase_began), 2)
-        if alive
-        else None,
+        "server_cpu_share": round((cpu_seconds(server.pid) - cpu_before) / phase_s, 2) if alive else None,
         "log_bytes": log.stat().st_size - log_before,
         "server_alive": alive,
         "outcome": outcome,

@@ -107,14 +107,18 @@ class SeekService:
         most = None if exempt else self.limiter.limits.seeks_per_address
         self.board.check_room_for(party.owner, session.address, most)
         posted = OpenSeek(seek, session, terms)
+        tried = False
         while True:
             match = self.board.book.match(seek)
             if match is None:
+                if tried:  # other seeks may have come while a pairing was tried
+                    self.board.check_room_for(party.owner, session.address, most)
                 self.board.add(posted)
                 session.send(server_message("seek_posted", req.id, seek=posted.data, paired=False))
                 return
             waiting = self.board.take(match.id)
             assert waiting is not None
+            tried = True
             try:
                 await self._pair(waiting, posted)
             except _PosterLeft:
@@ -160,11 +164,11 @@ class SeekService:
         if session.outbox_bytes > UNREAD_BEFORE_LISTING:
             # Its earlier replies are still unread: nothing more is built for it until it reads.
             raise ProtocolError(ErrorCode.RATE_LIMITED, "read the replies sent to you before asking for more")
-        built = self.board.cached(req.game, req.cursor, limit, session.encoding)
+        ready = self.board.cached(req.game, req.cursor, limit, session.encoding)
         page = self.board.page(req.game, req.cursor, limit, session.encoding)
         if session.limits is not None:
             # what the page costs: its bytes sent, and its building if nobody asked since it changed
-            self.limiter.charge(session.limits, len(page.seeks) / BYTES_PER_TOKEN + (0 if built else limit / 10))
+            self.limiter.charge(session.limits, len(page.seeks) / BYTES_PER_TOKEN + (0 if ready else limit / 10))
         session.send_frame(seeks_reply(req.id, page, session.encoding))
         if req.watch:
             self.board.watch(session, req.game)
