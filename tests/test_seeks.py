@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
 import sqlite3
 from typing import Any
@@ -378,6 +379,40 @@ async def test_pages_walk_every_seek_once_oldest_first_while_seeks_come_and_go(s
     await _refused("bad_field", reader.seeks_page(limit=10_000))
     await _refused("bad_field", reader.seeks_page(cursor="l5"))
     await _refused("bad_field", reader.seeks_page(cursor="9" * 40))
+
+
+async def _listings_until_refused(client: Client) -> int:
+    for answered in range(1000):
+        try:
+            await client.seeks_page()
+        except ServerError as exc:
+            assert exc.code == "rate_limited", exc
+            return answered
+    raise AssertionError("never refused")
+
+
+async def test_a_listing_costs_the_asker_by_the_bytes_it_is_sent(limited) -> None:
+    """The same page of fat seeks (options near the 4 KiB cap) runs a reader out of requests
+    sooner than a page of lean ones; refused, it is sent nothing."""
+    server = await limited(requests_per_second=0.01, request_burst=40, rooms_created_burst=100)
+    poster = await Client.connect(server.url, name="poster")
+    lean, fat = [await Client.connect(server.url, name=n) for n in ("lean", "fat")]
+    try:
+        for n in range(MAX_SEEKS):
+            await poster.seek("tictactoe", clock={"per_move": 10 + n})
+        lean_listings = await _listings_until_refused(lean)
+        for _ in range(MAX_SEEKS):
+            await poster.seek_cancel((await poster.seeks_page())["seeks"][0]["id"])
+        pool = server.registry.get("duel").pool  # type: ignore[attr-defined]
+        deck = json.dumps(dict(next(iter(pool.decks.values()))))
+        options = {"custom_decks": True, "decklist0": deck + " " * (3600 - len(deck))}
+        for n in range(MAX_SEEKS):
+            await poster.seek("duel", options, clock={"per_move": 10 + n})
+        fat_listings = await _listings_until_refused(fat)
+        assert 0 < fat_listings * 2 < lean_listings, (fat_listings, lean_listings)
+    finally:
+        for client in (poster, lean, fat):
+            await client.close()
 
 
 @pytest.mark.parametrize("how", ["take", "seek"])

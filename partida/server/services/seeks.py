@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 RatingOf = Callable[[int, str, ClockSpec | None], Awaitable[float | None]]
 
 UNREAD_BEFORE_LISTING = 256 * 1024  # bytes queued unread past which a connection is listed nothing more
-BYTES_PER_TOKEN = 1024  # a listing sent costs the asker a request per this many bytes
+BYTES_PER_TOKEN = 4096  # a listing sent costs the asker a request per this many bytes
 
 
 class _PosterLeft(Exception):
