@@ -13,7 +13,9 @@ import random
 import sqlite3
 from typing import Any
 
+import msgpack
 import pytest
+from websockets.asyncio.client import connect as ws_connect
 
 from partida.client import Client, ServerError
 from partida.competition.seeks import Party, Seek, SeekBook, first_match
@@ -413,6 +415,36 @@ async def test_a_listing_costs_the_asker_by_the_bytes_it_is_sent(limited) -> Non
     finally:
         for client in (poster, lean, fat):
             await client.close()
+
+
+async def test_a_connection_that_does_not_read_is_listed_nothing_more(limited) -> None:
+    """Listings pile up unread in a connection's outbox only to 256 KiB: past it, `list_seeks`
+    is refused with a few bytes, and the connection is neither closed nor sent more pages."""
+    lifted = 10**9
+    server = await limited(requests_per_second=lifted, request_burst=lifted, address_request_burst=lifted)
+    poster = await Client.connect(server.url, name="poster")
+    try:
+        pool = server.registry.get("duel").pool  # type: ignore[attr-defined]
+        deck = json.dumps(dict(next(iter(pool.decks.values()))))
+        options = {"custom_decks": True, "decklist0": deck + " " * (3600 - len(deck))}
+        for n in range(MAX_SEEKS):
+            await poster.seek("duel", options, clock={"per_move": 10 + n})
+        ws = await ws_connect(server.url, max_size=None, max_queue=1)
+        await ws.send(msgpack.packb({"type": "hello", "version": 2, "name": "sleeper"}))
+        await asyncio.wait_for(ws.recv(), 5)
+        (session,) = [s for s in server.connections.sessions if s.name == "sleeper"]
+        ws.transport.pause_reading()  # type: ignore[attr-defined]
+        for i in range(400):  # about 4.4 MB of pages, past the outbox's bound of 4 MiB
+            await ws.send(msgpack.packb({"type": "list_seeks", "id": i}))
+        # requests are handled in order: once its seek is open, every listing before it was answered
+        await ws.send(msgpack.packb({"type": "seek", "id": "last", "game": "othello"}))
+        await wait_for(lambda: _open_count(server, MAX_SEEKS + 1), "the requests to be handled", timeout=30)
+        assert not session.closed
+        assert session.outbox_bytes < 256 * 1024 + 2 * 11_000 + 400 * 200
+        assert len(await poster.list_seeks()) == MAX_SEEKS + 1  # everyone else is listed as before
+        ws.transport.abort()  # type: ignore[attr-defined]
+    finally:
+        await poster.close()
 
 
 @pytest.mark.parametrize("how", ["take", "seek"])

@@ -271,7 +271,11 @@ class SeekBoard:
         added, self._added = self._added, {}
         removed, self._removed = self._removed, {}
         frames: dict[tuple[str | None, Encoding], bytes | str | None] = {}
-        for session, game in list(self._watchers.items()):
+        if added or removed:
+            told = list(self._watchers.items())
+        else:  # nothing new: only the watchers owed a resync are looked at
+            told = [(s, self._watchers[s]) for s in list(self._stale) if s in self._watchers]
+        for session, game in told:
             if session.closed:
                 self.unwatch(session)
                 continue
