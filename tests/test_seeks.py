@@ -191,6 +191,8 @@ async def test_limits_and_bad_seeks_get_stable_codes_and_change_nothing(server: 
     await _refused("bad_seek", guest.request("seek", game="othello", range=[1]))
     await _refused("unknown_game", guest.seek("no-such-game"))
     await _refused("bad_options", guest.seek("othello", {"no_such_option": 1}))
+    oversized = await _refused("bad_options", guest.seek("duel", {"custom_decks": True, "decklist0": " " * 5000}))
+    assert "at most 4096" in oversized.message  # the rooms' options cap
     await _refused("bad_clock", guest.seek("othello", clock={"initial": -1}))
     await _refused("bad_field", guest.request("seek", game="othello", rated="yes"))
     await _refused("no_such_seek", guest.seek_take(10**9))
