@@ -137,9 +137,6 @@ class SeekBoard:
                 f"{theirs} seeks posted from your address are open, the most at once: wait for some to be paired",
             )
 
-    def count_of_address(self, address: str) -> int:
-        return self._addresses[address]
-
     # Coming and going.
 
     def add(self, seek: OpenSeek) -> None:
