@@ -7,8 +7,10 @@ commit) is timed. Each attack runs in a process of its own from another loopback
 (127.0.0.2, 127.0.0.3, ...: one hostile host per attack), for a bounded time and a bounded number of frames, and
 this process samples the server's RSS meanwhile. One JSON line per phase:
 
-    {"attack": ..., "p50_ms": ..., "p95_ms": ..., "moves": ..., "rss_before_mib": ...,
-     "rss_peak_mib": ..., "log_bytes": ..., "outcome": {...}}
+    {"attack": ..., "p50_ms": ..., "p95_ms": ..., "moves": ..., "moves_per_s": ..., "rss_before_mib": ...,
+     "rss_peak_mib": ..., "server_cpu_share": ..., "log_bytes": ..., "outcome": {...}}
+
+(`server_cpu_share`: the server's CPU seconds over the phase's seconds; 1.0 is one core busy.)
 
 `outcome` is what the attacker achieved (a hijacked seat, a silenced client, guesses a second...).
 
@@ -37,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import msgpack
-from server_process import Served, rss_mib, served  # bench/server_process.py, beside this script
+from server_process import Served, cpu_seconds, rss_mib, served  # bench/server_process.py, beside this script
 from websockets.asyncio.client import connect as ws_connect
 
 from partida.client import Client, ServerError
@@ -714,6 +716,94 @@ async def attack_page_crowd(url: str, seconds: float, people: int = 30, later: f
     }
 
 
+async def attack_seek_flood(url: str, seconds: float, hosts: int = 8, readers: int = 8) -> dict[str, Any]:
+    """Guests from 8 addresses post seeks as fast as they are let for the first half: a
+    connection after another, three seeks each (the most one owner may hold), every seek of the
+    same terms (a Duel with a deck list padded near the 4 KiB options cap) and a rating range no
+    guest is in, so none pairs and each new one meets them all. Then 8 readers from another
+    address ask `list_seeks` (a bare request: the first page, or everything on a server that does
+    not page) and read each answer, as fast as they are let."""
+    from partida.games.registry import default_registry
+
+    pool = default_registry().get("duel").pool  # type: ignore[attr-defined]
+    deck = json.dumps(dict(next(iter(pool.decks.values()))))
+    options = {"custom_decks": True, "decklist0": deck + " " * max(3600 - len(deck), 0)}
+    seek = {"type": "seek", "game": "duel", "options": options, "clock": {"per_move": 30}, "range": [1e9, 2e9]}
+    deadline = time.monotonic() + seconds
+    posting_until = time.monotonic() + seconds / 2
+    posted = 0
+    refused: dict[str, int] = {}
+    held: list[Raw] = []
+
+    async def host(h: int) -> None:
+        nonlocal posted
+        turned_away = 0  # connections in a row that could post nothing
+        while time.monotonic() < posting_until and turned_away < 3:
+            try:
+                raw = await Raw.open(url, hello={"name": f"seeker{h}x{len(held)}"}, address=_near(80, h + 1))
+            except Exception:
+                refused["connection"] = refused.get("connection", 0) + 1
+                break
+            held.append(raw)
+            mine = 0
+            while mine < 3 and time.monotonic() < posting_until:
+                await raw.send({**seek, "id": mine})
+                answer = await raw.reply(mine, 30)
+                if answer["type"] == "seek_posted":
+                    posted += 1
+                    mine += 1
+                    continue
+                code = answer.get("code", answer["type"])
+                refused[code] = refused.get(code, 0) + 1
+                if code != "rate_limited":
+                    break
+                await asyncio.sleep(0.05)
+            turned_away = 0 if mine else turned_away + 1
+
+    await asyncio.gather(*(host(h) for h in range(hosts)))
+    listed = 0
+    received = 0
+    largest = 0
+    listing_codes: dict[str, int] = {}
+    waits: list[float] = []
+
+    async def read(r: int) -> None:
+        nonlocal listed, received, largest
+        with contextlib.suppress(Exception):
+            raw = await Raw.open(url, hello={"name": f"reader{r}"}, address=_near(81, 1))
+            i = 0
+            while time.monotonic() < deadline and listed < FRAME_CAP:
+                i += 1
+                began = time.monotonic()
+                await raw.send({"type": "list_seeks", "id": i})
+                while True:
+                    frame = await asyncio.wait_for(raw.ws.recv(), 60)
+                    message = msgpack.unpackb(frame, strict_map_key=False)
+                    if message.get("id") == i:
+                        break
+                waits.append((time.monotonic() - began) * 1000)
+                received += len(frame)
+                largest = max(largest, len(frame))
+                if message["type"] == "seeks":
+                    listed += 1
+                else:
+                    code = message.get("code", message["type"])
+                    listing_codes[code] = listing_codes.get(code, 0) + 1
+                    await asyncio.sleep(0.05)
+
+    await asyncio.gather(*(read(r) for r in range(readers)))
+    return {
+        "connections": len(held),
+        "seeks_posted": posted,
+        "refused": refused,
+        "listings": listed,
+        "listing_refusals": listing_codes,
+        "listing_mb_received": round(received / 1e6, 1),
+        "largest_listing_bytes": largest,
+        "listing_p50_ms": percentile(waits, 50),
+    }
+
+
 ATTACKS = {
     "seat_hijack": attack_seat_hijack,
     "surrogate_name": attack_surrogate_name,
@@ -735,6 +825,7 @@ ATTACKS = {
     "http_flood": attack_http_flood,
     "page_crowd": attack_page_crowd,
     "lobby_cursors": attack_lobby_cursors,
+    "seek_flood": attack_seek_flood,
 }
 
 
@@ -815,6 +906,7 @@ async def measure(
     players.take()
     before = rss_mib(server.pid)
     log_before = log.stat().st_size
+    cpu_before, phase_began = cpu_seconds(server.pid), time.monotonic()
     peak = before
     outcome: dict[str, Any] = {}
     if name == "baseline":
@@ -852,15 +944,18 @@ async def measure(
             outcome = json.loads(stdout.decode().strip().splitlines()[-1])
     latencies, refused = players.take()
     alive = server.process.poll() is None
+    phase_s = time.monotonic() - phase_began
     return {
         "attack": name,
         "p50_ms": percentile(latencies, 50),
         "p95_ms": percentile(latencies, 95),
         "moves": len(latencies),
+        "moves_per_s": round(len(latencies) / phase_s, 1),
         "bystander_errors": len(refused),
         "bystander_error_kinds": sorted({error.split(":")[0] for error in refused}),
         "rss_before_mib": round(before, 1),
         "rss_peak_mib": round(peak, 1),
+        "server_cpu_share": round((cpu_seconds(server.pid) - cpu_before) / phase_s, 2) if alive else None,
         "log_bytes": log.stat().st_size - log_before,
         "server_alive": alive,
         "outcome": outcome,

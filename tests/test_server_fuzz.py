@@ -124,6 +124,19 @@ def variants(server: Server, plausible: dict[str, Any]) -> Iterator[tuple[str, d
                         yield f"{kind} {game.name}.{option}={_short(value)}", message
 
 
+def seek_sizes() -> Iterator[tuple[str, dict[str, Any]]]:
+    """Seeks and listings of hostile sizes: options at and past the rooms' cap, a range of a
+    hundred thousand bounds, pages asked for far past the largest, cursors past any id."""
+    for size in (4000, 4097, 100_000):
+        yield f"seek options of {size} bytes", {"type": "seek", "game": "othello", "options": {"opening": "x" * size}}
+    yield "seek range of 100000", {"type": "seek", "game": "othello", "range": [1.0] * 100_000}
+    yield "seek range of huge bounds", {"type": "seek", "game": "othello", "range": [-1e308, 1e308]}
+    for limit in (200, 201, 2**63 - 1):
+        yield f"list_seeks limit={limit}", {"type": "list_seeks", "limit": limit}
+    for cursor in ("9" * 19, "9" * 20, "0", "-1", "١٢"):
+        yield f"list_seeks cursor={cursor}", {"type": "list_seeks", "cursor": cursor, "watch": True}
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) < 40 else text[:37] + "..."
@@ -227,6 +240,7 @@ async def test_no_request_in_the_catalogue_causes_an_internal_error_or_a_traceba
     game_id = server.rooms[code].game_id
     await server.store.create_user("carol", "long enough password")
     carol = await Client.connect(server.url, name="carol", password="long enough password")  # challenged
+    waiting_seek = (await carol.seek("othello", clock={"per_move": 30}))["seek"]["id"]  # taken, cancelled
     plausible = {
         "room": code,
         "game": "tictactoe",
@@ -237,12 +251,13 @@ async def test_no_request_in_the_catalogue_causes_an_internal_error_or_a_traceba
         "game_id": game_id,
         "version": 2,
         "action": 4,
+        "seek": waiting_seek,
     }
     probe = Probe(server.url, binary)
     failures: list[str] = []
     sent = 0
     with caplog.at_level(logging.INFO):
-        for label, message in variants(server, plausible):
+        for label, message in [*variants(server, plausible), *seek_sizes()]:
             hello = message["type"] == "hello"
             if probe.ws is None or hello:
                 await probe.close()

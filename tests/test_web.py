@@ -787,6 +787,35 @@ async def test_two_people_pair_through_seeks_and_a_listed_seek_is_taken_by_a_cli
         assert person.errors == [], person.errors
 
 
+async def test_the_lobbys_seeks_come_a_page_at_a_time_and_follow_the_pushes(limited: Any, browser: Any) -> None:
+    """Fifty seeks a page: the lobby shows the first and the next on *More seeks*; a seek that
+    goes is dropped at once, and a new one is shown once the last page is."""
+    server = await limited(seeks_per_address=100)
+    guests = [await Client.connect(server.url, name=f"g{i}") for i in range(19)]
+    try:
+        posted = []
+        for i in range(3):
+            for n, guest in enumerate(guests[:18]):  # all different clocks: nothing pairs
+                posted.append((await guest.seek("tictactoe", clock={"per_move": 10 + n * 10 + i}))["seek"])
+        ada = await Person.open(browser, server.http_url, "ada")
+        lines = ada.page.locator("[data-seek]")
+        await ada.page.wait_for_selector("#more-seeks:not([hidden])")
+        assert await lines.count() == 50
+        await guests[0].seek_cancel(posted[0]["id"])
+        await ada.page.wait_for_selector(f'[data-seek="{posted[0]["id"]}"]', state="detached")
+        late = (await guests[18].seek("othello", clock={"per_move": 30}))["seek"]  # after the pages not shown
+        await ada.page.click("#more-seeks")
+        await ada.page.wait_for_selector("#more-seeks", state="hidden")
+        assert await lines.count() == 49 + 4 + 1
+        assert await ada.page.locator(f'[data-seek="{late["id"]}"]').count() == 1
+        later = (await guests[18].seek("duel", clock={"per_move": 30}))["seek"]  # the last page shown: pushed
+        await ada.page.wait_for_selector(f'[data-seek="{later["id"]}"]')
+        assert ada.errors == [], ada.errors
+    finally:
+        for guest in guests:
+            await guest.close()
+
+
 async def test_rated_rooms_ratings_and_the_leaderboard_in_the_browser(server: Server, browser: Any) -> None:
     pairs = [("ann", "bea") if n % 3 else ("bea", "ann") for n in range(14)] + [("cy", "dee")]
     await rated_results(server.store, pairs, {"initial": 180, "increment": 2})  # ann and bea established

@@ -272,6 +272,8 @@ class BotRunner:
             try:
                 news = await asyncio.wait_for(client.lobby_events.get(), SEEK_RELIST)
                 seeks = news.get("added", []) if news["type"] == "lobby_seeks" else []
+                if news["type"] == "lobby_seeks" and news.get("resync"):  # more news than a push carries
+                    seeks = await client.list_seeks()
             except TimeoutError:
                 seeks = await client.list_seeks()
 

@@ -818,9 +818,21 @@ class Client:
         return await self.request("seek_take", seek=seek)
 
     async def list_seeks(self, game: str | None = None, watch: bool | None = None) -> list[dict[str, Any]]:
-        """The open seeks, oldest first; `watch`: changes come as `lobby_seeks` in `lobby_events`."""
-        fields: dict[str, Any] = {k: v for k, v in (("game", game), ("watch", watch)) if v is not None}
-        return (await self.request("list_seeks", **fields))["seeks"]
+        """Every open seek, oldest first, page after page; `watch`: changes come as
+        `lobby_seeks` in `lobby_events`."""
+        page = await self.seeks_page(game, watch=watch)
+        seeks: list[dict[str, Any]] = page["seeks"]
+        while page.get("next") is not None:
+            page = await self.seeks_page(game, page["next"])
+            seeks += page["seeks"]
+        return seeks
+
+    async def seeks_page(
+        self, game: str | None = None, cursor: str | None = None, limit: int | None = None, watch: bool | None = None
+    ) -> dict[str, Any]:
+        """One page of open seeks (`seeks`, and `next`: the cursor of the page after it, or None)."""
+        fields = {"game": game, "cursor": cursor, "limit": limit, "watch": watch}
+        return await self.request("list_seeks", **{k: v for k, v in fields.items() if v is not None})
 
     # Play.
 

@@ -59,7 +59,7 @@ class ErrorCode(StrEnum):
     NOT_ENTERED = "not_entered"
     # seeks
     NO_SUCH_SEEK = "no_such_seek"  # cancelling or taking a seek that is not open (or, to cancel, not yours)
-    TOO_MANY_SEEKS = "too_many_seeks"  # an account (a guest: a connection) has MAX_SEEKS open seeks
+    TOO_MANY_SEEKS = "too_many_seeks"  # an owner has MAX_SEEKS open seeks, or an address seeks_per_address
     BAD_SEEK = "bad_seek"  # a seek that cannot be posted: an empty rating range, not two seats
     SEEK_REFUSED = "seek_refused"  # taking a seek that does not accept you (yours, rated, range, bots)
     # play

@@ -386,12 +386,15 @@ class SeekTake(Request):
 
 @dataclass
 class ListSeeks(Request):
-    """The open seeks of this server, oldest first (of `game`: one game's). `watch`: be pushed
-    `seeks` changes (False: stop)."""
+    """A page of the open seeks of this server, oldest first (of `game`: one game's); `cursor` is
+    the `next` of the page before (None: the first page). `watch`: be pushed `lobby_seeks`
+    changes (False: stop)."""
 
     type: ClassVar[str] = "list_seeks"
     game: str | None = None
     watch: bool | None = None
+    cursor: str | None = None
+    limit: int | None = None
 
 
 REQUESTS: dict[str, type[Request]] = {

@@ -223,7 +223,12 @@ class Server:
             self.challenges, self.connections, self.locator, self.bots, rooms, self.limiter, abandon_after
         )
         self.seek_service = SeekService(
-            self.seeks, rooms, rooms.open_room, self.bots, rating_of=self.store.person_ratings.rating_of
+            self.seeks,
+            rooms,
+            rooms.open_room,
+            self.bots,
+            rating_of=self.store.person_ratings.rating_of,
+            limiter=self.limiter,
         )
         self.tournaments = TournamentService(
             TournamentStore(db),
