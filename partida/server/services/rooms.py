@@ -242,7 +242,7 @@ class RoomService:
             self.limiter.may_open_public_room(session.limits, self.public_by_address.count(session.address, limit))
         if req.bots:
             self.bots.may_play_bots(session)
-        bots = await self._parse_bot_seats(req.bots or {}, seats, game.name)
+        bots = await self._parse_bot_seats(req.bots or {}, seats, game.name, session)
         if bots and clock is None:
             clock = self.bots.game_clock()
         if req.seat is not None and not 0 <= req.seat < seats:
@@ -314,7 +314,9 @@ class RoomService:
         self.lobby.changed(room)
         return room
 
-    async def _parse_bot_seats(self, bots: dict[Any, str], seats: int, game: str) -> dict[int, tuple[Session, str]]:
+    async def _parse_bot_seats(
+        self, bots: dict[Any, str], seats: int, game: str, asker: Session
+    ) -> dict[int, tuple[Session, str]]:
         chosen: dict[int, tuple[Session, str]] = {}
         for key, agent in bots.items():
             try:
@@ -323,7 +325,7 @@ class RoomService:
                 raise ProtocolError(ErrorCode.BAD_FIELD, f"bots: {key!r} is not a seat number") from None
             if not 0 <= seat < seats:
                 raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
-            chosen[seat] = (await self.bots.find(agent, game), agent)
+            chosen[seat] = (await self.bots.find(agent, game, asker), agent)
         return chosen
 
     async def on_join(self, session: Session, req: m.Join) -> None:
@@ -352,7 +354,7 @@ class RoomService:
         if room.owner is not None and session is not room.owner:
             raise ProtocolError(ErrorCode.NOT_OWNER, "only the room's creator can add bots to it")
         self.bots.may_play_bots(session)
-        bot = await self.bots.find(req.agent, room.game.name)
+        bot = await self.bots.find(req.agent, room.game.name, session)
         seat = await room.call(lambda: room.seat_bot(bot, req.seat))
         self.bot_games_by_address.add(session.address, room)
         session.send(
