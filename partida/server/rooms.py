@@ -320,6 +320,8 @@ class Room:
         held = core.held_for(identity.account_id)
         if held is not None and (seat is None or seat == held):
             return self._attach(held, session)
+        if self.rated and identity.account_id is not None:
+            self._one_seat_per_account(identity.account_id)
         seat = core.free_seat(seat, identity.account_id)
         core.seats[seat] = Seat(
             identity.name, identity.kind, identity.account_id, identity.agent, session, new_seat_token()
@@ -327,6 +329,16 @@ class Room:
         session.rooms.add(self)
         await self.after_seating(announce)
         return seat
+
+    def _one_seat_per_account(self, account_id: int) -> None:
+        """A rated game is between different accounts: one account in two seats would play
+        itself, which no rating can take (the game was said rated and never rated)."""
+        if any(s is not None and s.account_id == account_id for s in self.core.seats):
+            raise ProtocolError(
+                ErrorCode.RATED_SEAT_TWICE,
+                "this room is rated and your account already has a seat in it: one account plays one seat of a "
+                "rated game (create a casual room to play both sides)",
+            )
 
     def _attach(self, seat: int, session: Session) -> int:
         before = self.core.seat_back(seat, session)
