@@ -51,8 +51,8 @@ class Limits:
     games_per_bot_per_address: int = 4  # of one bot's games, those one address asked for (a share of games_per_bot)
     bot_move_seconds: float = 900.0  # a game with a bot and no clock gets this many seconds a move (0: none)
     login_failures_allowed: int = 5  # failed logins for one account from one address before the back-off starts
-    login_failures_per_address: int = 20  # failed logins from one address, whatever the account
-    login_failures_per_network: int = 100  # from one /24 (IPv4) or /64 (IPv6)
+    login_failures_per_address: int = 200  # failed logins from one address, whatever the account
+    login_failures_per_network: int = 1000  # from one /24 (IPv4) or /64 (IPv6)
     login_backoff_max: float = 300.0  # the longest wait between attempts, in seconds
     hashing_at_once: int = 1  # password checks (argon2, 64 MiB each) running at the same time
     hashing_queue: int = 64  # password checks waiting their turn, from clean addresses and from others each
