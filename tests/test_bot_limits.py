@@ -29,6 +29,21 @@ async def test_one_address_keeps_a_bounded_number_of_games_with_bots(server, con
     assert added.value.code == "rate_limited"
 
 
+async def test_a_rematch_with_a_bot_counts_as_a_game_with_a_bot(server, connect, bots) -> None:
+    """A rematch opens a room nobody created: it was not counted, so rematches let an address
+    keep more games with bots going than its limit."""
+    server.limiter.limits.bot_games_per_address = 1
+    await bots("random")
+    guest = await connect(name="ann")
+    code = (await guest.create_room("tictactoe", seat=0, bots={1: "random"}))["room"]
+    await guest.resign(code)
+    offered = await guest.rematch(code)
+    assert offered["rematch"] is not None  # the bot accepts by itself
+    with pytest.raises(ServerError) as refused:
+        await guest.create_room("tictactoe", seat=0, bots={1: "random"})
+    assert refused.value.code == "rate_limited"
+
+
 async def test_a_bot_plays_a_bounded_number_of_games_at_once(server, connect, bots) -> None:
     server.limiter.limits.games_per_bot = 2
     await bots("random")

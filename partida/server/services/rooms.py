@@ -392,4 +392,8 @@ class RoomService:
         room = self.room(req.room)
         ready = await room.call(lambda: offer_rematch(room, session, req.seat))
         new = await room.call(lambda: open_rematch(self.open_room, room)) if ready else None
+        again = room.rematch_room
+        if new is not None and again is not None and any(s is not None and s.agent for s in again.seats):
+            # the new game with a bot is the asker's, as its first was: counted for its address
+            self.bot_games_by_address.add(session.address, again)
         session.send(server_message("rematch_offered", req.id, room=room.code, rematch=new))
