@@ -16,6 +16,7 @@ this process samples the server's RSS meanwhile. One JSON line per phase:
 
     python bench/abuse.py --seconds 6
     python bench/abuse.py --attack list_rooms_flood --seconds 6   # one attack only
+    python bench/abuse.py --attack bot_time --seconds 30   # a pool bot's time: a guest in 8 rooms
 
 `page_crowd` is no attack but people: 30 page loads from one address, and 30 more 10 s later;
 its outcome is how many got every file of the page.
@@ -515,6 +516,65 @@ async def attack_bot_monopoly(url: str, seconds: float, rooms: int = 40) -> dict
     }
 
 
+async def attack_bot_time(
+    url: str, seconds: float, rooms: int = 8, agent: str = "othello-engine-hard"
+) -> dict[str, Any]:
+    """One guest opens eight Othello rooms against the pool's othello-engine-hard, each from a
+    connection of its own under a new name (one address), and answers at once in each; another
+    player, from another address, plays the same bot meanwhile and times its replies: the time
+    from each answer to the bot's next decision, its search and its wait for a core."""
+    from partida.games.prompts import prompt_from_data
+
+    rng = random.Random(5)
+    deadline = time.monotonic() + seconds
+    guests: list[Raw] = []
+    opened = refused = 0
+    waiting: dict[Raw, list[dict[str, Any]]] = {}  # updates that came before a room's reply
+
+    async def open_room(raw: Raw) -> bool:
+        await raw.send(
+            {"type": "create_room", "id": "c", "game": "othello", "seat": 1, "public": False} | {"bots": {"0": agent}}
+        )
+        waiting[raw] = []
+        while (answer := await raw.recv(20)).get("id") != "c":
+            waiting[raw].append(answer)
+        return answer["type"] == "room_created"
+
+    async def answer_at_once(raw: Raw, replies: list[float] | None = None) -> None:
+        sent: dict[str, float] = {}
+        with contextlib.suppress(Exception):
+            while time.monotonic() < deadline:
+                left = max(deadline - time.monotonic(), 0.01)
+                message = waiting[raw].pop(0) if waiting[raw] else await raw.recv(left)
+                if message.get("type") != "update" or message.get("decision") is None:
+                    continue
+                room = message["room"]
+                if replies is not None and room in sent:
+                    replies.append((time.monotonic() - sent[room]) * 1000)
+                answer = prompt_from_data(message["decision"]).random_answer(rng)
+                await raw.send({"type": "act", "room": room, "action": answer, "seq": message["seq"]})
+                sent[room] = time.monotonic()
+
+    for i in range(rooms):
+        raw = await Raw.open(url, hello={"name": f"hog{i}"})
+        if await open_room(raw):
+            opened += 1
+            guests.append(raw)
+        else:
+            refused += 1
+    other = await Raw.open(url, hello={"name": "other"}, address=_near(60))
+    await open_room(other)
+    replies: list[float] = []
+    await asyncio.gather(*(answer_at_once(raw) for raw in guests), answer_at_once(other, replies))
+    return {
+        "rooms_opened": opened,
+        "refused": refused,
+        "other_bot_replies": len(replies),
+        "other_reply_p50_ms": percentile(replies, 50),
+        "other_reply_max_ms": round(max(replies), 1) if replies else None,
+    }
+
+
 async def attack_login_crowd(url: str, seconds: float, hosts: int = 48) -> dict[str, Any]:
     """48 addresses, two connections each, send wrong passwords without pause; a person from a
     clean address logs in now and then (a wrong password too: the time to an answer is the
@@ -820,6 +880,7 @@ ATTACKS = {
     "pipelined_get": attack_pipelined_get,
     "lobby_freeze": attack_lobby_freeze,
     "bot_monopoly": attack_bot_monopoly,
+    "bot_time": attack_bot_time,
     "login_crowd": attack_login_crowd,
     "connect_loop": attack_connect_loop,
     "http_flood": attack_http_flood,
@@ -963,7 +1024,9 @@ async def measure(
 
 
 def run_bench(attacks: list[str], seconds: float) -> None:
-    bots = ["--bots", "alphabeta"] if "bot_monopoly" in attacks else ["--no-bots"]
+    agents = {"bot_monopoly": "alphabeta", "bot_time": "othello-engine-hard"}
+    wanted = sorted({agents[a] for a in attacks if a in agents})
+    bots = ["--bots", ",".join(wanted)] if wanted else ["--no-bots"]
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
         db = f"sqlite+aiosqlite:///{tmp}/abuse.db"

@@ -116,7 +116,7 @@ class BotRunner:
         self.rng = random.Random()
         self.playing: set[str] = set()  # rooms with a play loop (one loop serves all our seats there)
         self.held: dict[str, dict[int, str]] = {}  # room -> seat -> token, to take seats back
-        self.thinking = FairThinking()  # the worker threads, shared in turn by the parties it plays
+        self.thinking = FairThinking()  # no more searches at once than cores, shared in turn by its parties
 
     async def run(self, reconnect: bool = True, max_delay: float = 10.0) -> None:
         """Connect, play, and when the connection drops connect again (the server may restart),
@@ -299,10 +299,12 @@ class BotRunner:
         room = notice["room"]
         game = self.registry.get(notice["summary"]["game"])
         agents: dict[int, Agent] = {}
-        # Who this room's thinking is for: the other seats' occupants (one person's many games
-        # are one party, and wait for each other rather than everyone else waiting for them).
+        # Who this room's thinking is for: the server's opaque `party` (one address's guests, one
+        # account), else the other seats' names; one party's many games wait for each other
+        # rather than everyone else waiting for them.
         me = client.welcome["you"]["name"]
-        party = tuple(sorted({s.get("name") or "" for s in notice["summary"]["seats"]} - {me})) or (room,)
+        names = tuple(sorted({s.get("name") or "" for s in notice["summary"]["seats"]} - {me}))
+        party = notice.get("party") or names or (room,)
 
         def agent_for(seat: int) -> Agent:
             if seat not in agents:

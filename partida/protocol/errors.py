@@ -44,6 +44,7 @@ class ErrorCode(StrEnum):
     BOT_DECLINES = "bot_declines"  # the bot's hello does not accept this game, seat count, clock or load
     RATED_NEEDS_ACCOUNT = "rated_needs_account"  # a guest creating or joining a rated room
     RATED_NEEDS_CLOCK = "rated_needs_clock"  # a rated room without a clock: nothing makes it end
+    RATED_SEAT_TWICE = "rated_seat_twice"  # one account in two seats of a rated room: it would play itself
     # ladders
     NO_SUCH_LADDER = "no_such_ladder"
     BOTS_ONLY = "bots_only"  # ladder_join from a guest or a user account

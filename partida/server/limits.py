@@ -58,10 +58,11 @@ class Limits:
     rooms_watched: int = 100  # per connection
     games_per_bot: int = 32  # games one bot connection is seated in at once (waiting or in play)
     bot_games_per_address: int = 8  # games with bots in them at once that one address asked for
+    games_per_bot_per_address: int = 4  # of one bot's games, those one address asked for (a share of games_per_bot)
     bot_move_seconds: float = 900.0  # a game with a bot and no clock gets this many seconds a move (0: none)
     login_failures_allowed: int = 5  # failed logins for one account from one address before the back-off starts
-    login_failures_per_address: int = 20  # failed logins from one address, whatever the account
-    login_failures_per_network: int = 100  # from one /24 (IPv4) or /64 (IPv6)
+    login_failures_per_address: int = 200  # failed logins from one address, whatever the account
+    login_failures_per_network: int = 1000  # from one /24 (IPv4) or /64 (IPv6)
     login_backoff_max: float = 300.0  # the longest wait between attempts, in seconds
     hashing_at_once: int = 1  # password checks (argon2, 64 MiB each) running at the same time
     hashing_queue: int = 64  # password checks waiting their turn, from clean addresses and from others each
@@ -327,6 +328,17 @@ class Limiter:
             raise ProtocolError(
                 ErrorCode.RATE_LIMITED,
                 f"{bot_games_of_address} games with bots are under way from your address; finish one first",
+            )
+
+    def may_take_bot(self, conn: ConnectionLimits, bot: str, games_of_address: int) -> None:
+        """One bot's games are shared by everyone who plays it: one address holds at most a
+        share of them, so a few addresses cannot fill the bot and refuse it to a newcomer."""
+        most = self.limits.games_per_bot_per_address
+        if not conn.exempt and games_of_address >= most:
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED,
+                f"{games_of_address} games with {bot} are under way from your address, the most one address may "
+                "have with one bot; finish one first or choose another bot",
             )
 
     def may_watch(self, watching: int) -> None:

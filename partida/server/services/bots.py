@@ -125,6 +125,19 @@ class BotDirectory:
             limit = self.limiter.limits.bot_games_per_address
             self.limiter.may_play_bots(session.limits, self.games_by_address.count(session.address, limit))
 
+    def games_for(self, bot: Session, address: str) -> int:
+        """The games of `bot` not over that `address` asked for."""
+        return sum(
+            1
+            for room in bot.rooms
+            if room.status in ("waiting", "playing") and self.games_by_address.holds(address, room)
+        )
+
+    def may_take(self, bot: Session, asker: Session | None) -> None:
+        """`asker`'s address keeps at most `games_per_bot_per_address` of `bot`'s games."""
+        if asker is not None and asker.limits is not None:
+            self.limiter.may_take_bot(asker.limits, bot.name, self.games_for(bot, asker.address))
+
     def game_clock(self) -> ClockSpec | None:
         """The clock of a game with a bot whose creator asked for none: a player who walks away
         without leaving (and so is never abandoned) must not hold the bot's game for good."""
@@ -142,7 +155,8 @@ class BotDirectory:
         """The bot to seat for `wanted`: a connected bot account of that name (any agent, built-in
         or its own), else the least busy bot running the built-in agent of that name: the server's
         own pool bots first, someone's bot account running that agent only when no pool bot does.
-        A bot whose declaration does not allow the room is refused at once (`bot_declines`)."""
+        A bot whose declaration does not allow the room is refused at once (`bot_declines`); only a
+        bot of which `asker`'s address holds less than its share (`may_take`)."""
         bots = self.connections.bots()
         most = self.limiter.limits.games_per_bot
         bot = self.account(wanted)
@@ -154,6 +168,7 @@ class BotDirectory:
                 raise ProtocolError(
                     ErrorCode.NO_BOT_AVAILABLE, f"the bot {bot.name} is playing {most} games, its most; try again later"
                 )
+            self.may_take(bot, asker)
             return bot
         running = [s for s in bots if s.identity.agent == wanted]  # type: ignore[union-attr]
         candidates = [s for s in running if self.refusal(s, game, seats, clock, asker) is None]
@@ -168,7 +183,15 @@ class BotDirectory:
                     f"every {wanted} bot is playing {most} games, its most; try again later",
                 )
             # the server's own pool bot first (an agent's name means it), then the least busy
-            return min(free, key=lambda s: (not s.name.startswith(RESERVED_PREFIX), self.games_of(s)))
+            free.sort(key=lambda s: (not s.name.startswith(RESERVED_PREFIX), self.games_of(s)))
+            for bot in free[:-1]:
+                try:
+                    self.may_take(bot, asker)
+                    return bot
+                except ProtocolError:
+                    continue  # this address's share of it is taken: another bot of the agent
+            self.may_take(free[-1], asker)
+            return free[-1]
         available = sorted({s.identity.agent for s in bots if self.refusal(s, game) is None})  # type: ignore[union-attr,misc]
         hint = ", ".join(available) if available else "none"
         if wanted not in all_agents():
@@ -205,6 +228,7 @@ class BotDirectory:
             if bot is None:
                 raise
             self.check(bot, game, seats, clock, asker)
+            self.may_take(bot, asker)
             return bot
 
 

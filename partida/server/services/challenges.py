@@ -84,6 +84,13 @@ class ChallengeService:
                 declined = server_message("challenge_declined", challenge=challenge.id, by=target.name, reason=reason)
                 session.send(declined)
                 return
+            try:
+                self.bots.may_take(bot, session)
+            except ProtocolError as share:  # this address holds its share of the bot's games
+                session.send(
+                    server_message("challenge_declined", challenge=challenge.id, by=target.name, reason=share.message)
+                )
+                return
             await self._open_challenge_room(challenge, bot)
             return
         self.challenges.add(challenge)

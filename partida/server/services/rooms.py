@@ -249,6 +249,14 @@ class RoomService:
             raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
         if req.rated:
             check_rated(session, clock)
+            seated = [b.identity.account_id for b, _ in bots.values() if b.identity is not None]
+            if req.seat is not None:
+                seated.append(session.identity.account_id if session.identity else None)
+            if len(seated) != len(set(seated)):  # refused before the room exists: nothing to undo
+                raise ProtocolError(
+                    ErrorCode.RATED_SEAT_TWICE,
+                    "a rated room seats each account once: one account in two seats would play itself",
+                )
         grace = self.abandon_after if req.abandon_after is None else req.abandon_after
         if not 0 < grace <= MAX_SECONDS:
             raise ProtocolError(
@@ -385,4 +393,8 @@ class RoomService:
         room = self.room(req.room)
         ready = await room.call(lambda: offer_rematch(room, session, req.seat))
         new = await room.call(lambda: open_rematch(self.open_room, room)) if ready else None
+        again = room.rematch_room
+        if new is not None and again is not None and any(s is not None and s.agent for s in again.seats):
+            # the new game with a bot is the asker's, as its first was: counted for its address
+            self.bot_games_by_address.add(session.address, again)
         session.send(server_message("rematch_offered", req.id, room=room.code, rematch=new))

@@ -213,6 +213,8 @@ class SeekService:
         for bot in bots:
             if self.bots.games_of(bot) >= most:
                 raise ProtocolError(ErrorCode.RATE_LIMITED, f"{bot.name} is playing {most} games, its most")
+            for person in people:
+                self.bots.may_take(bot, person)
         clock = first.terms.clock or (self.bots.game_clock() if bots else None)
         terms = replace(first.terms, public=False, auto_start=True, clock=clock, rated=first.seek.rated)
         room = await self.open_room(terms, None)
