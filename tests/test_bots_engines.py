@@ -85,3 +85,14 @@ def test_resignation_notes_survive_a_restart_of_the_server() -> None:
     again = Endings.from_data(3, endings.to_data(), 300.0)
     assert again.notes == {2: "stdio bot: crashed"}
     assert again.resign(1)["notes"] == {"2": "stdio bot: crashed"}  # type: ignore[index]
+
+
+def test_a_closed_engine_is_not_started_again() -> None:
+    """The runner closes the engine of an agent it gave up on while its act still runs in a
+    thread: that act must not start the engine again, to outlive its game."""
+    engine = EngineProcess(python("import time; time.sleep(30)"), "test")
+    engine.start()
+    engine.close(grace=0.1)
+    with pytest.raises(EngineGaveUp, match="closed"):
+        engine.start()
+    assert not engine.alive

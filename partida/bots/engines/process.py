@@ -76,6 +76,7 @@ class EngineProcess:
         self._proc: subprocess.Popen[str] | None = None
         self._stderr: threading.Thread | None = None
         self._lines: queue.Queue[object] = queue.Queue()
+        self._closed = False  # closed for good: an act still running in a thread must not restart it
 
     @property
     def alive(self) -> bool:
@@ -87,6 +88,8 @@ class EngineProcess:
         row, raise `EngineFailed`."""
         if self.alive:
             return False
+        if self._closed:
+            raise EngineGaveUp("the engine was closed (its game is over for it)")
         if self._proc is not None:
             self._reap()
             self.failures += 1
@@ -148,6 +151,7 @@ class EngineProcess:
     def close(self, goodbye: str | None = None, grace: float = 1.0) -> None:
         """End the engine: `goodbye` (GTP's `quit`) or closing its input asks it to leave; after
         `grace` seconds it is killed."""
+        self._closed = True
         proc = self._proc
         if proc is None:
             return
