@@ -7,13 +7,14 @@ in the game's record and the log, never a hung seat."""
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 from partida.cli.play import play_bot_game
-from tests.helpers import seat_bot
+from tests.helpers import seat_bot, wait_for
 from tests.services import ensure_debian_package
 
 pytestmark = pytest.mark.timeout(180)
@@ -94,12 +95,22 @@ async def test_gtp_rhino_plays_both_colours_against_a_built_in_bot(connect, runn
         assert record["moves"] >= 20  # a whole game, passes implicit
 
 
-async def test_under_a_clock_the_engine_plays_its_game(connect, runners, bots, server, rhino) -> None:
+async def test_under_a_clock_the_engine_is_told_its_time(connect, runners, bots, server, rhino, caplog) -> None:
+    caplog.set_level(logging.DEBUG, logger="partida.bots.engines.gtp")
     await bots("othello-engine", depth=1)
     await seat_bot(server, runners, "rhino", "gtp", command=f"{rhino} -l 1")
     watcher = await connect(name="watcher")
     record = await play_bot_game(watcher, "othello", {}, ["rhino", "othello-engine"], {"initial": 60, "increment": 1})
     assert record["result"]["reason"] == "normal"
+    said = caplog.text
+    assert "< boardsize 8" in said and "< time_settings 60 0 0" in said
+    assert re.search(r"< time_left black \d+ 0\n", said)  # whole seconds, no stones (no byo-yomi)
+    assert said.index("< time_left black") < said.index("< genmove black")
+
+    async def said_quit() -> bool:  # told once the game is over for the bot, after the watcher
+        return "< quit" in caplog.text
+
+    await wait_for(said_quit, "the engine to be told quit", timeout=10)
 
 
 async def test_a_crashed_engine_is_restarted_and_the_game_goes_on(

@@ -93,6 +93,7 @@ class GtpAgent(Agent):
         self.engine.label = f"gtp {self.engine.command!r} ({game.name}, {COLORS[seat] if seat < 2 else seat})"
 
     def close(self) -> None:
+        log.debug("%s < quit", self.engine.label)
         self.engine.close("quit")
 
     def act(self, turn: Turn) -> Action:
@@ -121,6 +122,7 @@ class GtpAgent(Agent):
 
     def command(self, line: str, deadline: float) -> tuple[bool, str]:
         """Send one GTP command; (success, the response's text without `=`/`?`)."""
+        log.debug("%s < %s", self.engine.label, line)
         self.engine.send(line)
         while True:
             first = self.engine.read_line(deadline - time.monotonic()).strip()
@@ -131,6 +133,7 @@ class GtpAgent(Agent):
         lines = [first[1:].lstrip("0123456789").strip()]  # `=ID text`: the id is not used
         while (more := self.engine.read_line(deadline - time.monotonic())).strip():
             lines.append(more)
+        log.debug("%s > %s", self.engine.label, " | ".join([first, *lines[1:]]))
         return first[0] == "=", "\n".join(lines).strip()
 
     def _set_up(self, turn: Turn) -> None:
