@@ -1,13 +1,16 @@
 """The GTP bridge through a real server: Debian's `gtp-rhino` (GRhino's Othello engine,
 installed from the `grhino` package when missing) plays the built-in bots, with and without a
-clock; an engine that crashes is started again and the game replayed into it; an engine that
+clock, and for a seat of `partida match --seat-cmd gtp:...`; an engine that crashes is started
+again and the game replayed into it; an engine that
 answers an illegal move, never answers, or will not stay up loses by resignation, the reason
 in the game's record and the log, never a hung seat."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -152,3 +155,13 @@ async def test_an_engine_that_fails_loses_with_the_reason_recorded(
     stored = await server.store.load_game(record["game_id"])
     assert stored.result["notes"] == result["notes"]  # the game's record keeps it
     assert said in caplog.text
+
+
+def test_partida_match_plays_a_gtp_engine_for_a_seat(rhino) -> None:
+    seat = f"gtp:{rhino} -l 1"
+    argv = [sys.executable, "-m", "partida", "match", "othello", "--seat-cmd", seat, "--seat", "random"]
+    done = subprocess.run([*argv, "--games", "2", "--rotate", "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    *games, summary = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [g["result"]["reason"] for g in games] == ["normal", "normal"]
+    assert summary["summary"]["seats"] == [seat, "random"]
