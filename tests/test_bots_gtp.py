@@ -1,9 +1,9 @@
 """The GTP bridge through a real server: Debian's `gtp-rhino` (GRhino's Othello engine,
 installed from the `grhino` package when missing) plays the built-in bots, with and without a
 clock, and for a seat of `partida match --seat-cmd gtp:...`; an engine that crashes is started
-again and the game replayed into it; an engine that
-answers an illegal move, never answers, or will not stay up loses by resignation, the reason
-in the game's record and the log, never a hung seat."""
+again and the game replayed into it; an engine that answers an illegal move, never answers, or
+will not stay up loses by resignation, the reason in the game's record and the log, never a
+hung seat."""
 
 from __future__ import annotations
 

@@ -302,21 +302,6 @@ class BotRunner:
         resigned: set[int] = set()  # seats whose agent forfeited: the server's bot plays them now
 
         async def decide(update: dict[str, Any], prompt: Prompt) -> Any:
-            if update["seat"] in resigned:
-                return prompt.random_answer(self.rng)
-            try:
-                return await choose(update, prompt)
-            except Forfeit as exc:  # an engine that failed: its seat resigns, saying why
-                resigned.add(update["seat"])
-                _close(agents.pop(update["seat"], None))
-                log.warning("%s in %s: seat %d resigns: %s", self.agent, room, update["seat"], exc.note)
-                try:
-                    await client.resign(room, update["seat"], note=exc.note)
-                except ServerError as refused:
-                    log.warning("%s in %s: the resignation was refused: %s", self.agent, room, refused)
-                return prompt.random_answer(self.rng)  # refused as over, or raced by the server's bot
-
-        async def choose(update: dict[str, Any], prompt: Prompt) -> Any:
             if rejected[1] != update["seq"]:
                 rejected[:] = [0, update["seq"]]
             if rejected[0] >= 2:
@@ -340,8 +325,23 @@ class BotRunner:
                 _close(agents.pop(update["seat"], None))
                 return prompt.random_answer(self.rng)
 
+        async def decide_or_resign(update: dict[str, Any], prompt: Prompt) -> Any:
+            if update["seat"] in resigned:
+                return prompt.random_answer(self.rng)
+            try:
+                return await decide(update, prompt)
+            except Forfeit as exc:  # an engine that failed: its seat resigns, saying why
+                resigned.add(update["seat"])
+                _close(agents.pop(update["seat"], None))
+                log.warning("%s in %s: seat %d resigns: %s", self.agent, room, update["seat"], exc.note)
+                try:
+                    await client.resign(room, update["seat"], note=exc.note)
+                except ServerError as refused:
+                    log.warning("%s in %s: the resignation was refused: %s", self.agent, room, refused)
+                return prompt.random_answer(self.rng)  # refused as over, or raced by the server's bot
+
         try:
-            final = await client.play(room, decide, on_error=on_error)
+            final = await client.play(room, decide_or_resign, on_error=on_error)
             log.info("%s: game in room %s over: %s", self.agent, room, final.get("result"))
             self.held.pop(room, None)
         except ConnectionLost:
