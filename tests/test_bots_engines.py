@@ -96,3 +96,10 @@ def test_a_closed_engine_is_not_started_again() -> None:
     with pytest.raises(EngineGaveUp, match="closed"):
         engine.start()
     assert not engine.alive
+
+
+def test_a_line_that_is_not_utf8_is_read_as_a_bad_line_not_the_end() -> None:
+    engine = EngineProcess(python("import sys; sys.stdout.buffer.write(b'\\xff\\xfe\\n'); print('next')"), "test")
+    engine.start()
+    assert engine.read_line(5) == "\ufffd\ufffd"
+    assert engine.read_line(5) == "next"

@@ -105,6 +105,8 @@ class EngineProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
+                encoding="utf-8",
+                errors="replace",  # a stray byte is a bad line, not the end of the engine's output
                 bufsize=1,
                 start_new_session=True,  # its own process group: killing it kills what it started
             )
