@@ -183,3 +183,9 @@ def test_the_move_profiler_profiles_the_server_between_its_signals(tmp_path: Pat
     assert figures["per_move"]["by_part"]["partida.server"]["calls"] > 0
     frames = profile_move.frame_costs(number=200)
     assert frames["receive_us"] > 0 and frames["send_us"] > 0
+
+
+def test_the_bridge_cost_benchmark_plays_through_each_way_in() -> None:
+    lines = run_bench("bridge_cost.py", "--games", "1", "--depth", "1")
+    assert [line["way"] for line in lines] == ["websocket", "stdio", "gtp"]
+    assert all(line["bot_moves"] > 0 and line["moves"] > line["bot_moves"] for line in lines)

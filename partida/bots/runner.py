@@ -18,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import threading
 from typing import Any
 
-from partida.bots.base import Agent, Turn
+from partida.bots.base import Agent, Forfeit, Turn
 from partida.bots.declaration import agent_accepts
 from partida.bots.registry import all_agents, make_agent
 from partida.bots.thinking import FairThinking
@@ -319,6 +320,7 @@ class BotRunner:
             log.warning("%s in %s: %s", self.agent, room, exc)
 
         configured: dict[int, float] = {}
+        resigned: set[int] = set()  # seats whose agent forfeited: the server's bot plays them now
 
         async def decide(update: dict[str, Any], prompt: Prompt) -> Any:
             if rejected[1] != update["seq"]:
@@ -326,7 +328,7 @@ class BotRunner:
             if rejected[0] >= 2:
                 return prompt.random_answer(self.rng)
             agent = agent_for(update["seat"])
-            turn = Turn(game, update["seat"], prompt, update["view"])
+            turn = Turn(game, update["seat"], prompt, update["view"], update.get("clock"))
             budget = move_budget(update.get("clock"), update["seat"])
             if budget is None:
                 return await self.thinking.run(party, agent.act, turn)
@@ -340,11 +342,27 @@ class BotRunner:
                 return await asyncio.wait_for(asyncio.shield(thinking), max(0.01, left - LATENCY))
             except TimeoutError:
                 log.warning("%s in %s: no answer within the clock; answering at random", self.agent, room)
-                agents.pop(update["seat"], None)  # its search still runs: the next decision gets a new agent
+                # its search still runs: the next decision gets a new agent
+                _close(agents.pop(update["seat"], None))
                 return prompt.random_answer(self.rng)
 
+        async def decide_or_resign(update: dict[str, Any], prompt: Prompt) -> Any:
+            if update["seat"] in resigned:
+                return prompt.random_answer(self.rng)
+            try:
+                return await decide(update, prompt)
+            except Forfeit as exc:  # an engine that failed: its seat resigns, saying why
+                resigned.add(update["seat"])
+                _close(agents.pop(update["seat"], None))
+                log.warning("%s in %s: seat %d resigns: %s", self.agent, room, update["seat"], exc.note)
+                try:
+                    await client.resign(room, update["seat"], note=exc.note)
+                except ServerError as refused:
+                    log.warning("%s in %s: the resignation was refused: %s", self.agent, room, refused)
+                return prompt.random_answer(self.rng)  # refused as over, or raced by the server's bot
+
         try:
-            final = await client.play(room, decide, on_error=on_error)
+            final = await client.play(room, decide_or_resign, on_error=on_error)
             log.info("%s: game in room %s over: %s", self.agent, room, final.get("result"))
             self.held.pop(room, None)
         except ConnectionLost:
@@ -353,3 +371,12 @@ class BotRunner:
             log.exception("%s: failed in room %s", self.agent, room)
         finally:
             self.playing.discard(room)
+            for agent in agents.values():
+                _close(agent)
+
+
+def _close(agent: Agent | None) -> None:
+    """An agent's game is over for it: an engine bridge's process ends, in a thread of its own
+    (a polite engine gets a moment to leave)."""
+    if agent is not None and type(agent).close is not Agent.close:
+        threading.Thread(target=agent.close, daemon=True).start()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 
 from partida.cli import CliError
 from partida.cli.common import add_game_files_flags, add_log_flag, add_server_flag, game_registry, setup_logging
@@ -20,7 +21,31 @@ def register(sub: argparse._SubParsersAction) -> None:
         "challenged to (with --answer-seeks, also the seeks allowing bots that it takes). Only bot accounts "
         "are seated as bots: a token is required.",
     )
-    p.add_argument("agent", help="agent to run (see `partida agents`)")
+    p.add_argument("agent", nargs="?", help="agent to run (see `partida agents`); or --gtp / --cmd")
+    bridge = p.add_mutually_exclusive_group()
+    bridge.add_argument(
+        "--gtp",
+        metavar="COMMAND",
+        default=None,
+        help="play Othello through this GTP engine (e.g. '/usr/games/gtp-rhino -l 2'), one process per game "
+        "and seat, restarted with back-off if it crashes; an illegal move, no move in time or a crash it "
+        "does not recover from resigns the game, the reason kept in its record (docs/bots.md)",
+    )
+    bridge.add_argument(
+        "--cmd",
+        metavar="COMMAND",
+        default=None,
+        help="play through this program (e.g. 'python mybot.py'): it reads one JSON line per decision on "
+        "stdin and writes one JSON answer line on stdout; bad JSON, an illegal answer, no answer in time "
+        "or a crash resigns the game, the reason kept in its record (docs/bots.md)",
+    )
+    p.add_argument(
+        "--move-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --gtp or --cmd: the longest one decision may take when the game has no clock (default 60)",
+    )
     p.add_argument(
         "--game",
         action="append",
@@ -90,16 +115,30 @@ def run(args: argparse.Namespace) -> int:
     from partida.bots.runner import BotRunner
     from partida.client import ServerError
 
+    agent, params = args.agent, {"seconds": args.seconds, "depth": args.depth}
+    command = args.gtp or args.cmd
+    if command is not None:
+        if agent is not None:
+            raise CliError(f"--gtp and --cmd run a program of yours: give either them or an agent ({agent!r})")
+        try:
+            if not shlex.split(command):
+                raise ValueError("an empty command")
+        except ValueError as exc:
+            raise CliError(f"cannot split {command!r} into words: {exc}") from None
+        agent = "gtp" if args.gtp else "stdio"
+        params = {"command": command, "move_timeout": args.move_timeout}
+    elif agent is None:
+        raise CliError("give an agent (see `partida agents`), or a program: --gtp COMMAND or --cmd COMMAND")
     try:
         terms, games = _terms(args)
         runner = BotRunner(
             args.server,
-            args.agent,
+            agent,
             name=args.name,
             token=args.token,
             games=games,
             terms=terms,
-            params={"seconds": args.seconds, "depth": args.depth},
+            params=params,
             ladders=args.ladder,
             max_games=args.max_games,
             tournaments=args.tournament,

@@ -125,7 +125,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the next seat is this program, started by the match on a server it starts itself (a free "
         "loopback port, a temporary database, a bot account for the seat): it gets PARTIDA_SERVER, "
         "PARTIDA_BOT_TOKEN and PARTIDA_BOT_NAME in its environment, and {server}, {token} and {name} in "
-        "COMMAND are replaced by them. Example: --seat-cmd 'python mybot.py --url {server}'",
+        "COMMAND are replaced by them. Example: --seat-cmd 'python mybot.py --url {server}'. A program that "
+        "does not connect itself, played through `partida bot`'s bridges: --seat-cmd 'stdio:python mybot.py' "
+        "(one JSON line per decision on stdin and stdout) or --seat-cmd 'gtp:gtp-rhino' (docs/bots.md)",
     )
     m.add_argument(
         "--games",

@@ -679,8 +679,14 @@ class Client:
             fields["seat"] = seat
         return await self.request(kind, **fields)
 
-    async def resign(self, room: str, seat: int | None = None) -> dict[str, Any]:
-        return await self._seat_request("resign", room, seat)
+    async def resign(self, room: str, seat: int | None = None, note: str | None = None) -> dict[str, Any]:
+        """`note`: why, kept in the result's `notes` (say, the bot's engine failed)."""
+        if note is None:
+            return await self._seat_request("resign", room, seat)
+        fields: dict[str, Any] = {"room": room, "note": note}
+        if seat is not None:
+            fields["seat"] = seat
+        return await self.request("resign", **fields)
 
     async def offer_draw(self, room: str, seat: int | None = None) -> dict[str, Any]:
         return await self._seat_request("offer_draw", room, seat)

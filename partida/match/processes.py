@@ -16,17 +16,26 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+# `--seat-cmd "stdio:python mybot.py"`, `--seat-cmd "gtp:gtp-rhino"`: a program that does not
+# connect itself, played through `partida bot`'s bridge for its protocol (docs/bots.md).
+BRIDGES = {"stdio": "--cmd", "gtp": "--gtp"}
+
 
 @dataclass(frozen=True)
 class SeatCommand:
-    """`--seat-cmd`'s value: a command line a shell would split the same way."""
+    """`--seat-cmd`'s value: a command line a shell would split the same way; `bridge`: the
+    protocol it speaks when it is not a websocket bot (`stdio`, `gtp`)."""
 
     command: str
+    bridge: str = ""
 
     def __str__(self) -> str:
-        return self.command
+        return f"{self.bridge}:{self.command}" if self.bridge else self.command
 
     def argv(self, server: str, token: str, name: str) -> list[str]:
+        if self.bridge:  # the bridge logs in (the token comes from the environment) and runs it
+            bot = [sys.executable, "-m", "partida", "bot", BRIDGES[self.bridge], self.command]
+            return [*bot, "--server", server, "--name", name, "--log-level", "warning"]
         fields = {"{server}": server, "{token}": token, "{name}": name}
         out = []
         for word in shlex.split(self.command):
@@ -40,13 +49,18 @@ def seat_command(text: str) -> SeatCommand:
     """Checked when the command is read: a quote left open would only fail once a server ran."""
     import argparse
 
+    bridge, colon, rest = text.partition(":")
+    if colon and bridge in BRIDGES:
+        text = rest
+    else:
+        bridge = ""
     try:
         words = shlex.split(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"cannot split {text!r} into words: {exc}") from None
     if not words:
         raise argparse.ArgumentTypeError("an empty command")
-    return SeatCommand(text)
+    return SeatCommand(text, bridge)
 
 
 def free_port() -> int:

@@ -160,6 +160,7 @@ class SeatRequest(Request):
 @dataclass
 class Resign(SeatRequest):
     type: ClassVar[str] = "resign"
+    note: str | None = None  # why, kept in the result (an engine that failed); at most 300 characters
 
 
 @dataclass

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+NOTE_MAX = 300  # characters of a resignation's note (why a bridge's engine gave up)
 FINISHED_ROOM_TTL = 600.0  # seconds a finished room stays reachable for late viewers
 # Ending requests: the rule that carries each out, and the reply that says it was done.
 ENDING_REQUESTS = {
@@ -51,6 +52,14 @@ ENDING_REQUESTS = {
 NewRoom = Callable[[RoomTerms, Session | None], Room]
 OpenRoom = Callable[[RoomTerms, Session | None], Awaitable[Room]]
 ResumedRoom = Callable[[Game, StoredGame], Room]
+
+
+def checked_note(note: str) -> str:
+    """A resignation's note goes into the stored result that every replay and listing shows."""
+    note = note.strip()
+    if not note or len(note) > NOTE_MAX:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"resign: a note is 1 to {NOTE_MAX} characters")
+    return note
 
 
 def check_rated(session: Session, clock: ClockSpec | None) -> None:
@@ -386,7 +395,11 @@ class RoomService:
         server/ending_requests.py, run as room commands, then the reply that names it."""
         command, reply = ENDING_REQUESTS[req.type]
         room = self.room(req.room)
-        await room.call_here(lambda: command(room, session, req.seat))
+        if isinstance(req, m.Resign) and req.note is not None:
+            note = checked_note(req.note)
+            await room.call_here(lambda: ending_requests.resign(room, session, req.seat, note))
+        else:
+            await room.call_here(lambda: command(room, session, req.seat))
         session.send(server_message(reply, req.id, room=room.code))
 
     async def on_rematch(self, session: Session, req: m.Rematch) -> None:
