@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from partida.cli.play import play_bot_game
+from partida.client import ServerError
 from tests.helpers import seat_bot
 
 pytestmark = pytest.mark.timeout(180)
@@ -112,6 +113,7 @@ def test_partida_match_takes_a_stdio_program_for_a_seat() -> None:
         (("bot", "random", "--cmd", "python3 bot.py"), "give either them or an agent ('random')"),
         (("bot", "--token", "x"), "give an agent (see `partida agents`), or a program: --gtp COMMAND or --cmd"),
         (("bot", "--cmd", "python3 'open", "--token", "x"), "cannot split"),
+        (("bot", "--cmd", "python3 bot.py", "--token", "x"), "say which games your program plays: --game GAME"),
         (("bot", "--gtp", "a", "--cmd", "b"), "not allowed with argument"),
         (("serve", "--bots", "random,stdio", "--port", "0"), "--bots stdio: a bridge runs a program of yours"),
     ],
@@ -119,3 +121,14 @@ def test_partida_match_takes_a_stdio_program_for_a_seat() -> None:
 def test_bridge_flags_refuse_what_cannot_run(args: tuple[str, ...], said: str) -> None:
     done = subprocess.run([sys.executable, "-m", "partida", *args], capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and said in done.stderr, done.stderr
+
+
+async def test_a_bridge_is_asked_for_by_its_account_name_not_as_an_agent(connect, runners, server):
+    await seat_bot(server, runners, "mine", "stdio", command=PYTHON_BOT)
+    asker = await connect(name="asker")
+    with pytest.raises(ServerError) as refused:
+        await asker.create_room("tictactoe", seat=0, bots={1: "stdio"})
+    assert refused.value.code == "unknown_agent" and "by its account name" in refused.value.message
+    assert not server.rooms  # nothing opened
+    created = await asker.create_room("tictactoe", seat=0, bots={1: "mine"})
+    assert created["summary"]["seats"][1]["name"] == "mine"

@@ -1,5 +1,5 @@
 """A complete Partida bot in Python, over stdin/stdout: tic-tac-toe, winning when it can and
-blocking when it must. Run it with `partida bot --cmd "python3 examples/bots/tictactoe.py"`."""
+blocking when it must. Run it with `partida bot --cmd "python3 examples/bots/tictactoe.py" --game tictactoe`."""
 
 import json
 import random

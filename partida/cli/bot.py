@@ -125,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError("an empty command")
         except ValueError as exc:
             raise CliError(f"cannot split {command!r} into words: {exc}") from None
+        if args.cmd and not args.game:  # declaring every game would get it offered games it cannot play
+            raise CliError("say which games your program plays: --game GAME (repeatable), e.g. --game tictactoe")
         agent = "gtp" if args.gtp else "stdio"
         params = {"command": command, "move_timeout": args.move_timeout}
     elif agent is None:

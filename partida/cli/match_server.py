@@ -227,7 +227,7 @@ async def run_server_match(args: argparse.Namespace) -> int:
             await _wait_for_server(url, processes[0][0], folder)
             for index, command in commands.items():
                 try:
-                    process = await start_seat(command, url, tokens[names[index]], names[index])
+                    process = await start_seat(command, url, tokens[names[index]], names[index], args.game)
                 except OSError as exc:
                     raise CliError(f"seat {index + 1} ({command}): cannot start it: {exc.strerror or exc}") from None
                 processes.append((process, f"seat {index + 1} ({command}): its process"))

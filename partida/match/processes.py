@@ -32,9 +32,9 @@ class SeatCommand:
     def __str__(self) -> str:
         return f"{self.bridge}:{self.command}" if self.bridge else self.command
 
-    def argv(self, server: str, token: str, name: str) -> list[str]:
+    def argv(self, server: str, token: str, name: str, game: str) -> list[str]:
         if self.bridge:  # the bridge logs in (the token comes from the environment) and runs it
-            bot = [sys.executable, "-m", "partida", "bot", BRIDGES[self.bridge], self.command]
+            bot = [sys.executable, "-m", "partida", "bot", BRIDGES[self.bridge], self.command, "--game", game]
             return [*bot, "--server", server, "--name", name, "--log-level", "warning"]
         fields = {"{server}": server, "{token}": token, "{name}": name}
         out = []
@@ -103,12 +103,12 @@ async def start_server(
     return process, f"ws://127.0.0.1:{port}"
 
 
-async def start_seat(command: SeatCommand, server: str, token: str, name: str) -> asyncio.subprocess.Process:
+async def start_seat(command: SeatCommand, server: str, token: str, name: str, game: str) -> asyncio.subprocess.Process:
     """The seat's program; what it prints goes to this process's stderr, so that stdout stays
     the match's results."""
     env = {**os.environ, "PARTIDA_SERVER": server, "PARTIDA_BOT_TOKEN": token, "PARTIDA_BOT_NAME": name}
     return await asyncio.create_subprocess_exec(
-        *command.argv(server, token, name),
+        *command.argv(server, token, name, game),
         env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=sys.stderr.fileno(),

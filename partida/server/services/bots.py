@@ -170,6 +170,12 @@ class BotDirectory:
                 )
             self.may_take(bot, asker)
             return bot
+        spec = all_agents().get(wanted)
+        if spec is not None and spec.external:  # "gtp" names a bridge, not what plays behind it
+            raise ProtocolError(
+                ErrorCode.UNKNOWN_AGENT,
+                f"{wanted!r} is a bridge to a program of someone's; ask for the bot by its account name",
+            )
         running = [s for s in bots if s.identity.agent == wanted]  # type: ignore[union-attr]
         candidates = [s for s in running if self.refusal(s, game, seats, clock, asker) is None]
         if running and not candidates:
