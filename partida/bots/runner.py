@@ -342,7 +342,8 @@ class BotRunner:
                 return await asyncio.wait_for(asyncio.shield(thinking), max(0.01, left - LATENCY))
             except TimeoutError:
                 log.warning("%s in %s: no answer within the clock; answering at random", self.agent, room)
-                # its search still runs: the next decision gets a new agent
+                thinking.cancel()  # still queued: it never starts; searching: its thread keeps its core
+                # its search may still run: the next decision gets a new agent
                 _close(agents.pop(update["seat"], None))
                 return prompt.random_answer(self.rng)
 
