@@ -73,7 +73,12 @@ async def test_a_forged_summon_or_challenge_sends_nobody_anywhere(three: list[Se
                     },
                 ):
                     await publish(mosquitto, f"partida/nodes/a/{payload['type']}", payload)
-                await asyncio.sleep(1.0)
+                assert a.cluster is not None
+                for _ in range(500):  # until a has refused all three (it takes the broker's messages in turn)
+                    if a.cluster.presence.forged == 3:
+                        break
+                    await asyncio.sleep(0.02)
+                assert a.cluster.presence.forged == 3
             assert trap.visits == 0
             assert carol.challenges.empty()
             assert any("naming no live node" in r.getMessage() for r in caplog.records)
