@@ -290,7 +290,8 @@ async def test_a_bot_reconnects_after_a_restart_and_takes_its_seat_back(db_url: 
     while update.get("decision") is None:
         update = await human.next_update(code)
     await human.act(code, update["decision"]["choices"][0] if "choices" in update["decision"] else 0)
-    await asyncio.sleep(0.2)
+    while (await human.next_update(code))["seq"] < 2:  # the bot's answer: it played before the stop
+        pass
     await human.close()
     await first.stop()
     second = Server(ServerConfig(port=port, db_url=db_url))
