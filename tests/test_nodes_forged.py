@@ -182,16 +182,21 @@ def compose_broker() -> Any:
 
 
 async def _heard(broker: Any, topic: str, publisher: dict[str, Any], reader: dict[str, Any]) -> bool:
-    """Whether a message `publisher` sends on `topic` reaches `reader` subscribed to it."""
+    """Whether a message `publisher` sends on `topic` reaches `reader` subscribed to it: it would
+    come before a mark the nodes publish once the broker has taken it, on a topic anyone reads
+    (the broker hands a subscriber its messages in the order it took them)."""
+    mark = "partida/rooms/MARK/action"
     async with aiomqtt.Client("127.0.0.1", broker.port, **reader) as listener:
         await listener.subscribe(topic, qos=1)
+        await listener.subscribe(mark, qos=1)
         async with aiomqtt.Client("127.0.0.1", broker.port, **publisher) as sender:
-            await sender.publish(topic, b"{}", qos=1)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(1.0):
-                async for _ in listener.messages:
-                    return True
-    return False
+            await sender.publish(topic, b"{}", qos=1)  # acknowledged: the broker has taken it
+        async with aiomqtt.Client("127.0.0.1", broker.port, username="partida", password="node secret") as node:
+            await node.publish(mark, b"{}", qos=1)
+        async with asyncio.timeout(10):
+            async for message in listener.messages:
+                return str(message.topic) != mark
+    raise AssertionError("the mark never came")
 
 
 async def test_the_compose_broker_lets_only_the_nodes_publish(compose_broker: Any) -> None:
