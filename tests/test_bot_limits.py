@@ -157,10 +157,10 @@ async def test_a_cancelled_decision_gives_its_turn_away() -> None:
     thinking = FairThinking(cores=1)
     release = threading.Event()
     first = asyncio.create_task(thinking.run("a", release.wait, 5))
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0)  # its first step: it takes the one worker, and waits on its thread
     waiting = asyncio.create_task(thinking.run("b", lambda: "b"))
     third = asyncio.create_task(thinking.run("c", lambda: "c"))
-    await asyncio.sleep(0.01)
+    await asyncio.sleep(0)  # their first steps: both queued behind it
     waiting.cancel()
     release.set()
     assert await first is True

@@ -100,8 +100,13 @@ async def test_people_and_second_connections_cannot_join_and_change_nothing(
     assert [s.name for s in await server.store.ladders.standings(ladder.id)] == ["twin"]
     live = await server.ladders.ladder("solo")
     assert len(live.members) == 1 and live.rooms == {}
+    connected = len(server.sessions)
     await second.close()
-    await asyncio.sleep(0.2)
+
+    async def second_gone() -> bool:  # the server forgets a session and leaves its ladders in one step
+        return len(server.sessions) == connected - 1
+
+    await wait_for(second_gone, "the server to hear the refused twin leave", timeout=10)
     assert len(live.members) == 1
     await first.close()
 

@@ -70,8 +70,12 @@ async def test_a_watcher_is_pushed_rooms_that_open_start_and_go(server, connect)
     pushed = await asyncio.wait_for(watcher.lobby_events.get(), 5)
     assert pushed["rooms"] == [] and pushed["removed"] == [code]
     await watcher.rooms_page(watch=False)
-    await maker.create_room("tictactoe", seat=0)
-    await asyncio.sleep(1.2)
+    still = await connect(name="still")  # watches on: its push shows one went out to every watcher
+    await still.rooms_page(status="waiting", watch=True)
+    late = (await maker.create_room("tictactoe", seat=0))["room"]
+    while late not in [r["code"] for r in (await asyncio.wait_for(still.lobby_events.get(), 5))["rooms"]]:
+        pass
+    await watcher.request("ping")  # answered after anything that push sent this connection
     assert watcher.lobby_events.empty()
 
 

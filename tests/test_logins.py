@@ -50,7 +50,12 @@ async def test_a_crowd_of_guessers_does_not_starve_a_login_from_a_clean_address(
     root = Path(__file__).resolve().parent.parent
     crowd = await asyncio.create_subprocess_exec(sys.executable, "-c", CROWD, server.url, cwd=root)
     try:
-        await asyncio.sleep(3.0)  # every guesser has failed by now: the queue is theirs
+        guessers = [f"127.0.0.{host}" for host in range(2, 42)]
+        for _ in range(600):  # until every guesser has failed: the queue is theirs from then on
+            if all(server.logins.has_failures(address) for address in guessers):
+                break
+            await asyncio.sleep(0.05)
+        assert all(server.logins.has_failures(address) for address in guessers)
         started = time.monotonic()
         replies = [await login(server.url, f"127.0.1.{i}", "ada", "correct horse") for i in range(1, 4)]
         took = time.monotonic() - started

@@ -179,6 +179,7 @@ async def test_a_person_connected_to_two_other_nodes_is_told_on_both(three: list
                 break
             await asyncio.sleep(0.02)
         assert a.challenges.open[sent["id"]].nodes == {"b"}  # c answered `not connected`; b has bob
+        await alice.request("ping")  # answered after any decline a sent alice on c's answer
         assert alice.challenges.empty()
         await bob_b.decline(sent["id"])
         assert (await asyncio.wait_for(alice.challenges.get(), 10))["reason"] == "declined"

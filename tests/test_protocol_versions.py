@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from websockets.asyncio.client import connect as ws_connect
 
 from partida.server.app import Server
@@ -31,12 +29,8 @@ async def _play_a_game(server: Server, version: int) -> tuple[Raw, Raw]:
             await a.request("act", room=code, action=update["decision"]["options"][0], seq=update["seq"])
         seats = {0: b, 1: a} if seats[0] is a else {0: a, 1: b}
         a, b = seats[0], seats[1]
-    for raw in (a, b):  # read what is left (game_over, the last room push)
-        try:
-            while True:
-                await asyncio.wait_for(raw.next(), 0.5)
-        except TimeoutError:
-            pass
+    for raw in (a, b):  # read what is left (game_over, the last room push): all of it comes before a pong
+        assert (await raw.request("ping"))["type"] == "pong"
     return a, b
 
 

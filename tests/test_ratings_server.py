@@ -6,7 +6,6 @@ never twice, and the reads (`ratings`, `rating_history`, `leaderboard`) say what
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -131,7 +130,12 @@ async def test_two_accounts_of_one_address_are_flagged_then_play_casual(server: 
             await session.execute(select(GameRecord.rated, GameRecord.farming).where(GameRecord.room_code == code))
         ).one()
     assert tuple(stored) == (False, "refuse")
-    await asyncio.sleep(0.2)
+    await pushed(ada, code, "game_over")  # sent as the room hands its end to the rating service
+
+    async def no_rating_at_work() -> bool:
+        return not server.ratings._tasks
+
+    await wait_for(no_rating_at_work, "the rating service to finish with the game", timeout=10)
     assert (await ada.ratings())["ratings"][0]["games"] == 3
     for client in (ada, bob):
         await client.close()

@@ -786,7 +786,10 @@ async def _finish_with_one_cancelled_behind(store: Store, first: int, cancelled_
     await asyncio.sleep(0)  # queued: the COMMIT before it brings its BEGIN
     cancelled.cancel()
     await finishing
-    await asyncio.sleep(0.05)
+    for _ in range(250):  # until the writer has taken up the BEGIN that came back with the COMMIT
+        if _writer_driver(store).is_in_transaction():
+            break
+        await asyncio.sleep(0.02)
 
 
 async def test_the_next_batch_begins_with_the_commit_before_it(pg_shared: str) -> None:

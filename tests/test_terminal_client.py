@@ -10,6 +10,7 @@ import io
 import os
 import pty
 import re
+import select
 import shlex
 import signal
 import subprocess
@@ -64,7 +65,7 @@ async def test_keys_typed_while_waiting_are_not_the_next_answer() -> None:
     reader = LineReader(stream, io.StringIO())
     try:
         os.write(master, b"a1\n")  # typed while the other side was thinking
-        await asyncio.sleep(0.05)
+        assert select.select([slave], [], [], 5)[0]  # the line is there to be read when the prompt comes
         answer = asyncio.create_task(reader.ask("your move> "))
         await asyncio.sleep(0.1)
         assert not answer.done()  # the early line was thrown away

@@ -697,6 +697,7 @@ async def test_the_lobby_shows_rooms_as_the_server_pushes_them_without_polling(
     page.set_default_timeout(STEP)
     sent: list[str] = []
     page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(str(payload))))
+    await page.clock.install()  # the page's timers, run ahead below instead of waited for
     await page.goto(server.http_url)
     await page.fill("#name", "ada")
     await page.click("#enter")
@@ -710,7 +711,14 @@ async def test_the_lobby_shows_rooms_as_the_server_pushes_them_without_polling(
     await page.wait_for_function(
         "code => document.querySelector(`[data-room=\"${code}\"]`)?.textContent.includes('playing')", arg=code
     )
-    await asyncio.sleep(5)  # longer than the lobby's old polling period
+    listed = sum('"tournament_list"' in frame for frame in sent)
+    await page.clock.run_for(60_000)  # a minute of the page's time: far past the lobby's old polling period
+    # the lobby lists tournaments every 20 s: frames come in order, so all before the third are in
+    for _ in range(200):
+        if sum('"tournament_list"' in frame for frame in sent) >= listed + 3:
+            break
+        await asyncio.sleep(0.05)
+    assert sum('"tournament_list"' in frame for frame in sent) >= listed + 3, sent
     listings = [frame for frame in sent if '"list_rooms"' in frame]
     assert len(listings) == 1 and '"watch":true' in listings[0], listings
     await context.close()
