@@ -75,7 +75,7 @@ log = logging.getLogger(__name__)
 
 TICK = 1.0  # seconds between tries while the database fails, and between looks for free entrants connecting
 RESCAN = 30.0  # seconds between two reads of the live tournaments' times (another node's new ones)
-ELSEWHERE = 10.0  # seconds between looks at a tournament whose game is on another node (no end is told here)
+ELSEWHERE = 5.0  # seconds between looks at a tournament whose game is on another node (no end is told here)
 LOG_AGAIN = 300.0  # seconds before the same scheduling failure is logged again
 # Seconds at least between two looks: the ends of an arena's games (several a second with a
 # few hundred entrants) are taken together, each look reading the tournament's tables once.
@@ -296,6 +296,8 @@ class TournamentService:
         if info is None or info.status == "finished":
             self._forget(tournament)
             return
+        if info.id not in self._slots:  # created behind this node's back (`--db`, another node), not read yet
+            self._plan(Slot(info.id, info.status, info.format, info.starts_at.timestamp(), info.duration))
         if info.status == "registering":
             if info.starts_at.timestamp() > self.now():
                 return  # still on the timeline
