@@ -147,3 +147,42 @@ async def test_an_unreadable_database_is_one_log_line_not_a_traceback_a_second(
     assert any("works again" in m for m in messages)
     assert not any(r.exc_info for r in caplog.records if r.name == "partida.server.tournaments")
     await ann.close()
+
+
+async def test_idle_arenas_are_not_read_again_until_something_is_due(server: Server) -> None:
+    """Empty running arenas cost the scheduler one look each when it first reads them, then
+    nothing: no read of the store while nothing is due. An entrant joining one is looked at."""
+    store = server.tournaments.store
+    now = datetime.now(UTC)
+    arenas = [
+        await store.create(f"idle{i}", "tictactoe", {}, 2, CLOCK, "arena", "both", now, duration=7 * 24 * 3600.0)
+        for i in range(30)
+    ]
+    server.tournaments.rescan()
+    async with asyncio.timeout(30):
+        while [t.status for t in await store.live()] != ["running"] * len(arenas):
+            await asyncio.sleep(0.2)
+    reads: list[str] = []
+    real = {name: getattr(store, name) for name in ("schedule", "by_id", "tables", "entrants", "live", "all")}
+
+    def counted(name: str) -> Any:
+        async def read(*args: Any, **kwargs: Any) -> Any:
+            reads.append(name)
+            return await real[name](*args, **kwargs)
+
+        return read
+
+    try:
+        for name in real:
+            setattr(store, name, counted(name))
+        await asyncio.sleep(3)  # three of the old scheduler's ticks
+        assert reads == []
+        ann = await account(server, "ann")
+        await ann.tournament_join("idle7")
+        async with asyncio.timeout(10):
+            while "entrants" not in reads:  # the joined arena, and only it, is looked at
+                await asyncio.sleep(0.05)
+        await ann.close()
+    finally:
+        for name in real:
+            delattr(store, name)
