@@ -261,9 +261,9 @@ class TournamentService:
                     del self._waiting[tournament]
                     self._due.add(tournament)
         while self._due:
-            tournament = min(self._due)
-            await self._look(tournament)
-            self._due.discard(tournament)  # only once looked at: a failed look is tried again
+            for tournament in sorted(self._due):
+                await self._look(tournament)
+                self._due.discard(tournament)  # only once looked at: a failed look is tried again
 
     async def _read_schedule(self) -> None:
         """The live tournaments' ids, status and times. A running one not known before (this
