@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from partida.client import Client, ServerError
-from partida.server.app import Server
+from partida.server.app import Server, ServerConfig
+from partida.storage.tournaments import TournamentStore
 
 CLOCK = {"initial": 60.0, "increment": 0.0}
 
@@ -186,3 +187,41 @@ async def test_idle_arenas_are_not_read_again_until_something_is_due(server: Ser
     finally:
         for name in real:
             delattr(store, name)
+
+
+async def test_a_restart_looks_only_at_the_arenas_someone_entered(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url))
+    await first.start()
+    try:
+        store = first.tournaments.store
+        now = datetime.now(UTC)
+        for i in range(10):
+            await store.create(f"empty{i}", "tictactoe", {}, 2, CLOCK, "arena", "both", now, duration=7 * 24 * 3600.0)
+        busy = await store.create("busy", "tictactoe", {}, 2, CLOCK, "arena", "both", now, duration=7 * 24 * 3600.0)
+        ann = await account(first, "ann")
+        await ann.tournament_join("busy")
+        await ann.close()
+        first.tournaments.rescan()
+        async with asyncio.timeout(30):
+            while [t.status for t in await store.live()] != ["running"] * 11:
+                await asyncio.sleep(0.2)
+    finally:
+        await first.stop()
+    looked: list[int] = []
+    real = TournamentStore.by_id
+
+    async def by_id(self: TournamentStore, tournament_id: int) -> Any:
+        looked.append(tournament_id)
+        return await real(self, tournament_id)
+
+    monkeypatch.setattr(TournamentStore, "by_id", by_id)
+    second = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url))
+    await second.start()
+    try:
+        async with asyncio.timeout(10):
+            while busy.id not in looked:
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(1.5)  # a tick more: nothing else is looked at
+        assert looked == [busy.id]
+    finally:
+        await second.stop()

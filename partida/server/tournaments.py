@@ -267,11 +267,12 @@ class TournamentService:
 
     async def _read_schedule(self) -> None:
         """The live tournaments' ids, status and times. A running one not known before (this
-        server just started, or another node ran it) is looked at once."""
+        server just started, or another node ran it) is looked at once, unless it is an arena
+        nobody is entered in (a join looks at it; its end is on the timeline)."""
         slots = {slot.id: slot for slot in await self.store.schedule()}
         for slot in slots.values():
             if slot.id not in self._slots:
-                if slot.status == "running":
+                if slot.status == "running" and (slot.entered or slot.format != "arena"):
                     self._due.add(slot.id)
                 self._plan(slot)
         for gone in self._slots.keys() - slots.keys():

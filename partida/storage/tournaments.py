@@ -86,6 +86,7 @@ class Slot:
     format: str
     starts_at: float  # seconds since the epoch
     duration: float | None
+    entered: bool = True  # anyone entered and not withdrawn: an empty arena has nothing to pair
 
     @property
     def ends_at(self) -> float | None:
@@ -230,12 +231,20 @@ class TournamentStore:
     async def schedule(self) -> list[Slot]:
         """The live tournaments as the scheduler reads them: ids, status and times, one small
         row each (finished ones pile up; the scheduler never reads them)."""
+        entered = (
+            select(TournamentEntry.id)
+            .where(TournamentEntry.tournament_id == Tournament.id, TournamentEntry.withdrawn.is_(False))
+            .exists()
+        )
         query = select(
-            Tournament.id, Tournament.status, Tournament.format, Tournament.starts_at, Tournament.duration
+            Tournament.id, Tournament.status, Tournament.format, Tournament.starts_at, Tournament.duration, entered
         ).where(Tournament.status.in_(LIVE))
         async with self.db.session() as session:
             rows = (await session.execute(query)).all()
-        return [Slot(int(i), status, fmt, _stamp(starts), duration) for i, status, fmt, starts, duration in rows]
+        return [
+            Slot(int(i), status, fmt, _stamp(starts), duration, bool(anyone))
+            for i, status, fmt, starts, duration, anyone in rows
+        ]
 
     async def live_created(self, account_id: int, address: str | None) -> tuple[int, int]:
         """How many live tournaments `account_id` created, and how many were created from
