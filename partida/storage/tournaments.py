@@ -202,12 +202,6 @@ class TournamentStore:
         found = await self._tournaments(select(Tournament).where(Tournament.id == tournament_id))
         return found[0] if found else None
 
-    async def all(self, status: str | None = None) -> list[TournamentInfo]:
-        query = select(Tournament).order_by(Tournament.starts_at, Tournament.id)
-        if status is not None:
-            query = query.where(Tournament.status == status)
-        return await self._tournaments(query)
-
     async def page(self, status: str | None, after: tuple[datetime, int] | None, limit: int) -> list[TournamentInfo]:
         """Up to `limit` tournaments after `after` (the starts_at and id of the last one of the
         page before; None: from the first), soonest first, without their options: what one
@@ -223,8 +217,7 @@ class TournamentStore:
         return await self._tournaments(query.limit(limit), options=False)
 
     async def live(self) -> list[TournamentInfo]:
-        """The tournaments registering or running, whole (`partida tournament` and tests; the
-        scheduler reads `schedule`)."""
+        """The tournaments registering or running, whole (the scheduler reads `schedule`)."""
         query = select(Tournament).where(Tournament.status.in_(LIVE)).order_by(Tournament.starts_at, Tournament.id)
         return await self._tournaments(query)
 
