@@ -12,7 +12,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgpack
 import pytest
+from websockets.asyncio.client import connect as ws_connect
 
 from partida.client import Client, ServerError
 from partida.server.app import Server, ServerConfig
@@ -225,3 +227,33 @@ async def test_a_restart_looks_only_at_the_arenas_someone_entered(db_url: str, m
         assert looked == [busy.id]
     finally:
         await second.stop()
+
+
+async def test_a_connection_that_does_not_read_is_listed_nothing_more(server: Server) -> None:
+    """Pages queue up unread past 256 KiB: further `tournament_list` requests are refused
+    (`rate_limited`) instead of built and queued, and the connection stays open."""
+    store = server.tournaments.store
+    base = datetime.now(UTC) + timedelta(hours=1)
+    for i in range(200):
+        await store.create(f"cup{i}", "tictactoe", {}, 2, CLOCK, "swiss", "both", base)
+    await server.store.create_user("ann", "a long password")
+    ws = await ws_connect(server.url, max_size=None)
+    await ws.send(msgpack.packb({"type": "hello", "version": 2, "name": "ann", "password": "a long password"}))
+    assert msgpack.unpackb(await ws.recv())["type"] == "welcome"
+    ws.transport.pause_reading()  # type: ignore[attr-defined]
+    session = next(s for s in server.sessions if s.name == "ann")
+    sent = 0
+    while session.outbox_bytes <= 256 * 1024 and sent < 2000:
+        await ws.send(msgpack.packb({"type": "tournament_list", "id": sent, "limit": 200}))
+        sent += 1
+        await asyncio.sleep(0.005)
+    await ws.send(msgpack.packb({"type": "tournament_list", "id": "late", "limit": 200}))
+    ws.transport.resume_reading()  # type: ignore[attr-defined]
+    async with asyncio.timeout(30):
+        while True:
+            reply = msgpack.unpackb(await ws.recv())
+            if reply.get("id") == "late":
+                break
+    assert reply["type"] == "error" and reply["code"] == "rate_limited", reply
+    assert not session.closed
+    await ws.close()
