@@ -257,3 +257,18 @@ async def test_a_connection_that_does_not_read_is_listed_nothing_more(server: Se
     assert reply["type"] == "error" and reply["code"] == "rate_limited", reply
     assert not session.closed
     await ws.close()
+
+
+async def test_the_cap_holds_against_creations_at_the_same_moment(limited: Any) -> None:
+    server = await limited(tournaments_per_account=2)
+    await server.store.create_user("cat", "a long password")
+    clients = [await Client.connect(server.url, name="cat", password="a long password") for _ in range(6)]
+    results = await asyncio.gather(
+        *(c.tournament_create(f"race{i}", "tictactoe", "swiss", CLOCK, starts_in=3600) for i, c in enumerate(clients)),
+        return_exceptions=True,
+    )
+    refused_codes = [r.code for r in results if isinstance(r, ServerError)]
+    assert len(results) - len(refused_codes) == 2 and refused_codes == ["too_many_tournaments"] * 4
+    assert len(await names(clients[0])) == 2
+    for client in clients:
+        await client.close()

@@ -118,6 +118,8 @@ class TournamentService:
         self.lock = lock
         self.now = now
         self._wake = asyncio.Event()
+        # creations one at a time on this node: the caps are counted and the row written together
+        self._creating = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._paired_at: dict[tuple[int, int, int], float] = {}  # (tournament, round, table) -> when
         self._room_of: dict[str, int] = {}  # a table's room here -> its tournament, until the game ends
@@ -580,28 +582,29 @@ class TournamentService:
             raise ProtocolError(ErrorCode.BAD_FIELD, "starts_in must be 0 seconds to 30 days")
         starts_at = datetime.fromtimestamp(self.now(), UTC) + timedelta(seconds=req.starts_in)
         rounds = req.rounds if req.rounds is not None else (4 if req.format == "swiss" else None)
-        await self._may_create(me, session.address)
-        try:
-            info = await self.store.create(
-                req.name,
-                game.name,
-                options,
-                seats,
-                clock.to_data(),
-                req.format,
-                req.entry,
-                starts_at,
-                rounds=rounds,
-                duration=req.duration,
-                created_by=me,
-                created_from=session.address,
-            )
-        except TournamentExists as exc:
-            raise ProtocolError(ErrorCode.TOURNAMENT_EXISTS, str(exc)) from None
-        except (NoSuchTournament, StorageError) as exc:
-            if type(exc) is not StorageError:
-                raise
-            raise ProtocolError(ErrorCode.BAD_FIELD, str(exc)) from None
+        async with self._creating:
+            await self._may_create(me, session.address)
+            try:
+                info = await self.store.create(
+                    req.name,
+                    game.name,
+                    options,
+                    seats,
+                    clock.to_data(),
+                    req.format,
+                    req.entry,
+                    starts_at,
+                    rounds=rounds,
+                    duration=req.duration,
+                    created_by=me,
+                    created_from=session.address,
+                )
+            except TournamentExists as exc:
+                raise ProtocolError(ErrorCode.TOURNAMENT_EXISTS, str(exc)) from None
+            except (NoSuchTournament, StorageError) as exc:
+                if type(exc) is not StorageError:
+                    raise
+                raise ProtocolError(ErrorCode.BAD_FIELD, str(exc)) from None
         self.pages.changed()
         self._plan(Slot(info.id, info.status, info.format, info.starts_at.timestamp(), info.duration))
         self.wake()
