@@ -7,18 +7,24 @@ commit) is timed. Each attack runs in a process of its own from another loopback
 (127.0.0.2, 127.0.0.3, ...: one hostile host per attack), for a bounded time and a bounded number of frames, and
 this process samples the server's RSS meanwhile. One JSON line per phase:
 
-    {"attack": ..., "p50_ms": ..., "p95_ms": ..., "moves": ..., "rss_before_mib": ...,
-     "rss_peak_mib": ..., "log_bytes": ..., "outcome": {...}}
+    {"attack": ..., "p50_ms": ..., "p95_ms": ..., "moves": ..., "moves_per_s": ..., "rss_before_mib": ...,
+     "rss_peak_mib": ..., "server_cpu_share": ..., "log_bytes": ..., "outcome": {...}}
+
+(`server_cpu_share`: the server's CPU seconds over the phase's seconds; 1.0 is one core busy.)
 
 `outcome` is what the attacker achieved (a hijacked seat, a silenced client, guesses a second...).
 
     python bench/abuse.py --seconds 6
     python bench/abuse.py --attack list_rooms_flood --seconds 6   # one attack only
     python bench/abuse.py --attack idle_arenas --stored-arenas 10000 --seconds 10
+    python bench/abuse.py --attack bot_time --seconds 30   # a pool bot's time: a guest in 8 rooms
+
+`page_crowd` is no attack but people: 30 page loads from one address, and 30 more 10 s later;
+its outcome is how many got every file of the page.
 
 The tournament attacks log in to accounts the bench creates before the server starts
-(`partida db create-user`, the build under test's own). Each phase reports the server's CPU
-seconds (`server_cpu_s`); with `idle_arenas` (or `--stored-arenas N`, N week-long empty arenas
+(`partida db create-user`, the build under test's own), and each phase also reports the
+server's RSS after it (`rss_after_mib`). With `idle_arenas` (or `--stored-arenas N`, N week-long empty arenas
 written before the server starts) a last line reports the server's CPU over a phase with no
 client at all (`idle_cpu_fractions`: of one core, in three windows of `--seconds`).
 """
@@ -31,6 +37,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import secrets
 import statistics
 import subprocess
@@ -391,6 +398,9 @@ async def attack_pipelined_get(url: str, seconds: float, parallel: int = 8) -> d
             counts["connections"] += 1
             counts["answered"] += answer.startswith(b"HTTP/1.1 200")
 
+    await asyncio.gather(*(loop() for _ in range(parallel)))
+    return counts
+
 
 def _near(offset: int, host: int = 1) -> tuple[str, int]:
     """Another loopback address of this attacker's (a crowd of hosts), away from the others'."""
@@ -506,6 +516,65 @@ async def attack_bot_monopoly(url: str, seconds: float, rooms: int = 40) -> dict
     await open_rooms(other, 1)
     replies: list[float] = []
     await asyncio.gather(answer_at_once(greedy), answer_at_once(other, replies))
+    return {
+        "rooms_opened": opened,
+        "refused": refused,
+        "other_bot_replies": len(replies),
+        "other_reply_p50_ms": percentile(replies, 50),
+        "other_reply_max_ms": round(max(replies), 1) if replies else None,
+    }
+
+
+async def attack_bot_time(
+    url: str, seconds: float, rooms: int = 8, agent: str = "othello-engine-hard"
+) -> dict[str, Any]:
+    """One guest opens eight Othello rooms against the pool's othello-engine-hard, each from a
+    connection of its own under a new name (one address), and answers at once in each; another
+    player, from another address, plays the same bot meanwhile and times its replies: the time
+    from each answer to the bot's next decision, its search and its wait for a core."""
+    from partida.games.prompts import prompt_from_data
+
+    rng = random.Random(5)
+    deadline = time.monotonic() + seconds
+    guests: list[Raw] = []
+    opened = refused = 0
+    waiting: dict[Raw, list[dict[str, Any]]] = {}  # updates that came before a room's reply
+
+    async def open_room(raw: Raw) -> bool:
+        await raw.send(
+            {"type": "create_room", "id": "c", "game": "othello", "seat": 1, "public": False} | {"bots": {"0": agent}}
+        )
+        waiting[raw] = []
+        while (answer := await raw.recv(20)).get("id") != "c":
+            waiting[raw].append(answer)
+        return answer["type"] == "room_created"
+
+    async def answer_at_once(raw: Raw, replies: list[float] | None = None) -> None:
+        sent: dict[str, float] = {}
+        with contextlib.suppress(Exception):
+            while time.monotonic() < deadline:
+                left = max(deadline - time.monotonic(), 0.01)
+                message = waiting[raw].pop(0) if waiting[raw] else await raw.recv(left)
+                if message.get("type") != "update" or message.get("decision") is None:
+                    continue
+                room = message["room"]
+                if replies is not None and room in sent:
+                    replies.append((time.monotonic() - sent[room]) * 1000)
+                answer = prompt_from_data(message["decision"]).random_answer(rng)
+                await raw.send({"type": "act", "room": room, "action": answer, "seq": message["seq"]})
+                sent[room] = time.monotonic()
+
+    for i in range(rooms):
+        raw = await Raw.open(url, hello={"name": f"hog{i}"})
+        if await open_room(raw):
+            opened += 1
+            guests.append(raw)
+        else:
+            refused += 1
+    other = await Raw.open(url, hello={"name": "other"}, address=_near(60))
+    await open_room(other)
+    replies: list[float] = []
+    await asyncio.gather(*(answer_at_once(raw) for raw in guests), answer_at_once(other, replies))
     return {
         "rooms_opened": opened,
         "refused": refused,
@@ -734,6 +803,203 @@ async def attack_idle_arenas(url: str, seconds: float) -> dict[str, Any]:
     return {"create_answers": answers}
 
 
+async def attack_lobby_cursors(
+    url: str, seconds: float, hosts: int = 4, rooms: int = 50, listers: int = 4
+) -> dict[str, Any]:
+    """From 4 addresses, pairs of guests open and start 50 public rooms each; then 4 connections
+    per address ask for pages of 200 rooms at random cursors (each page built for its asker,
+    cached for nobody), 8 requests in flight each, reading every answer."""
+    deadline = time.monotonic() + seconds
+    started = 0
+    for m in range(hosts):
+        a = await Raw.open(url, hello={"name": f"lister{m}a"}, address=_near(60, m + 1))
+        b = await Raw.open(url, hello={"name": f"lister{m}b"}, address=_near(60, m + 1))
+        for i in range(rooms):
+            await a.send({"type": "create_room", "id": i, "game": "tictactoe", "seat": 0})
+            answer = await a.reply(i)
+            if answer["type"] != "room_created":
+                break
+            await b.send({"type": "join", "id": i, "room": answer["room"]})
+            await b.reply(i)
+            started += 1
+    counts = {"pages": 0, "rate_limited": 0, "closed": 0}
+
+    async def lister(address: tuple[str, int]) -> None:
+        try:
+            raw = await Raw.open(url, hello={"name": "cursor"}, address=address)
+        except Exception:
+            counts["closed"] += 1
+            return
+        flight = asyncio.Semaphore(8)
+
+        async def read() -> None:
+            while True:
+                answer = await raw.recv(timeout=seconds + 5)
+                flight.release()
+                if answer.get("type") == "rooms":
+                    counts["pages"] += 1
+                elif answer.get("code") == "rate_limited":
+                    counts["rate_limited"] += 1
+
+        reading = asyncio.create_task(read())
+        n = 0
+        while time.monotonic() < deadline and n < FRAME_CAP and not reading.done():
+            try:
+                await asyncio.wait_for(flight.acquire(), max(deadline - time.monotonic(), 0.01))
+                n += 1
+                cursor = f"l{random.randint(0, started + 10)}"
+                await raw.send({"type": "list_rooms", "id": n, "limit": 200, "cursor": cursor})
+            except TimeoutError:
+                break
+            except Exception:
+                break
+        if reading.done() or raw.ws.close_code is not None:
+            counts["closed"] += 1
+        reading.cancel()
+
+    await asyncio.gather(*(lister(_near(60, m + 1)) for m in range(hosts) for _ in range(listers)))
+    return {"public_rooms": started, **counts, "pages_per_s": round(counts["pages"] / seconds, 1)}
+
+
+LINKED = re.compile(rb'(?:href|src)="(/[^"]+)"')
+IMPORTED = re.compile(rb'^import [^;]*? from "\./([^"]+)";', re.M)
+
+
+async def _page_load(host: str, port: int) -> dict[str, int]:
+    """One person opening the page with an empty cache, as a browser does: the page, what it
+    links, then each module's imports as they arrive; the status of every file."""
+    statuses: dict[str, int] = {}
+
+    async def fetch(path: str) -> bytes:
+        try:
+            reader, writer = await asyncio.open_connection(host, port, local_addr=ATTACKER)
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+            data = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+        except (OSError, TimeoutError):
+            statuses[path] = 0
+            return b""
+        head, _, body = data.partition(b"\r\n\r\n")
+        statuses[path] = int(head.split(b" ", 2)[1]) if head.startswith(b"HTTP/") else 0
+        return body if statuses[path] == 200 else b""
+
+    wanted = [path.decode() for path in LINKED.findall(await fetch("/"))]
+    while wanted:
+        fresh = [path for path in dict.fromkeys(wanted) if path not in statuses]
+        bodies = await asyncio.gather(*(fetch(path) for path in fresh))
+        wanted = [f"/{name.decode()}" for body in bodies for name in IMPORTED.findall(body)]
+    return statuses
+
+
+async def attack_page_crowd(url: str, seconds: float, people: int = 30, later: float = 10.0) -> dict[str, Any]:
+    """Not an attack: 30 people behind one address (a class, an office's NAT) open the page at
+    once, and 30 more `later` seconds after; how many got every file of the page."""
+    host, port = url.removeprefix("ws://").rsplit(":", 1)
+    first = await asyncio.gather(*(_page_load(host, int(port)) for _ in range(people)))
+    await asyncio.sleep(later)
+    second = await asyncio.gather(*(_page_load(host, int(port)) for _ in range(people)))
+    files = max(len(load) for load in first + second)
+
+    def whole(loads: list[dict[str, int]]) -> int:
+        return sum(1 for load in loads if len(load) == files and set(load.values()) == {200})
+
+    refused = sum(1 for load in first + second for status in load.values() if status != 200)
+    return {
+        "files": files,
+        "pages_served_first": whole(first),
+        "pages_served_later": whole(second),
+        "files_refused": refused,
+    }
+
+
+async def attack_seek_flood(url: str, seconds: float, hosts: int = 8, readers: int = 8) -> dict[str, Any]:
+    """Guests from 8 addresses post seeks as fast as they are let for the first half: a
+    connection after another, three seeks each (the most one owner may hold), every seek of the
+    same terms (a Duel with a deck list padded near the 4 KiB options cap) and a rating range no
+    guest is in, so none pairs and each new one meets them all. Then 8 readers from another
+    address ask `list_seeks` (a bare request: the first page, or everything on a server that does
+    not page) and read each answer, as fast as they are let."""
+    from partida.games.registry import default_registry
+
+    pool = default_registry().get("duel").pool  # type: ignore[attr-defined]
+    deck = json.dumps(dict(next(iter(pool.decks.values()))))
+    options = {"custom_decks": True, "decklist0": deck + " " * max(3600 - len(deck), 0)}
+    seek = {"type": "seek", "game": "duel", "options": options, "clock": {"per_move": 30}, "range": [1e9, 2e9]}
+    deadline = time.monotonic() + seconds
+    posting_until = time.monotonic() + seconds / 2
+    posted = 0
+    refused: dict[str, int] = {}
+    held: list[Raw] = []
+
+    async def host(h: int) -> None:
+        nonlocal posted
+        turned_away = 0  # connections in a row that could post nothing
+        while time.monotonic() < posting_until and turned_away < 3:
+            try:
+                raw = await Raw.open(url, hello={"name": f"seeker{h}x{len(held)}"}, address=_near(80, h + 1))
+            except Exception:
+                refused["connection"] = refused.get("connection", 0) + 1
+                break
+            held.append(raw)
+            mine = 0
+            while mine < 3 and time.monotonic() < posting_until:
+                await raw.send({**seek, "id": mine})
+                answer = await raw.reply(mine, 30)
+                if answer["type"] == "seek_posted":
+                    posted += 1
+                    mine += 1
+                    continue
+                code = answer.get("code", answer["type"])
+                refused[code] = refused.get(code, 0) + 1
+                if code != "rate_limited":
+                    break
+                await asyncio.sleep(0.05)
+            turned_away = 0 if mine else turned_away + 1
+
+    await asyncio.gather(*(host(h) for h in range(hosts)))
+    listed = 0
+    received = 0
+    largest = 0
+    listing_codes: dict[str, int] = {}
+    waits: list[float] = []
+
+    async def read(r: int) -> None:
+        nonlocal listed, received, largest
+        with contextlib.suppress(Exception):
+            raw = await Raw.open(url, hello={"name": f"reader{r}"}, address=_near(81, 1))
+            i = 0
+            while time.monotonic() < deadline and listed < FRAME_CAP:
+                i += 1
+                began = time.monotonic()
+                await raw.send({"type": "list_seeks", "id": i})
+                while True:
+                    frame = await asyncio.wait_for(raw.ws.recv(), 60)
+                    message = msgpack.unpackb(frame, strict_map_key=False)
+                    if message.get("id") == i:
+                        break
+                waits.append((time.monotonic() - began) * 1000)
+                received += len(frame)
+                largest = max(largest, len(frame))
+                if message["type"] == "seeks":
+                    listed += 1
+                else:
+                    code = message.get("code", message["type"])
+                    listing_codes[code] = listing_codes.get(code, 0) + 1
+                    await asyncio.sleep(0.05)
+
+    await asyncio.gather(*(read(r) for r in range(readers)))
+    return {
+        "connections": len(held),
+        "seeks_posted": posted,
+        "refused": refused,
+        "listings": listed,
+        "listing_refusals": listing_codes,
+        "listing_mb_received": round(received / 1e6, 1),
+        "largest_listing_bytes": largest,
+        "listing_p50_ms": percentile(waits, 50),
+    }
+
+
 ATTACKS = {
     "seat_hijack": attack_seat_hijack,
     "surrogate_name": attack_surrogate_name,
@@ -750,12 +1016,16 @@ ATTACKS = {
     "pipelined_get": attack_pipelined_get,
     "lobby_freeze": attack_lobby_freeze,
     "bot_monopoly": attack_bot_monopoly,
+    "bot_time": attack_bot_time,
     "login_crowd": attack_login_crowd,
     "connect_loop": attack_connect_loop,
     "http_flood": attack_http_flood,
     "tournament_spam": attack_tournament_spam,
     "tournament_big_options": attack_tournament_big_options,
     "idle_arenas": attack_idle_arenas,
+    "page_crowd": attack_page_crowd,
+    "lobby_cursors": attack_lobby_cursors,
+    "seek_flood": attack_seek_flood,
 }
 TOURNAMENT_ATTACKS = ("tournament_spam", "tournament_big_options", "idle_arenas")
 
@@ -835,9 +1105,9 @@ async def measure(
     name: str, server: Served, log: Path, players: Bystanders, seconds: float, address: str = "127.0.0.2"
 ) -> dict[str, Any]:
     players.take()
-    cpu_before = cpu_seconds(server.pid)
     before = rss_mib(server.pid)
     log_before = log.stat().st_size
+    cpu_before, phase_began = cpu_seconds(server.pid), time.monotonic()
     peak = before
     outcome: dict[str, Any] = {}
     if name == "baseline":
@@ -875,17 +1145,19 @@ async def measure(
             outcome = json.loads(stdout.decode().strip().splitlines()[-1])
     latencies, refused = players.take()
     alive = server.process.poll() is None
+    phase_s = time.monotonic() - phase_began
     return {
         "attack": name,
         "p50_ms": percentile(latencies, 50),
         "p95_ms": percentile(latencies, 95),
         "moves": len(latencies),
+        "moves_per_s": round(len(latencies) / phase_s, 1),
         "bystander_errors": len(refused),
         "bystander_error_kinds": sorted({error.split(":")[0] for error in refused}),
         "rss_before_mib": round(before, 1),
         "rss_peak_mib": round(peak, 1),
         "rss_after_mib": round(rss_mib(server.pid), 1),
-        "server_cpu_s": round(cpu_seconds(server.pid) - cpu_before, 2) if alive else None,
+        "server_cpu_share": round((cpu_seconds(server.pid) - cpu_before) / phase_s, 2) if alive else None,
         "log_bytes": log.stat().st_size - log_before,
         "server_alive": alive,
         "outcome": outcome,
@@ -893,7 +1165,9 @@ async def measure(
 
 
 def run_bench(attacks: list[str], seconds: float, stored_arenas: int = 0) -> None:
-    bots = ["--bots", "alphabeta"] if "bot_monopoly" in attacks else ["--no-bots"]
+    agents = {"bot_monopoly": "alphabeta", "bot_time": "othello-engine-hard"}
+    wanted = sorted({agents[a] for a in attacks if a in agents})
+    bots = ["--bots", ",".join(wanted)] if wanted else ["--no-bots"]
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
         db = f"sqlite+aiosqlite:///{tmp}/abuse.db"

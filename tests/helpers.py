@@ -117,6 +117,17 @@ async def wait_for(check: Callable[[], Awaitable[bool]], what: str, timeout: flo
         await asyncio.sleep(0.05)
 
 
+async def seat_bot(server: Any, runners: Any, name: str, agent: str, **params: Any) -> None:
+    """A bot account `name` running `agent` (the `runners` fixture), connected before the test
+    seats it by name."""
+    await runners(name, agent, params=params)
+
+    async def connected() -> bool:
+        return name in {s.identity.name for s in server.bot_sessions()}
+
+    await wait_for(connected, f"bot {name} to connect", timeout=20)
+
+
 class Raw:
     """A JSON client with no SDK in between: every message as the server sent it."""
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 # Where Debian puts daemons and versioned server binaries that are not on a normal user's PATH.
-EXTRA_BIN_DIRS = ("/usr/sbin", "/usr/local/sbin", "/sbin")
+EXTRA_BIN_DIRS = ("/usr/sbin", "/usr/local/sbin", "/sbin", "/usr/games")
 EXTRA_BIN_GLOBS = ("/usr/lib/postgresql/*/bin",)
 APT_LOCK = Path(tempfile.gettempdir()) / "partida-tests-apt.lock"
 START_TIMEOUT = 30.0

@@ -142,7 +142,15 @@ def test_the_arena_cpu_benchmark_runs_both_sides() -> None:
 def test_the_seek_pairing_benchmark_pairs_and_scans() -> None:
     (figures,) = run_bench("seek_pairing.py", "--waiting", "50", "--posts", "5")
     assert figures["waiting"] == 50 and figures["posts"] == 5 and 0 <= figures["paired"] <= 5
-    assert figures["ms_max"] >= 0 and figures["unmatched_ms_max"] > 0
+    assert figures["book_ms_max"] >= 0 and figures["scan_ms_max"] >= 0 and figures["unmatched_scan_ms_mean"] > 0
+    assert figures["one_bucket_book_ms_max"] > 0
+
+
+def test_the_seek_flood_attack_posts_and_lists_seeks() -> None:
+    _, attacked = run_bench("abuse.py", "--seconds", "2", "--attack", "seek_flood")
+    outcome = attacked["outcome"]
+    assert attacked["attack"] == "seek_flood" and attacked["server_alive"]
+    assert outcome["seeks_posted"] > 0 and outcome["listings"] > 0, outcome
 
 
 def test_the_ratings_benchmark_rates_its_games() -> None:
@@ -175,3 +183,9 @@ def test_the_move_profiler_profiles_the_server_between_its_signals(tmp_path: Pat
     assert figures["per_move"]["by_part"]["partida.server"]["calls"] > 0
     frames = profile_move.frame_costs(number=200)
     assert frames["receive_us"] > 0 and frames["send_us"] > 0
+
+
+def test_the_bridge_cost_benchmark_plays_through_each_way_in() -> None:
+    lines = run_bench("bridge_cost.py", "--games", "1", "--depth", "1")
+    assert [line["way"] for line in lines] == ["websocket", "stdio", "gtp"]
+    assert all(line["bot_moves"] > 0 and line["moves"] > line["bot_moves"] for line in lines)

@@ -122,9 +122,10 @@ async def test_a_bot_accepts_the_games_it_declared(server: Server, connect) -> N
         final = await asyncio.wait_for(guest.play(accepted["room"], _random(4)), 20)
         assert final["status"] == "finished"
 
-        await guest.challenge("TacBot", "othello")
-        declined = await asyncio.wait_for(guest.challenges.get(), 5)
-        assert declined["type"] == "challenge_declined" and "does not play othello" in declined["reason"]
+        with pytest.raises(ServerError) as refused:  # at once: no challenge is sent
+            await guest.challenge("TacBot", "othello")
+        assert refused.value.code == "bot_declines" and "does not play othello" in refused.value.message
+        assert refused.value.message.endswith("it plays tictactoe") and guest.challenges.empty()
     finally:
         player.cancel()
 

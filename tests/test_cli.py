@@ -252,6 +252,22 @@ def test_more_bots_than_other_seats_is_an_error_not_a_game_without_them(served: 
     assert out.returncode == 2 and "unknown game 'chess'" in out.stderr, out.stderr
 
 
+def test_play_vs_a_bot_that_cannot_play_the_game_is_refused_at_once(served: tuple[str, str]) -> None:
+    """The pool's alphabeta was seated at crazyeights and never moved: 15 minutes a decision."""
+    url, _ = served
+    out = run("play", "crazyeights", "--vs", "alphabeta", "--server", url, "--name", "carla", input="", timeout=60)
+    assert out.returncode == 2, out.stderr
+    assert "alphabeta does not play crazyeights, a game of hidden information" in out.stderr, out.stderr
+    assert "it plays dicepoints, othello, tictactoe" in out.stderr and "Room" not in out.stdout
+
+
+def test_a_bot_asked_for_games_its_agent_cannot_play_is_refused_at_once() -> None:
+    out = run("bot", "mcts", "--game", "hearts", "--token", "x", "--server", "ws://127.0.0.1:9", timeout=30)
+    assert out.returncode == 2 and "agent 'mcts' plays none of the games asked for" in out.stderr, out.stderr
+    out = run("bot", "random", "--game", "hearts:four", "--token", "x", "--server", "ws://127.0.0.1:9", timeout=30)
+    assert out.returncode == 2 and "seat counts are numbers" in out.stderr, out.stderr
+
+
 def test_a_bot_for_a_game_nobody_knows_is_refused_at_once() -> None:
     """`partida bot random --game chess` connected and waited for seats that never came."""
     out = run("bot", "random", "--game", "chess", "--token", "x", "--server", "ws://127.0.0.1:9", timeout=30)

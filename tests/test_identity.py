@@ -78,7 +78,7 @@ async def test_a_custom_bot_is_seated_by_its_account_name(server: Server, connec
         assert added["summary"]["seats"][1]["name"] == "Deep-Tac"
         with pytest.raises(ServerError) as refused:
             await frank.create_room("othello", seat=0, bots={1: "Deep-Tac"})
-        assert refused.value.code == "no_bot_available"
+        assert refused.value.code == "bot_declines" and "it plays tictactoe" in refused.value.message
         with pytest.raises(ServerError) as refused:
             await frank.create_room("tictactoe", seat=0, bots={1: "nobody-at-all"})
         assert refused.value.code == "unknown_agent"

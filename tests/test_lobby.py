@@ -106,3 +106,26 @@ async def test_an_address_holds_a_bounded_number_of_public_rooms_open(db_url: st
         await b.close()
     finally:
         await server.stop()
+
+
+async def test_a_page_built_for_its_asker_costs_it_by_its_bytes(limited) -> None:
+    """Pages nobody else asked for (each its own size, or a random cursor) are charged by the
+    bytes of rooms built, so an asker who keeps making the server build gets few; a page built
+    already costs one request, and the refusal says when to ask again."""
+    server = await limited(requests_per_second=0.01, request_burst=1000)
+    maker = await Client.connect(server.url, name="maker")
+    await _open_rooms(maker, 40)
+    reader = await Client.connect(server.url, name="reader")
+    first = await reader.rooms_page(limit=20)
+    for _ in range(10):  # the same page, built already: a request each
+        assert (await reader.rooms_page(limit=20))["rooms"] == first["rooms"]
+    answered = 0
+    with pytest.raises(ServerError) as refused:
+        for size in range(21, 41):  # 20 pages of 21 to 40 rooms, each built for this asker
+            await reader.rooms_page(limit=size)
+            answered += 1
+    # a waiting room's summary is some 200 bytes, a page of 21 to 40 of them 40 to 80 requests:
+    # the 1,000 of the burst run out about halfway (charged by the rooms asked for, as before, all 20 fit)
+    assert 5 <= answered < 20 and refused.value.code == "rate_limited" and refused.value.retry_after
+    await maker.close()
+    await reader.close()

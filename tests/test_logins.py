@@ -79,6 +79,44 @@ async def test_an_address_that_guesses_many_accounts_is_backed_off(limited) -> N
     assert (await login(server.url, "127.0.3.9", "ada", "correct horse"))["type"] == "welcome"
 
 
+async def test_twenty_one_wrong_guesses_lock_only_the_accounts_guessed(limited) -> None:
+    """Per address and account name, with the address's own ceiling far above: a guesser's
+    twenty-two failures over seven names back off the name guessed past its allowance from that
+    address, not a person's login to another account there (before, the twenty-first failure
+    locked every login from the address)."""
+    server = await limited(login_failures_allowed=3)
+    await server.store.create_user("bob", "battery staple")
+    for i in range(21):
+        assert (await login(server.url, "127.0.0.9", f"user{i % 7}", "wrong guess"))["code"] == "auth_failed"
+    assert (await login(server.url, "127.0.0.9", "user0", "wrong guess"))["code"] == "auth_failed"  # its 4th
+    assert (await login(server.url, "127.0.0.9", "user0", "wrong guess"))["code"] == "rate_limited"
+    assert (await login(server.url, "127.0.0.9", "ada", "correct horse"))["type"] == "welcome"
+    assert (await login(server.url, "127.0.0.9", "bob", "battery staple"))["type"] == "welcome"
+
+
+async def test_a_success_forgives_only_its_own_account_from_its_address(limited) -> None:
+    """ada's right password behind a guesser's address does not wipe the guesser's count (it
+    once reset the address's count, so a guesser beside a person logging in now and then was
+    never backed off): the address's ceiling is reached all the same."""
+    server = await limited(login_failures_allowed=100, login_failures_per_address=4)
+    for _ in range(4):
+        assert (await login(server.url, "127.0.0.9", "bob", "wrong guess"))["code"] == "auth_failed"
+    assert (await login(server.url, "127.0.0.9", "ada", "correct horse"))["type"] == "welcome"
+    assert (await login(server.url, "127.0.0.9", "cid", "wrong guess"))["code"] == "auth_failed"  # the 5th: over
+    assert (await login(server.url, "127.0.0.9", "ada", "correct horse"))["code"] == "rate_limited"
+    assert (await login(server.url, "127.0.3.9", "ada", "correct horse"))["type"] == "welcome"
+
+
+async def test_a_success_forgives_its_own_mistakes(limited) -> None:
+    server = await limited(login_failures_allowed=2)
+    for _ in range(2):
+        assert (await login(server.url, "127.0.0.8", "ada", "mistyped"))["code"] == "auth_failed"
+    assert (await login(server.url, "127.0.0.8", "ada", "correct horse"))["type"] == "welcome"
+    for _ in range(3):  # two more mistakes allowed after the success, then a back-off
+        assert (await login(server.url, "127.0.0.8", "ada", "mistyped"))["code"] == "auth_failed"
+    assert (await login(server.url, "127.0.0.8", "ada", "correct horse"))["code"] == "rate_limited"
+
+
 async def test_one_password_check_at_a_time_per_address(limited) -> None:
     server = await limited()
     replies = await asyncio.gather(*(login(server.url, "127.0.0.7", "ada", "wrong guess") for _ in range(6)))

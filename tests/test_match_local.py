@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +17,7 @@ from partida.games.base import BadOptions
 from partida.games.othello import GAMES as OTHELLO
 from partida.games.othello import engine
 from partida.match.paired import Deal, Tally, deals, play_set, rotations
+from partida.stats.sprt import SPRT_MOST_GAMES
 
 PARTIDA = [sys.executable, "-m", "partida"]
 
@@ -102,6 +105,57 @@ def test_match_local_stops_when_the_sprt_decides() -> None:
     assert summary["sprt"]["llr"] >= summary["sprt"]["upper"]
     assert summary["pentanomial"]["trials"] * 2 == summary["games"]
     assert {g["opening"] for g in lines[:-1]} <= set(OTHELLO[0].openings())
+
+
+def test_an_sprt_without_games_plays_until_it_decides_and_says_so_by_its_exit_status() -> None:
+    """--games defaults to 1 for a plain match; with --sprt it is only the cap (SPRT_MOST_GAMES),
+    so a clear difference is decided long before it, whichever way."""
+    sprt = ("--sprt", "elo0=0 elo1=100", "--parallel", "2", "--json")
+    stronger = run("match", "tictactoe", "--local", "--seat", "alphabeta", "--seat", "random", *sprt)
+    weaker = run("match", "tictactoe", "--local", "--seat", "random", "--seat", "alphabeta", *sprt)
+    for done, verdict, status in ((stronger, "H1", 0), (weaker, "H0", 3)):
+        assert done.returncode == status, done.stderr
+        lines = [json.loads(line) for line in done.stdout.splitlines()]
+        summary = lines[-1]["summary"]
+        assert summary["sprt"]["accepted"] == verdict and summary["stopped_by_sprt"]
+        assert summary["verdict"] == f"{verdict} accepted"
+        assert 2 < summary["games"] == len(lines) - 1 < SPRT_MOST_GAMES / 100
+
+
+def test_games_caps_an_sprt_that_has_not_decided() -> None:
+    seats = ("--seat", "random", "--seat", "random")
+    done = run("match", "tictactoe", "--local", *seats, "--games", "6", "--sprt", "elo0=0 elo1=5")
+    assert done.returncode == 4, done.stderr
+    assert "random against random: 6 games" in done.stdout and "stopped by the SPRT" not in done.stdout
+    assert done.stdout.splitlines()[-1].endswith(") no verdict within the cap of 6 games")
+
+
+def test_the_progress_line_goes_to_the_terminal_and_the_results_to_stdout() -> None:
+    """On a terminal the progress line shows the LLR against its bounds; stdout, redirected to a
+    file or a pipe, still gets every game's line rather than the terminal."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    args = ("match", "tictactoe", "--local", "--seat", "alphabeta", "--seat", "random", "--parallel", "1")
+    done = subprocess.run(
+        [*PARTIDA, *args, "--sprt", "elo0=0 elo1=100", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        text=True,
+        timeout=300,
+    )
+    os.close(follower)
+    shown = b""
+    with contextlib.suppress(OSError):  # the terminal's end reads EIO once the writer is gone
+        while chunk := os.read(leader, 65536):
+            shown += chunk
+    os.close(leader)
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0 and lines[-1]["summary"]["games"] == len(lines) - 1 > 2
+    terminal = shown.decode(errors="replace")
+    assert re.search(r"W \d+ D \d+ L \d+  Elo [+-]\d+\.\d ± \S+  LLR -?\d\.\d\d \[-2\.94, 2\.94\]", terminal), terminal
+    assert '"deal"' not in terminal
 
 
 def test_match_local_prints_elo_and_takes_no_bad_flags() -> None:

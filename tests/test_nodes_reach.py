@@ -41,10 +41,16 @@ async def test_a_challenge_to_a_bot_on_another_node_is_played_to_the_end(three: 
         stored = await a.store.load_game(room.game_id)
         assert stored is not None and stored.status == "finished"
 
-        refused = await alice.challenge("otto", "othello")  # it declared tic-tac-toe only
-        answer = await asyncio.wait_for(alice.challenges.get(), 15)
-        assert (answer["type"], answer["challenge"]) == ("challenge_declined", refused["id"])
-        assert "does not play othello" in answer["reason"]
+        # It declared tic-tac-toe only. Summoned here for the first game, it is connected to this
+        # node too, and so refused at once; from the other node only, the challenge is declined.
+        try:
+            refused = await alice.challenge("otto", "othello")
+        except ServerError as exc:
+            assert exc.code == "bot_declines" and "does not play othello" in exc.message
+        else:
+            answer = await asyncio.wait_for(alice.challenges.get(), 15)
+            assert (answer["type"], answer["challenge"]) == ("challenge_declined", refused["id"])
+            assert "does not play othello" in answer["reason"]
     finally:
         await alice.close()
         bot.cancel()
@@ -67,7 +73,7 @@ async def test_add_bot_seats_a_named_bot_connected_to_another_node(three: list[S
         with pytest.raises(ServerError) as refused:  # it declared tic-tac-toe only
             room = (await alice.create_room("othello", seat=0, public=False))["room"]
             await alice.add_bot(room, "tessa")
-        assert refused.value.code == "no_bot_available" and "does not play othello" in refused.value.message
+        assert refused.value.code == "bot_declines" and "does not play othello" in refused.value.message
         with pytest.raises(ServerError) as unknown:
             await alice.create_room("tictactoe", seat=0, bots={1: "nobody-at-all"})
         assert unknown.value.code == "unknown_agent"

@@ -114,3 +114,29 @@ async def test_the_rematch_of_a_rated_game_is_rated(server: Server) -> None:
     assert offered["rematch"]["rated"] is True
     for client in (ada, bob):
         await client.close()
+
+
+async def test_one_account_cannot_take_both_seats_of_a_rated_room(server: Server, bots) -> None:
+    """It would play itself: the room said `rated: true` and the game was never rated. The second
+    seat is refused, from the same connection or another, and a casual room still allows it."""
+    (ada,) = await accounts(server, "ada")
+    again = await Client.connect(server.url, name="ada", password="ada horse battery")
+    created = await ada.create_room("tictactoe", seat=0, clock=BLITZ, rated=True)
+    code = created["room"]
+    for client, seat in ((ada, 1), (again, 1), (again, None)):
+        with pytest.raises(ServerError) as refused:
+            await client.join(code, seat=seat)
+        assert refused.value.code == "rated_seat_twice" and "rated" in refused.value.message
+    assert server.rooms[code].seats[1] is None and server.rooms[code].status == "waiting"
+    taken_back = await again.join(code, seat=0, token=created["token"])  # its own seat, by its token
+    assert taken_back["seat"] == 0 and server.rooms[code].seats[1] is None
+    casual = (await ada.create_room("tictactoe", seat=0, clock=BLITZ))["room"]
+    assert (await again.join(casual, seat=1))["seat"] == 1
+    await bots("random")
+    bot = server.bot_sessions()[0].name
+    stored = await games_stored(server)
+    with pytest.raises(ServerError) as twice:
+        await ada.create_room("tictactoe", clock=BLITZ, rated=True, bots={0: bot, 1: bot})
+    assert twice.value.code == "rated_seat_twice" and await games_stored(server) == stored
+    for client in (ada, again):
+        await client.close()

@@ -122,3 +122,22 @@ async def test_bad_seeks_are_one_line(server: Server) -> None:
 async def test_serve_names_a_seek_bot_it_does_not_know_in_one_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
     code, out = await _partida("serve", "--seek-bots", "nobody", "--port", "0", "--db", str(tmp_path / "p.db"))
     assert code == 2 and "unknown agent 'nobody' in --seek-bots" in out and "Traceback" not in out, out
+
+
+async def test_partida_seeks_lists_every_page(limited) -> None:  # type: ignore[no-untyped-def]
+    """More seeks than a page holds: the listing walks the pages, each seek once, oldest first."""
+    from partida.client import Client
+
+    server = await limited(seeks_per_address=100)
+    guests = [await Client.connect(server.url, name=f"g{i}") for i in range(18)]
+    try:
+        ids = []
+        for n in range(3):
+            for i, guest in enumerate(guests):  # all different clocks: nothing pairs
+                ids.append((await guest.seek("tictactoe", clock={"per_move": 10 + 10 * i + n}))["seek"]["id"])
+        code, out = await _partida("seeks", "--json", "--server", server.url)
+        assert code == 0, out
+        assert [seek["id"] for seek in json.loads(out)] == ids and len(ids) == 54
+    finally:
+        for guest in guests:
+            await guest.close()

@@ -217,6 +217,25 @@ async def test_resign_in_a_three_seat_game_drops_the_seat_out(connect, server: S
     assert final["result"]["winners"] == [0] and final["result"]["ranks"] == [1, 2, 3]
 
 
+async def test_a_resignation_says_why_in_the_stored_result(connect, server: Server) -> None:
+    """A bot whose engine failed resigns with a note: every seat's, to the end of the game, is
+    in the result that is stored and told (a three-seat game goes on after the first)."""
+    alice, bob, carol = [await connect(name=n) for n in ("alice", "bob", "carol")]
+    code = (await alice.create_room("crazyeights", seats=3, seat=0, public=False))["room"]
+    await bob.join(code)
+    await carol.join(code)
+    await refused("bad_field", carol.resign(code, note=""))
+    await refused("bad_field", carol.resign(code, note="x" * 301))
+    assert server.rooms[code].endings.resigned == []  # a refused note resigns nothing
+    await carol.resign(code, note="stdio bot 'python bot.py': bad JSON: 'hello'")
+    await bob.resign(code)  # no note: none recorded for bob
+    final = await final_update(alice, code)
+    notes = {"2": "stdio bot 'python bot.py': bad JSON: 'hello'"}
+    assert final["result"]["reason"] == "resign" and final["result"]["notes"] == notes
+    stored = await server.store.load_game(final["game_id"])
+    assert stored.result["notes"] == notes
+
+
 async def test_a_game_nobody_returns_to_after_a_restart_ends(db_url: str) -> None:
     from partida.server.app import ServerConfig
 

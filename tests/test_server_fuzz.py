@@ -124,6 +124,19 @@ def variants(server: Server, plausible: dict[str, Any]) -> Iterator[tuple[str, d
                         yield f"{kind} {game.name}.{option}={_short(value)}", message
 
 
+def seek_sizes() -> Iterator[tuple[str, dict[str, Any]]]:
+    """Seeks and listings of hostile sizes: options at and past the rooms' cap, a range of a
+    hundred thousand bounds, pages asked for far past the largest, cursors past any id."""
+    for size in (4000, 4097, 100_000):
+        yield f"seek options of {size} bytes", {"type": "seek", "game": "othello", "options": {"opening": "x" * size}}
+    yield "seek range of 100000", {"type": "seek", "game": "othello", "range": [1.0] * 100_000}
+    yield "seek range of huge bounds", {"type": "seek", "game": "othello", "range": [-1e308, 1e308]}
+    for limit in (200, 201, 2**63 - 1):
+        yield f"list_seeks limit={limit}", {"type": "list_seeks", "limit": limit}
+    for cursor in ("9" * 19, "9" * 20, "0", "-1", "١٢"):
+        yield f"list_seeks cursor={cursor}", {"type": "list_seeks", "cursor": cursor, "watch": True}
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) < 40 else text[:37] + "..."
@@ -206,6 +219,8 @@ async def roomy_server(db_url: str) -> AsyncIterator[Server]:
         guesses_per_second=10**7,
         address_guess_burst=10**7,
         address_guesses_per_second=10**7,
+        connection_burst=10**7,  # each hostile `hello` takes a new connection
+        connections_per_second=10**7,
     )
     srv = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url, limits=limits))
     await srv.start()
@@ -226,6 +241,7 @@ async def test_no_request_in_the_catalogue_causes_an_internal_error_or_a_traceba
     game_id = server.rooms[code].game_id
     await server.store.create_user("carol", "long enough password")
     carol = await Client.connect(server.url, name="carol", password="long enough password")  # challenged
+    waiting_seek = (await carol.seek("othello", clock={"per_move": 30}))["seek"]["id"]  # taken, cancelled
     plausible = {
         "room": code,
         "game": "tictactoe",
@@ -240,6 +256,7 @@ async def test_no_request_in_the_catalogue_causes_an_internal_error_or_a_traceba
         "name": "cup2",
         "format": "swiss",
         "clock": {"initial": 60.0},
+        "seek": waiting_seek,
     }
     await carol.tournament_create("cup", "tictactoe", "swiss", {"initial": 60.0}, starts_in=3600)
     member = Probe(server.url, binary, {"name": "carol", "password": "long enough password"})
@@ -247,7 +264,7 @@ async def test_no_request_in_the_catalogue_causes_an_internal_error_or_a_traceba
     failures: list[str] = []
     sent = 0
     with caplog.at_level(logging.INFO):
-        for label, message in variants(server, plausible):
+        for label, message in [*variants(server, plausible), *seek_sizes()]:
             hello = message["type"] == "hello"
             # tournament requests from an account, or they would stop at accounts_only
             sender = member if message["type"].startswith("tournament_") else probe

@@ -4,6 +4,7 @@ with ETags, and the client address behind a trusted reverse proxy."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 from websockets.asyncio.client import connect as ws_connect
@@ -12,8 +13,12 @@ from websockets.exceptions import InvalidStatus
 from partida.server.addresses import Addresses, network_of
 
 
-async def get(port: int, path: str = "/", headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+async def get(
+    port: int, path: str = "/", headers: dict[str, str] | None = None, source: str | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """One GET on a connection of its own (the server closes each), from `source` if given."""
+    local = (source, 0) if source is not None else None
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=local)
     lines = [f"GET {path} HTTP/1.1", f"Host: 127.0.0.1:{port}", *(f"{k}: {v}" for k, v in (headers or {}).items())]
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
     await writer.drain()
@@ -25,10 +30,80 @@ async def get(port: int, path: str = "/", headers: dict[str, str] | None = None)
     return int(status_line.split()[1]), fields, body
 
 
+LINKED = re.compile(r'(?:href|src)="(/[^"]+)"')
+IMPORTED = re.compile(r'^import [^;]*? from "\./([^"]+)";', re.M)
+
+
+async def page_load(port: int, source: str, cache: dict[str, tuple[str, bytes]] | None = None) -> dict[str, int]:
+    """Load the page as a browser does: the page, then what it links, then each module's
+    imports as they arrive, several at once. With `cache` (path -> ETag and body) the requests
+    are conditional and a 304 is read from it, as a browser's cache is. The status of every file."""
+    statuses: dict[str, int] = {}
+
+    async def fetch(path: str) -> bytes:
+        kept = cache.get(path) if cache is not None else None
+        status, headers, body = await get(port, path, {"If-None-Match": kept[0]} if kept else None, source)
+        statuses[path] = status
+        if status == 304 and kept:
+            return kept[1]
+        if cache is not None and status == 200:
+            cache[path] = (headers["etag"], body)
+        return body if status == 200 else b""
+
+    wanted = LINKED.findall((await fetch("/")).decode())
+    while wanted:
+        fresh = [path for path in dict.fromkeys(wanted) if path not in statuses]
+        bodies = await asyncio.gather(*(fetch(path) for path in fresh))
+        wanted = [
+            f"/{name}" for path, body in zip(fresh, bodies, strict=True) for name in IMPORTED.findall(body.decode())
+        ]
+    return statuses
+
+
+async def test_a_crowd_behind_one_address_gets_every_file_of_every_page(limited) -> None:
+    """30 people behind one address (a class, an office's NAT) open the page at once, and 30
+    more 10 s later: every file of every page is served, with the default limits."""
+    server = await limited()
+    port = server.config.port
+    first = await asyncio.gather(*(page_load(port, "127.0.0.5") for _ in range(30)))
+    assert len(first[0]) == 18  # the page, its icon and style sheet, and its 15 modules
+    await asyncio.sleep(10)
+    second = await asyncio.gather(*(page_load(port, "127.0.0.5") for _ in range(30)))
+    refused = [(path, status) for load in first + second for path, status in load.items() if status != 200]
+    assert refused == [] and all(load.keys() == first[0].keys() for load in first + second)
+
+
+async def test_a_page_load_costs_one_page_and_a_reload_from_the_cache_half(limited) -> None:
+    server = await limited(http_page_burst=2, http_pages_per_second=0.001)
+    port = server.config.port
+    cache: dict[str, tuple[str, bytes]] = {}
+    assert set((await page_load(port, "127.0.0.6", cache)).values()) == {200}
+    for _ in range(2):  # every file not modified: 18 requests, half a page
+        assert set((await page_load(port, "127.0.0.6", cache)).values()) == {304}
+    status, headers, _ = await get(port, "/", source="127.0.0.6")
+    assert status == 429 and int(headers["retry-after"]) > 0
+
+
+async def test_a_flood_of_the_biggest_script_from_one_address_is_refused(limited) -> None:
+    """Someone GETting app.js in a loop is held to the rate; a refusal costs nothing more and
+    says when to come back, and at that time the same request is served."""
+    server = await limited()
+    port = server.config.port
+    statuses: list[int] = []
+    while len(statuses) < 2000 and 429 not in statuses:
+        statuses.append((await get(port, "/app.js", source="127.0.0.7"))[0])
+    assert statuses[-1] == 429 and 100 < len(statuses) < 1000  # a few hundred: the burst of 60 pages
+    status, headers, _ = await get(port, "/app.js", source="127.0.0.7")
+    assert status == 429 and headers["retry-after"] == "1"  # 1 page a second: a sixth of a page comes in 1 s
+    assert (await get(port, "/app.js", source="127.0.0.8"))[0] == 200  # another address is not held
+    await asyncio.sleep(int(headers["retry-after"]))
+    assert (await get(port, "/app.js", source="127.0.0.7"))[0] == 200
+
+
 async def test_plain_http_requests_per_address_are_rate_limited(limited) -> None:
-    server = await limited(http_request_burst=5, http_requests_per_second=0.5)
+    server = await limited(http_page_burst=1, http_pages_per_second=0.001)
     statuses = [(await get(server.config.port, "/app.js"))[0] for _ in range(8)]
-    assert statuses[:5] == [200] * 5 and statuses[5:] == [429] * 3
+    assert statuses[:5] == [200] * 5 and statuses[5:] == [429] * 3  # app.js costs about a sixth of a page
     async with ws_connect(server.url) as ws:  # websocket connections have a budget of their own
         await ws.send('{"type":"hello","version":2}')
         assert "welcome" in await ws.recv()
@@ -56,18 +131,18 @@ async def test_files_are_served_with_an_etag_and_not_sent_again(limited) -> None
 
 
 async def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget(limited) -> None:
-    server = await limited(trusted_proxies=["127.0.0.1"], http_request_burst=2, http_requests_per_second=0.1)
+    server = await limited(trusted_proxies=["127.0.0.1"], http_page_burst=1, http_pages_per_second=0.001)
     port = server.config.port
     for client in ("10.0.0.1", "10.0.0.2"):
-        statuses = [(await get(port, "/", {"X-Forwarded-For": f"6.6.6.6, {client}"}))[0] for _ in range(3)]
-        assert statuses == [200, 200, 429]  # the forged first hop is not who it is limited as
+        statuses = [(await get(port, "/app.js", {"X-Forwarded-For": f"6.6.6.6, {client}"}))[0] for _ in range(6)]
+        assert statuses == [200] * 5 + [429]  # the forged first hop is not who it is limited as
 
 
 async def test_forwarded_addresses_from_an_untrusted_peer_are_ignored(limited) -> None:
-    server = await limited(http_request_burst=2, http_requests_per_second=0.1)
+    server = await limited(http_page_burst=1, http_pages_per_second=0.001)
     port = server.config.port
-    statuses = [(await get(port, "/", {"X-Forwarded-For": f"10.0.0.{i}"}))[0] for i in range(3)]
-    assert statuses == [200, 200, 429]  # one peer, whatever it claims to forward
+    statuses = [(await get(port, "/app.js", {"X-Forwarded-For": f"10.0.0.{i}"}))[0] for i in range(6)]
+    assert statuses == [200] * 5 + [429]  # one peer, whatever it claims to forward
 
 
 def test_the_client_address_is_the_last_hop_that_is_not_a_trusted_proxy() -> None:

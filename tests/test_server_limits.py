@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import random
 from typing import Any
 
@@ -15,8 +16,9 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.exceptions import ConnectionClosed
 
 from partida.bots.runner import BotRunner
-from partida.client import Client, ServerError
+from partida.client import Client, ConnectionLost, ServerError, patiently
 from partida.server.app import Server, ServerConfig
+from partida.server.limits import Limits, TokenBucket, retry
 from partida.server.services import rooms as room_service
 
 
@@ -40,6 +42,56 @@ async def test_requests_past_the_rate_are_refused_then_the_connection_is_closed(
             await ws.send(msgpack.packb({"type": "ping"}))
             await asyncio.wait_for(ws.recv(), 5)
     assert ws.close_code == 1008
+
+
+async def test_a_refusal_says_when_the_same_request_will_be_let_through(limited) -> None:
+    server = await limited(requests_per_second=2, request_burst=3)
+    ws = await ws_connect(server.url)
+    await ws.send(msgpack.packb({"type": "hello", "version": 1}))
+    await ws.recv()
+    answers = await pings(ws, 3)
+    assert [a["type"] for a in answers] == ["pong", "pong", "error"]
+    wait = answers[2]["retry_after"]
+    assert answers[2]["code"] == "rate_limited" and 0 < wait <= 1.01  # a token and the refusal's debt, at 2 a second
+    await asyncio.sleep(wait)
+    assert (await pings(ws, 1))[0]["type"] == "pong"
+    await ws.close()
+
+
+async def test_the_sdk_waits_as_long_as_it_is_told_instead_of_hammering(limited) -> None:
+    """Requests past the rate through `patiently` all get their answer, and the connection stays
+    open: a client that retried at once would run into a whole burst of debt and be closed."""
+    server = await limited(requests_per_second=5, request_burst=2)
+    client = await Client.connect(server.url, name="patient")
+    calls = 0
+
+    async def ping() -> dict[str, Any]:
+        nonlocal calls
+        calls += 1
+        return await client.request("ping")
+
+    for _ in range(10):
+        assert (await patiently(ping))["type"] == "pong"
+    assert calls > 10 and not client.closed.is_set()  # some were refused, and asked again later
+    with pytest.raises(ServerError) as gone:  # a refusal that waiting does not cure is raised at once
+        await patiently(lambda: client.join("ABCDEF"))
+    assert gone.value.code == "no_such_room" and gone.value.retry_after is None
+    await client.close()
+
+
+async def test_a_connection_refused_for_now_says_when_and_the_sdk_comes_back_then(limited) -> None:
+    server = await limited(connection_burst=2, connections_per_address=2, connections_per_second=2)
+    refused = None
+    for _ in range(10):
+        try:
+            await (await Client.connect(server.url)).close()
+        except ConnectionLost as lost:
+            refused = lost
+            break
+    assert refused is not None and refused.retry_after == 1  # the 429's Retry-After: a connection back in 1 s
+    client = await patiently(lambda: Client.connect(server.url))
+    assert client.welcome["you"]["name"]
+    await client.close()
 
 
 async def test_a_bot_account_is_not_rate_limited(limited) -> None:
@@ -97,6 +149,7 @@ async def test_failed_logins_back_off_and_are_logged(limited, caplog) -> None:
     with pytest.raises(ServerError) as waiting:
         await Client.connect(server.url, name="ada", password="correct horse")
     assert waiting.value.code == "rate_limited"
+    assert waiting.value.retry_after is not None and 0 < waiting.value.retry_after <= 1  # what is left of 1 s
 
 
 async def test_rooms_created_and_watched_are_bounded(limited) -> None:
@@ -112,6 +165,7 @@ async def test_rooms_created_and_watched_are_bounded(limited) -> None:
     with pytest.raises(ServerError) as watched:
         await watcher.watch(codes[2])
     assert watched.value.code == "rate_limited"
+    assert created.value.retry_after is None and watched.value.retry_after is None  # waiting cures neither
     await watcher.leave(codes[0])
     await watcher.watch(codes[2])
     await maker.close()
@@ -155,6 +209,7 @@ async def test_guessing_room_codes_is_rate_limited(limited) -> None:
     with pytest.raises(ServerError) as limited_guess:
         await guesser.watch(code)  # even the right code: the guesser must wait
     assert limited_guess.value.code == "rate_limited"
+    assert 5 < (limited_guess.value.retry_after or 0) <= 10.01  # a guess back at 0.1 a second
     await owner.close()
     await guesser.close()
 
@@ -285,3 +340,19 @@ async def test_a_finished_room_leaves_its_players_connections_when_it_is_reaped(
     assert len(server.sessions) == 2 and not any(room in s.rooms for s in server.sessions)
     await ann.close()
     await bea.close()
+
+
+def test_a_bucket_says_how_long_until_it_holds_enough_and_a_spend_refused_costs_nothing() -> None:
+    bucket = TokenBucket(rate=2, burst=4)
+    assert bucket.spend(3) and not bucket.spend(3)
+    assert 0 < bucket.wait(3) <= 1.0  # one token left, two more a second: no debt from the refusal
+    assert bucket.wait(5) == math.inf and TokenBucket(rate=0, burst=4).wait(5) == math.inf
+    assert not bucket.take(3)  # `take` goes into debt, and the wait grows with it
+    assert 1.0 < bucket.wait(3) <= 2.5
+    assert retry(0.421) == {"retry_after": 0.43} and retry(0) == {"retry_after": 0.01} and retry(math.inf) is None
+
+
+def test_a_renamed_limit_says_what_it_is_called_now() -> None:
+    with pytest.raises(ValueError, match="http_pages_per_second"):
+        Limits().with_settings(["http_requests_per_second=50"])
+    assert Limits().with_settings(["http_pages_per_second=2"]).http_pages_per_second == 2

@@ -4,7 +4,7 @@ on a loopback port, and people play by clicking.
 Browser tests are few and each covers a lot (the machine is small): two people and a spectator
 through an invite link, a reload mid-game and the seed check at the end; a person against a bot
 at Othello; a RECYCLE card game; a Duel opening; a rated room, the leaderboard and a player's
-ratings. Every page must log no console error.
+ratings; the New room form's bots. Every page must log no console error.
 """
 
 from __future__ import annotations
@@ -716,6 +716,29 @@ async def test_the_lobby_shows_rooms_as_the_server_pushes_them_without_polling(
     await context.close()
 
 
+async def test_the_new_room_form_offers_a_bot_only_for_the_games_it_plays(
+    server: Server, browser: Any, bots: Any
+) -> None:
+    """mcts and alphabeta were offered for the card games; seated there they never moved."""
+    await bots("mcts", "alphabeta", "random")
+    ada = await Person.open(browser, server.http_url, "ada")
+    page = ada.page
+    await page.wait_for_selector("#create-room")
+
+    async def bot_choices(game: str) -> set[str]:
+        await page.select_option("#game", game)
+        await page.wait_for_selector("#seat1")
+        values = await page.locator("#seat1 option").evaluate_all("options => options.map(o => o.value)")
+        return {v.removeprefix("bot:") for v in values if v.startswith("bot:")}
+
+    for game in ("crazyeights", "hearts"):
+        assert await bot_choices(game) == {"random"}, game
+    assert await bot_choices("tictactoe") == {"mcts", "alphabeta", "random"}
+    assert await bot_choices("crazyeights") == {"random"}  # and back again
+    assert ada.errors == [], ada.errors
+    await ada.context.close()
+
+
 async def test_two_people_pair_through_seeks_and_a_listed_seek_is_taken_by_a_click(
     server: Server, browser: Any, connect: Any
 ) -> None:
@@ -762,6 +785,35 @@ async def test_two_people_pair_through_seeks_and_a_listed_seek_is_taken_by_a_cli
     assert await bob.page.locator("[data-seek]").count() == 0  # taken: gone from every lobby
     for person in (ada, bob):
         assert person.errors == [], person.errors
+
+
+async def test_the_lobbys_seeks_come_a_page_at_a_time_and_follow_the_pushes(limited: Any, browser: Any) -> None:
+    """Fifty seeks a page: the lobby shows the first and the next on *More seeks*; a seek that
+    goes is dropped at once, and a new one is shown once the last page is."""
+    server = await limited(seeks_per_address=100)
+    guests = [await Client.connect(server.url, name=f"g{i}") for i in range(19)]
+    try:
+        posted = []
+        for i in range(3):
+            for n, guest in enumerate(guests[:18]):  # all different clocks: nothing pairs
+                posted.append((await guest.seek("tictactoe", clock={"per_move": 10 + n * 10 + i}))["seek"])
+        ada = await Person.open(browser, server.http_url, "ada")
+        lines = ada.page.locator("[data-seek]")
+        await ada.page.wait_for_selector("#more-seeks:not([hidden])")
+        assert await lines.count() == 50
+        await guests[0].seek_cancel(posted[0]["id"])
+        await ada.page.wait_for_selector(f'[data-seek="{posted[0]["id"]}"]', state="detached")
+        late = (await guests[18].seek("othello", clock={"per_move": 30}))["seek"]  # after the pages not shown
+        await ada.page.click("#more-seeks")
+        await ada.page.wait_for_selector("#more-seeks", state="hidden")
+        assert await lines.count() == 49 + 4 + 1
+        assert await ada.page.locator(f'[data-seek="{late["id"]}"]').count() == 1
+        later = (await guests[18].seek("duel", clock={"per_move": 30}))["seek"]  # the last page shown: pushed
+        await ada.page.wait_for_selector(f'[data-seek="{later["id"]}"]')
+        assert ada.errors == [], ada.errors
+    finally:
+        for guest in guests:
+            await guest.close()
 
 
 async def test_rated_rooms_ratings_and_the_leaderboard_in_the_browser(server: Server, browser: Any) -> None:
@@ -820,3 +872,30 @@ async def test_rated_rooms_ratings_and_the_leaderboard_in_the_browser(server: Se
     await ada.wait_for_selector("#rating-history polyline")
     assert await ada.locator("#rating-history polyline").get_attribute("data-points") == "15"  # before + 14 games
     assert person.errors == [] and gus.errors == []
+
+
+async def test_a_refusal_in_the_browser_says_when_to_try_again(limited: Any, browser: Any) -> None:
+    """The page's protocol module reads `retry_after`: the error it raises says "try again in N
+    s", and the same request sent after that long is answered."""
+    server = await limited(requests_per_second=2, request_burst=3)
+    page = await browser.new_page()
+    await page.goto(server.http_url)
+    result = await page.evaluate(
+        """async (url) => {
+          const proto = await import('/proto.js');
+          const conn = new proto.Connection(url);
+          await conn.open();
+          await conn.request('hello', {version: 2, name: 'hasty'});
+          let refused = null;
+          for (let i = 0; i < 5 && !refused; i++) {
+            try { await conn.request('ping'); } catch (error) { refused = error; }
+          }
+          await new Promise((done) => setTimeout(done, refused.retryAfter * 1000));
+          const again = await conn.request('ping');
+          conn.close();
+          return {code: refused.code, wait: refused.retryAfter, message: refused.message, again: again.type};
+        }""",
+        server.url,
+    )
+    assert result["code"] == "rate_limited" and 0 < result["wait"] <= 1.01
+    assert result["message"].endswith("(try again in 1 s)") and result["again"] == "pong"

@@ -22,11 +22,19 @@ class Turn:
     """One decision put to an agent. The view is computed only if the agent asks for it, so a
     random agent in the lab costs no more than its prompt."""
 
-    def __init__(self, game: Game, seat: int, prompt: Prompt, view: View | Callable[[], View]) -> None:
+    def __init__(
+        self,
+        game: Game,
+        seat: int,
+        prompt: Prompt,
+        view: View | Callable[[], View],
+        clock: dict[str, Any] | None = None,
+    ) -> None:
         self.game = game
         self.seat = seat
         self.prompt = prompt
         self._view = view
+        self.clock = clock  # the room's clock as the update carries it (None: no clock)
 
     @cached_property
     def view(self) -> View:
@@ -48,11 +56,25 @@ class Agent(ABC):
     @abstractmethod
     def act(self, turn: Turn) -> Action: ...
 
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Called when the agent's game is over for it (an engine bridge ends its process)."""
+
+
+class Forfeit(Exception):
+    """Raised by `act` when the seat cannot go on (an external engine answered an illegal move,
+    crashed for good, or never answered): the caller resigns the seat with this note, so the
+    game's record says why, and the game goes on as a resignation makes it go on."""
+
+    def __init__(self, note: str) -> None:
+        super().__init__(note)
+        self.note = note
+
 
 @dataclass(frozen=True)
 class AgentSpec:
     """How to make an agent by name. `games` limits it to some games (None: any game);
-    `perfect_information_only` marks search agents that need the whole state."""
+    `perfect_information_only` marks search agents that need the whole state; `external` the
+    bridges, which need a command (`partida bot --gtp/--cmd`) and so are no server pool bot."""
 
     name: str
     factory: Callable[..., Agent]
@@ -60,6 +82,7 @@ class AgentSpec:
     games: frozenset[str] | None = None
     perfect_information_only: bool = False
     params: dict[str, Any] = field(default_factory=dict)
+    external: bool = False  # plays through a program of its own (a bridge): never a pool bot
 
     def supports(self, game: Game) -> bool:
         if self.games is not None and game.name not in self.games:

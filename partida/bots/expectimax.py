@@ -66,22 +66,23 @@ class ExpectimaxAgent(Agent):
         def search(depth: int) -> tuple[Any, bool]:
             self._horizon_hit = False
             values = self._root(state, turn.seat, answers, depth)
-            self.last_values = values
-            best = max(answers, key=lambda a: values[a])  # first of the best, in search order
-            return best, not self._horizon_hit  # exact: deeper search cannot change the answer
+            self.last_values = {_key(answers[i]): v for i, v in values.items()}
+            best = max(range(len(answers)), key=lambda i: values[i])  # first of the best, in search order
+            return answers[best], not self._horizon_hit  # exact: deeper search cannot change the answer
 
         best, self.completed_depth = deepen(answers, self.depth, search)
         return best
 
-    def _root(self, state: State, seat: int, answers: list[Any], depth: int) -> dict[Any, float]:
-        """Each answer's value; an answer that cannot beat the best so far may be a bound."""
-        values: dict[Any, float] = {}
+    def _root(self, state: State, seat: int, answers: list[Any], depth: int) -> dict[int, float]:
+        """Each answer's value, by its place in `answers` (an answer may be a map, as Duel's are,
+        which no dict can key); an answer that cannot beat the best so far may be a bound."""
+        values: dict[int, float] = {}
         alpha = -math.inf
-        for action in answers:
+        for index, action in enumerate(answers):
             child = state.clone()
             child.apply(seat, action)
             value = self._value(child, depth - 1, alpha, HIGH)
-            values[action] = value
+            values[index] = value
             alpha = max(alpha, value)
         return values
 
@@ -157,3 +158,12 @@ AGENTS = [
         params={"seconds": 1.0, "depth": None, "seed": None},
     )
 ]
+
+
+def _key(action: Any) -> Any:
+    """`last_values`' key for an answer: itself, or its repr when it cannot be hashed (a map)."""
+    try:
+        hash(action)
+    except TypeError:
+        return repr(action)
+    return action

@@ -18,14 +18,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import threading
 from typing import Any
 
-from partida.bots.base import Agent, Turn
+from partida.bots.base import Agent, Forfeit, Turn
+from partida.bots.declaration import agent_accepts
 from partida.bots.registry import all_agents, make_agent
 from partida.bots.thinking import FairThinking
 from partida.client.connection import Client, ConnectionLost, ServerError
 from partida.games.prompts import Prompt
 from partida.games.registry import Registry, default_registry
+from partida.protocol.accepts import Accepts
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +80,7 @@ class BotRunner:
         max_games: int | None = None,
         tournaments: list[str] | None = None,
         answer_seeks: bool = False,
+        terms: Accepts | None = None,
     ) -> None:
         if agent not in all_agents():
             raise ValueError(f"unknown agent {agent!r} (known: {', '.join(sorted(all_agents()))})")
@@ -93,11 +97,16 @@ class BotRunner:
         self.agent = agent
         self.name = name or agent
         self.token = token
-        # Declare the games this process can play: a server may load games (description files)
-        # that it does not, and a bot seated in one could not move (the game hung for good).
-        spec = all_agents()[agent]
-        known = [g for g in self.registry.names() if spec.games is None or g in spec.games]
-        self.games = games if games is not None else known
+        # Declare what this process can play (protocol/accepts.py): the games its agent's
+        # `supports()` allows here, perfect-information ones only for a search that needs the
+        # whole state; a bot seated in a game it cannot play never moves (the game hung for good).
+        own = agent_accepts(agent, self.registry)
+        assert own is not None  # a built-in agent, checked above
+        narrowed = own if games is None else own.narrowed(Accepts.from_hello(games))
+        self.accepts = narrowed.narrowed(terms or Accepts())
+        self.games = sorted(self.accepts.games or ())
+        if not self.games:
+            raise ValueError(f"agent {agent!r} plays none of the games asked for (it plays {own.describe()})")
         self.params = params or {}
         self.ladders = ladders or []
         self.tournaments = tournaments or []
@@ -108,12 +117,13 @@ class BotRunner:
         self.rng = random.Random()
         self.playing: set[str] = set()  # rooms with a play loop (one loop serves all our seats there)
         self.held: dict[str, dict[int, str]] = {}  # room -> seat -> token, to take seats back
-        self.thinking = FairThinking()  # the worker threads, shared in turn by the parties it plays
+        self.thinking = FairThinking()  # no more searches at once than cores, shared in turn by its parties
 
     async def run(self, reconnect: bool = True, max_delay: float = 10.0) -> None:
         """Connect, play, and when the connection drops connect again (the server may restart),
         waiting longer after each failed attempt, up to `max_delay` seconds."""
         delay = 0.5
+        told = 0.0  # the server's `retry_after` on the last refusal: never try sooner
         connected_before = False
         # Several URLs (comma-separated): nodes of one deployment, tried in turn, so that a bot
         # whose node died connects to another one (which sends it on to its games' new nodes).
@@ -124,7 +134,7 @@ class BotRunner:
             try:
                 try:
                     self.client = await Client.connect(
-                        url, name=self.name, token=self.token, agent=self.agent, games=self.games, nodes=urls
+                        url, name=self.name, token=self.token, agent=self.agent, accepts=self.accepts, nodes=urls
                     )
                 except ConnectionLost:
                     self.client = None
@@ -152,12 +162,14 @@ class BotRunner:
                 if exc.code in FATAL or (exc.code == "ladder_joined_elsewhere" and not connected_before):
                     raise
                 log.warning("%s: %s", self.agent, exc)
+                told = exc.retry_after or 0.0
             finally:
                 await self._stop_playing()
             if not reconnect:
                 return
-            log.info("%s: connection lost; connecting again in %.1f s", self.agent, delay)
-            await asyncio.sleep(delay * (0.75 + self.rng.random() / 2))
+            pause, told = max(delay * (0.75 + self.rng.random() / 2), told), 0.0
+            log.info("%s: connection lost; connecting again in %.1f s", self.agent, pause)
+            await asyncio.sleep(pause)
             delay = min(delay * 2, max_delay)
 
     async def _stop_playing(self) -> None:
@@ -217,19 +229,23 @@ class BotRunner:
         outlives the connection: entering again after a reconnect changes nothing."""
         waiting = list(self.tournaments)
         while waiting and not client.closed.is_set():
+            pause = TOURNAMENT_RETRY
             for tournament in list(waiting):
                 try:
                     await client.tournament_join(tournament)
                     log.info("%s entered tournament %s", self.agent, tournament)
                     waiting.remove(tournament)
+                except ConnectionLost:
+                    return
                 except ServerError as refused:
+                    if refused.retry_after is not None:  # a rate limit: again once it says
+                        pause = max(pause, refused.retry_after)
+                        break
                     if refused.code != "no_such_tournament":
                         log.warning("%s: tournament %s: %s", self.agent, tournament, refused)
                         waiting.remove(tournament)
-                except ConnectionLost:
-                    return
             if waiting:
-                await asyncio.sleep(TOURNAMENT_RETRY)
+                await asyncio.sleep(pause)
 
     async def _answer_seeks(self, client: Client) -> None:
         """Take every seek that allows bots, of a game this bot plays, as it appears in the
@@ -252,9 +268,13 @@ class BotRunner:
                     if exc.code != "rate_limited":  # taken by another, gone, or not for this bot
                         refused.add(seek["id"])
                     log.info("%s: seek %d: %s", self.agent, seek["id"], exc.message)
+                    if exc.retry_after is not None:  # the next take waits as long as the server said
+                        await asyncio.sleep(exc.retry_after)
             try:
                 news = await asyncio.wait_for(client.lobby_events.get(), SEEK_RELIST)
                 seeks = news.get("added", []) if news["type"] == "lobby_seeks" else []
+                if news["type"] == "lobby_seeks" and news.get("resync"):  # more news than a push carries
+                    seeks = await client.list_seeks()
             except TimeoutError:
                 seeks = await client.list_seeks()
 
@@ -280,10 +300,12 @@ class BotRunner:
         room = notice["room"]
         game = self.registry.get(notice["summary"]["game"])
         agents: dict[int, Agent] = {}
-        # Who this room's thinking is for: the other seats' occupants (one person's many games
-        # are one party, and wait for each other rather than everyone else waiting for them).
+        # Who this room's thinking is for: the server's opaque `party` (one address's guests, one
+        # account), else the other seats' names; one party's many games wait for each other
+        # rather than everyone else waiting for them.
         me = client.welcome["you"]["name"]
-        party = tuple(sorted({s.get("name") or "" for s in notice["summary"]["seats"]} - {me})) or (room,)
+        names = tuple(sorted({s.get("name") or "" for s in notice["summary"]["seats"]} - {me}))
+        party = notice.get("party") or names or (room,)
 
         def agent_for(seat: int) -> Agent:
             if seat not in agents:
@@ -298,6 +320,7 @@ class BotRunner:
             log.warning("%s in %s: %s", self.agent, room, exc)
 
         configured: dict[int, float] = {}
+        resigned: set[int] = set()  # seats whose agent forfeited: the server's bot plays them now
 
         async def decide(update: dict[str, Any], prompt: Prompt) -> Any:
             if rejected[1] != update["seq"]:
@@ -305,7 +328,7 @@ class BotRunner:
             if rejected[0] >= 2:
                 return prompt.random_answer(self.rng)
             agent = agent_for(update["seat"])
-            turn = Turn(game, update["seat"], prompt, update["view"])
+            turn = Turn(game, update["seat"], prompt, update["view"], update.get("clock"))
             budget = move_budget(update.get("clock"), update["seat"])
             if budget is None:
                 return await self.thinking.run(party, agent.act, turn)
@@ -319,11 +342,27 @@ class BotRunner:
                 return await asyncio.wait_for(asyncio.shield(thinking), max(0.01, left - LATENCY))
             except TimeoutError:
                 log.warning("%s in %s: no answer within the clock; answering at random", self.agent, room)
-                agents.pop(update["seat"], None)  # its search still runs: the next decision gets a new agent
+                # its search still runs: the next decision gets a new agent
+                _close(agents.pop(update["seat"], None))
                 return prompt.random_answer(self.rng)
 
+        async def decide_or_resign(update: dict[str, Any], prompt: Prompt) -> Any:
+            if update["seat"] in resigned:
+                return prompt.random_answer(self.rng)
+            try:
+                return await decide(update, prompt)
+            except Forfeit as exc:  # an engine that failed: its seat resigns, saying why
+                resigned.add(update["seat"])
+                _close(agents.pop(update["seat"], None))
+                log.warning("%s in %s: seat %d resigns: %s", self.agent, room, update["seat"], exc.note)
+                try:
+                    await client.resign(room, update["seat"], note=exc.note)
+                except ServerError as refused:
+                    log.warning("%s in %s: the resignation was refused: %s", self.agent, room, refused)
+                return prompt.random_answer(self.rng)  # refused as over, or raced by the server's bot
+
         try:
-            final = await client.play(room, decide, on_error=on_error)
+            final = await client.play(room, decide_or_resign, on_error=on_error)
             log.info("%s: game in room %s over: %s", self.agent, room, final.get("result"))
             self.held.pop(room, None)
         except ConnectionLost:
@@ -332,3 +371,12 @@ class BotRunner:
             log.exception("%s: failed in room %s", self.agent, room)
         finally:
             self.playing.discard(room)
+            for agent in agents.values():
+                _close(agent)
+
+
+def _close(agent: Agent | None) -> None:
+    """An agent's game is over for it: an engine bridge's process ends, in a thread of its own
+    (a polite engine gets a moment to leave)."""
+    if agent is not None and type(agent).close is not Agent.close:
+        threading.Thread(target=agent.close, daemon=True).start()

@@ -11,7 +11,7 @@ from typing import Any
 
 from partida.cli import CliError
 from partida.cli.common import game_registry, known_game, parse_option_pairs
-from partida.cli.match_report import print_summary, progress_bar, progress_text, sprt_spec
+from partida.cli.match_report import exit_status, print_summary, progress_bar, progress_text, sprt_spec
 
 
 def _check_agents(game: Any, agents: list[str]) -> None:
@@ -66,4 +66,4 @@ def run_local_match(args: argparse.Namespace) -> int:
     print_summary(args, args.seat, tally, verdict, time.perf_counter() - started)
     if failure is not None:
         raise CliError(f"the match stopped after {tally.trinomial.games} games: {failure}")
-    return 0
+    return exit_status(args, verdict)

@@ -22,7 +22,7 @@ from typing import Any
 
 from partida.cli import CliError
 from partida.cli.common import game_registry, parse_option_pairs
-from partida.cli.match_report import print_summary, progress_bar, progress_text, sprt_spec
+from partida.cli.match_report import exit_status, print_summary, progress_bar, progress_text, sprt_spec
 from partida.match.paired import Deal, SetResult, Tally, deals, first_agent_points, rotations
 from partida.match.processes import SeatCommand, create_bot_accounts, exit_text, start_seat, start_server, stop
 
@@ -227,7 +227,7 @@ async def run_server_match(args: argparse.Namespace) -> int:
             await _wait_for_server(url, processes[0][0], folder)
             for index, command in commands.items():
                 try:
-                    process = await start_seat(command, url, tokens[names[index]], names[index])
+                    process = await start_seat(command, url, tokens[names[index]], names[index], args.game)
                 except OSError as exc:
                     raise CliError(f"seat {index + 1} ({command}): cannot start it: {exc.strerror or exc}") from None
                 processes.append((process, f"seat {index + 1} ({command}): its process"))
@@ -268,7 +268,7 @@ async def run_server_match(args: argparse.Namespace) -> int:
     if failure is not None:
         played = len(match.records) if match is not None else 0
         raise CliError(f"the match stopped after {played} games: {failure}")
-    return 0
+    return exit_status(args, verdict)
 
 
 def _report(

@@ -26,7 +26,7 @@ from partida.cli.common import (
 )
 from partida.cli.seeks import await_seek, rating_range, seek_clock, take_seek
 from partida.match.processes import seat_command
-from partida.stats.sprt import MODELS
+from partida.stats.sprt import MODELS, SPRT_MOST_GAMES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -125,9 +125,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the next seat is this program, started by the match on a server it starts itself (a free "
         "loopback port, a temporary database, a bot account for the seat): it gets PARTIDA_SERVER, "
         "PARTIDA_BOT_TOKEN and PARTIDA_BOT_NAME in its environment, and {server}, {token} and {name} in "
-        "COMMAND are replaced by them. Example: --seat-cmd 'python mybot.py --url {server}'",
+        "COMMAND are replaced by them. Example: --seat-cmd 'python mybot.py --url {server}'. A program that "
+        "does not connect itself, played through `partida bot`'s bridges: --seat-cmd 'stdio:python mybot.py' "
+        "(one JSON line per decision on stdin and stdout) or --seat-cmd 'gtp:gtp-rhino' (docs/bots.md)",
     )
-    m.add_argument("--games", type=int, default=1, help="number of games (default: %(default)s)")
+    m.add_argument(
+        "--games",
+        type=int,
+        default=None,
+        help="number of games (default 1); with --sprt the most the match plays while the test has not "
+        f"decided (default {SPRT_MOST_GAMES}), rounded up to whole pairs",
+    )
     m.add_argument("--option", action="append", metavar="KEY=VALUE", help="game option (repeatable)")
     m.add_argument(
         "--rotate",
@@ -500,6 +508,9 @@ async def _watch(args: argparse.Namespace) -> int:
 
 
 def run_match(args: argparse.Namespace) -> int:
+    if args.games is None:
+        # with --sprt the test says when to stop: the number of games is only its cap
+        args.games = SPRT_MOST_GAMES if args.sprt is not None else 1
     if args.games < 1:
         raise CliError("--games must be at least 1")
     if args.parallel is not None and args.parallel < 1:

@@ -127,6 +127,10 @@ def run(args: argparse.Namespace) -> int:
         unknown = [a for a in pool if a not in known]
         if unknown:
             raise CliError(f"unknown agent {unknown[0]!r} in --bots (known: {', '.join(sorted(known))})")
+        bridges = [a for a in pool if known[a].external]
+        if bridges and args.bots is not None:  # a bridge needs a program: `partida bot --gtp/--cmd`
+            raise CliError(f"--bots {bridges[0]}: a bridge runs a program of yours: use `partida bot --gtp/--cmd`")
+        pool = [a for a in pool if not known[a].external]
     ladder_bots = parse_ladder_bots(args.ladder_bots)
     tournament_bots = parse_ladder_bots(args.tournament_bots, flag="--tournament-bots")
     seek_bots = {a.strip() for a in (args.seek_bots or "").split(",") if a.strip()}

@@ -93,7 +93,11 @@ def elo_text(e: Estimate) -> str:
     return f"Elo {fmt(e.elo)} [{fmt(e.elo_low)}, {fmt(e.elo_high)}]"
 
 
-def summary_lines(data: dict[str, Any], trinomial: Trinomial, pentanomial: Pentanomial | None) -> list[str]:
+def summary_lines(
+    data: dict[str, Any], trinomial: Trinomial, pentanomial: Pentanomial | None, undecided: str = "continue"
+) -> list[str]:
+    """`undecided`: what the SPRT line says without a verdict (a match that reached its cap has
+    nothing to continue)."""
     lines = []
     if trinomial.games:
         tri = estimate(trinomial)
@@ -116,7 +120,7 @@ def summary_lines(data: dict[str, Any], trinomial: Trinomial, pentanomial: Penta
             )
         )
     s = data["sprt"]
-    verdict = {"H1": "H1 accepted", "H0": "H0 accepted", None: "continue"}[s["accepted"]]
+    verdict = {"H1": "H1 accepted", "H0": "H0 accepted", None: undecided}[s["accepted"]]
     lines.append(
         f"SPRT [{s['elo0']:g}, {s['elo1']:g}] {s['model']} ({s['counts']}): "
         f"LLR {s['llr']:.2f} ({s['lower']:.2f}, {s['upper']:.2f}) {verdict}"

@@ -9,34 +9,61 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import itertools
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
 
 from partida.games.prompts import Prompt, prompt_from_data
 from partida.protocol import PROTOCOL_VERSION, Encoding, ProtocolError, decode, encode
+from partida.protocol.accepts import Accepts
 
 Decide = Callable[[dict[str, Any], Prompt], Any | Awaitable[Any]]
+T = TypeVar("T")
 
 
 class ServerError(Exception):
-    """An `error` message from the server: `code` is stable, `message` is for people."""
+    """An `error` message from the server: `code` is stable, `message` is for people.
+    `retry_after` is the seconds after which the same request would be let through, when
+    waiting alone cures the refusal (a rate limit); otherwise None."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, retry_after: float | None = None) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.retry_after = retry_after
+
+    @classmethod
+    def from_reply(cls, reply: dict[str, Any]) -> ServerError:
+        wait = reply.get("retry_after")
+        ok = isinstance(wait, int | float) and not isinstance(wait, bool) and 0 <= wait < float("inf")
+        return cls(reply.get("code", "error"), reply.get("message", ""), float(wait) if ok else None)
 
 
 class ConnectionLost(ServerError):
-    def __init__(self, reason: str = "the connection to the server was lost") -> None:
-        super().__init__("connection_lost", reason)
+    def __init__(self, reason: str = "the connection to the server was lost", retry_after: float | None = None) -> None:
+        super().__init__("connection_lost", reason, retry_after)
+
+
+async def patiently(call: Callable[[], Awaitable[T]], tries: int = 5, longest: float = 60.0) -> T:
+    """`await call()`; after a refusal that says when to retry (`retry_after`), wait that long
+    (at most `longest` seconds) and call again, up to `tries` calls in all, instead of hammering
+    a server that said it is not ready (a lost connection too, when the server refused a new one
+    for now with a `Retry-After`). Any other error, and the last refusal, is raised."""
+    for _ in range(tries - 1):
+        try:
+            return await call()
+        except ServerError as refused:
+            if refused.retry_after is None:
+                raise
+            await asyncio.sleep(min(refused.retry_after, longest))
+    return await call()
 
 
 MAX_MOVES = 4  # `moved` answers followed for one request before giving up (nodes disagreeing)
@@ -80,6 +107,12 @@ async def _open(url: str, timeout: float) -> ClientConnection:
         raise ConnectionLost(f"cannot reach {url}: {exc or 'timed out'}") from None
     except (InvalidURI, ValueError):  # not ws:// or wss://, or a port that is not a number
         raise ConnectionLost(f"{url!r} is not a websocket URL: write ws://HOST:PORT") from None
+    except InvalidStatus as exc:
+        if exc.response.status_code == 429:  # too many new connections from this address: it says when
+            wait = exc.response.headers.get("Retry-After", "")
+            seconds = float(wait) if wait.isdigit() else None
+            raise ConnectionLost(f"{url} refused a new connection for now: {exc}", seconds) from None
+        raise ConnectionLost(f"{url} did not answer as a websocket server: {exc}") from None
     except InvalidHandshake as exc:  # something else listens there
         raise ConnectionLost(f"{url} did not answer as a websocket server: {exc}") from None
 
@@ -148,12 +181,14 @@ class Client:
         token: str | None = None,
         agent: str | None = None,
         games: list[str] | None = None,
+        accepts: Accepts | None = None,
         encoding: Encoding = Encoding.MSGPACK,
         timeout: float = 10.0,
         nodes: Iterable[str] = (),
     ) -> Client:
         """`nodes`: URLs of the deployment's other nodes, trusted with `summon` and `moved` as
-        `url` is (see `trust`)."""
+        `url` is (see `trust`). `accepts`: a bot's declaration of what it plays (its `games`
+        stand for `games`)."""
         client = cls(await _open(url, timeout), encoding, url)
         client._timeout = timeout
         client.trust(*nodes)
@@ -167,6 +202,8 @@ class Client:
         ):
             if value is not None:
                 hello[key] = value
+        if accepts is not None:
+            hello.update(accepts.hello_fields())
         client._hello = hello
         try:
             client.welcome = await client.request("hello", **hello)
@@ -273,7 +310,7 @@ class Client:
                 pause = min(max(pause * 2, 0.2), 2.0)
                 await asyncio.sleep(pause)
         if reply["type"] == "error":
-            raise ServerError(reply.get("code", "error"), reply.get("message", ""))
+            raise ServerError.from_reply(reply)
         self._remember(kind, fields, reply)
         if there is not None and isinstance(reply.get("room"), str):
             self._routes[reply["room"]] = there  # the challenge's room is on that node
@@ -392,7 +429,7 @@ class Client:
             reply = await self._exchange(link, "hello", self._hello)
             if reply["type"] == "error":
                 await link.websocket.close()
-                raise ServerError(reply.get("code", "error"), reply.get("message", ""))
+                raise ServerError.from_reply(reply)
             self.trust(*_listed_nodes(reply))
             future.set_result(link)
             return link
@@ -531,11 +568,12 @@ class Client:
         return (await self.request("list_games"))["games"]
 
     async def list_rooms(self, game: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
-        """Every public room (of `game`, in `status`: waiting or playing), page after page."""
+        """Every public room (of `game`, in `status`: waiting or playing), page after page (each
+        page built costs the asker by its bytes: past the rate, a page waits its `retry_after`)."""
         rooms: list[dict[str, Any]] = []
         cursor = None
         while True:
-            page = await self.rooms_page(game, status, cursor)
+            page = await patiently(functools.partial(self.rooms_page, game, status, cursor))
             rooms += page["rooms"]
             cursor = page.get("next")
             if cursor is None:
@@ -641,8 +679,14 @@ class Client:
             fields["seat"] = seat
         return await self.request(kind, **fields)
 
-    async def resign(self, room: str, seat: int | None = None) -> dict[str, Any]:
-        return await self._seat_request("resign", room, seat)
+    async def resign(self, room: str, seat: int | None = None, note: str | None = None) -> dict[str, Any]:
+        """`note`: why, kept in the result's `notes` (say, the bot's engine failed)."""
+        if note is None:
+            return await self._seat_request("resign", room, seat)
+        fields: dict[str, Any] = {"room": room, "note": note}
+        if seat is not None:
+            fields["seat"] = seat
+        return await self.request("resign", **fields)
 
     async def offer_draw(self, room: str, seat: int | None = None) -> dict[str, Any]:
         return await self._seat_request("offer_draw", room, seat)
@@ -795,9 +839,21 @@ class Client:
         return await self.request("seek_take", seek=seek)
 
     async def list_seeks(self, game: str | None = None, watch: bool | None = None) -> list[dict[str, Any]]:
-        """The open seeks, oldest first; `watch`: changes come as `lobby_seeks` in `lobby_events`."""
-        fields: dict[str, Any] = {k: v for k, v in (("game", game), ("watch", watch)) if v is not None}
-        return (await self.request("list_seeks", **fields))["seeks"]
+        """Every open seek, oldest first, page after page; `watch`: changes come as
+        `lobby_seeks` in `lobby_events`."""
+        page = await self.seeks_page(game, watch=watch)
+        seeks: list[dict[str, Any]] = page["seeks"]
+        while page.get("next") is not None:
+            page = await self.seeks_page(game, page["next"])
+            seeks += page["seeks"]
+        return seeks
+
+    async def seeks_page(
+        self, game: str | None = None, cursor: str | None = None, limit: int | None = None, watch: bool | None = None
+    ) -> dict[str, Any]:
+        """One page of open seeks (`seeks`, and `next`: the cursor of the page after it, or None)."""
+        fields = {"game": game, "cursor": cursor, "limit": limit, "watch": watch}
+        return await self.request("list_seeks", **{k: v for k, v in fields.items() if v is not None})
 
     # Play.
 

@@ -14,11 +14,18 @@ terms are the same (game, options, seats, clock, rated) and each accepts the oth
 **Order**: a new seek is matched with the oldest compatible waiting seek (by the time it was
 posted, then by its id), so a seek that has waited longest is served first; a person clicking a
 seek in the lobby takes it if the seek `accepts` them.
+
+**Buckets** (`SeekBook`): only seeks of equal terms can meet, so the waiting seeks are kept in one
+bucket per terms, each in posting order (ids are given in posting order): a new seek reads its
+own bucket, oldest first, and never the seeks of other games, clocks or options. What it costs
+grows with the seeks it could meet, not with every seek waiting.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+import bisect
+import json
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +59,15 @@ class Seek:
     def terms(self) -> tuple[Any, ...]:
         clock = None if self.clock is None else (self.clock.initial, self.clock.increment, self.clock.per_move)
         return (self.game, sorted(self.options.items()), self.seats, clock, self.rated)
+
+
+def terms_key(seek: Seek) -> Hashable:
+    """The bucket of a seek: equal exactly when two seeks' terms are (`Seek.terms`), and hashable
+    whatever its options hold (lists, maps)."""
+    clock = seek.clock
+    timing = None if clock is None else (clock.initial, clock.increment, clock.per_move)
+    options = json.dumps(dict(seek.options), sort_keys=True, separators=(",", ":"), default=repr)
+    return (seek.game, options, seek.seats, timing, seek.rated)
 
 
 def seek_problem(seek: Seek) -> str | None:
@@ -88,3 +104,68 @@ def first_match(new: Seek, waiting: Iterable[Seek]) -> Seek | None:
         if compatible(new, seek):
             return seek
     return None
+
+
+@dataclass
+class _Bucket:
+    ids: list[int] = field(default_factory=list)  # sorted: posting order
+    seeks: dict[int, Seek] = field(default_factory=dict)
+
+
+class SeekBook:
+    """The waiting seeks by terms, each bucket in posting order: `match` is `first_match` over the
+    one bucket a new seek could meet in. Adding or removing a seek touches its bucket alone, and a
+    seek put back (a pairing that failed) takes its old place."""
+
+    def __init__(self) -> None:
+        self._buckets: dict[Hashable, _Bucket] = {}
+        self._keys: dict[int, Hashable] = {}  # seek id -> its bucket's key
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, seek_id: object) -> bool:
+        return seek_id in self._keys
+
+    def __iter__(self) -> Iterator[Seek]:
+        for bucket in self._buckets.values():
+            yield from bucket.seeks.values()
+
+    def add(self, seek: Seek) -> None:
+        if seek.id in self._keys:
+            return
+        key = terms_key(seek)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = _Bucket()
+        bisect.insort(bucket.ids, seek.id)
+        bucket.seeks[seek.id] = seek
+        self._keys[seek.id] = key
+
+    def remove(self, seek_id: int) -> Seek | None:
+        key = self._keys.pop(seek_id, None)
+        if key is None:
+            return None
+        bucket = self._buckets[key]
+        del bucket.ids[bisect.bisect_left(bucket.ids, seek_id)]
+        seek = bucket.seeks.pop(seek_id)
+        if not bucket.ids:
+            del self._buckets[key]  # an empty bucket is no bucket: their number follows the seeks
+        return seek
+
+    def bucket_size(self, seek: Seek) -> int:
+        """How many waiting seeks have `seek`'s terms (those `match` may read)."""
+        bucket = self._buckets.get(terms_key(seek))
+        return 0 if bucket is None else len(bucket.ids)
+
+    def match(self, new: Seek) -> Seek | None:
+        """The oldest waiting seek compatible with `new`, or None."""
+        bucket = self._buckets.get(terms_key(new))
+        if bucket is None:
+            return None
+        seeks = bucket.seeks
+        for seek_id in bucket.ids:
+            seek = seeks[seek_id]
+            if accepts(seek, new.party) and accepts(new, seek.party):
+                return seek
+        return None

@@ -105,7 +105,11 @@ def play_set(
             name, params = parse_agent(text)
             agent = make_agent(name, game, seed=deal.seed * 16 + seat, **params)
             built.append(_Guarded(agent, (seat + shift) % len(agents), text))
-        played = play_local(game, built, opts, seed=deal.seed)
+        try:
+            played = play_local(game, built, opts, seed=deal.seed)
+        finally:
+            for agent in built:
+                agent.close()  # an engine bridge's process ends with its game
         result = played.state.result()
         first_seat = (len(agents) - shift) % len(agents)
         out.games.append(

@@ -16,17 +16,26 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+# `--seat-cmd "stdio:python mybot.py"`, `--seat-cmd "gtp:gtp-rhino"`: a program that does not
+# connect itself, played through `partida bot`'s bridge for its protocol (docs/bots.md).
+BRIDGES = {"stdio": "--cmd", "gtp": "--gtp"}
+
 
 @dataclass(frozen=True)
 class SeatCommand:
-    """`--seat-cmd`'s value: a command line a shell would split the same way."""
+    """`--seat-cmd`'s value: a command line a shell would split the same way; `bridge`: the
+    protocol it speaks when it is not a websocket bot (`stdio`, `gtp`)."""
 
     command: str
+    bridge: str = ""
 
     def __str__(self) -> str:
-        return self.command
+        return f"{self.bridge}:{self.command}" if self.bridge else self.command
 
-    def argv(self, server: str, token: str, name: str) -> list[str]:
+    def argv(self, server: str, token: str, name: str, game: str) -> list[str]:
+        if self.bridge:  # the bridge logs in (the token comes from the environment) and runs it
+            bot = [sys.executable, "-m", "partida", "bot", BRIDGES[self.bridge], self.command, "--game", game]
+            return [*bot, "--server", server, "--name", name, "--log-level", "warning"]
         fields = {"{server}": server, "{token}": token, "{name}": name}
         out = []
         for word in shlex.split(self.command):
@@ -40,13 +49,18 @@ def seat_command(text: str) -> SeatCommand:
     """Checked when the command is read: a quote left open would only fail once a server ran."""
     import argparse
 
+    bridge, colon, rest = text.partition(":")
+    if colon and bridge in BRIDGES:
+        text = rest
+    else:
+        bridge = ""
     try:
         words = shlex.split(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(f"cannot split {text!r} into words: {exc}") from None
     if not words:
         raise argparse.ArgumentTypeError("an empty command")
-    return SeatCommand(text)
+    return SeatCommand(text, bridge)
 
 
 def free_port() -> int:
@@ -89,12 +103,12 @@ async def start_server(
     return process, f"ws://127.0.0.1:{port}"
 
 
-async def start_seat(command: SeatCommand, server: str, token: str, name: str) -> asyncio.subprocess.Process:
+async def start_seat(command: SeatCommand, server: str, token: str, name: str, game: str) -> asyncio.subprocess.Process:
     """The seat's program; what it prints goes to this process's stderr, so that stdout stays
     the match's results."""
     env = {**os.environ, "PARTIDA_SERVER": server, "PARTIDA_BOT_TOKEN": token, "PARTIDA_BOT_NAME": name}
     return await asyncio.create_subprocess_exec(
-        *command.argv(server, token, name),
+        *command.argv(server, token, name, game),
         env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=sys.stderr.fileno(),

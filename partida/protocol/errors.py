@@ -41,8 +41,10 @@ class ErrorCode(StrEnum):
     SEATS_EMPTY = "seats_empty"
     UNKNOWN_AGENT = "unknown_agent"
     NO_BOT_AVAILABLE = "no_bot_available"
+    BOT_DECLINES = "bot_declines"  # the bot's hello does not accept this game, seat count, clock or load
     RATED_NEEDS_ACCOUNT = "rated_needs_account"  # a guest creating or joining a rated room
     RATED_NEEDS_CLOCK = "rated_needs_clock"  # a rated room without a clock: nothing makes it end
+    RATED_SEAT_TWICE = "rated_seat_twice"  # one account in two seats of a rated room: it would play itself
     # ladders
     NO_SUCH_LADDER = "no_such_ladder"
     BOTS_ONLY = "bots_only"  # ladder_join from a guest or a user account
@@ -59,7 +61,7 @@ class ErrorCode(StrEnum):
     TOO_MANY_TOURNAMENTS = "too_many_tournaments"  # the account (or its address) has its cap of live ones
     # seeks
     NO_SUCH_SEEK = "no_such_seek"  # cancelling or taking a seek that is not open (or, to cancel, not yours)
-    TOO_MANY_SEEKS = "too_many_seeks"  # an account (a guest: a connection) has MAX_SEEKS open seeks
+    TOO_MANY_SEEKS = "too_many_seeks"  # an owner has MAX_SEEKS open seeks, or an address seeks_per_address
     BAD_SEEK = "bad_seek"  # a seek that cannot be posted: an empty rating range, not two seats
     SEEK_REFUSED = "seek_refused"  # taking a seek that does not accept you (yours, rated, range, bots)
     # play

@@ -47,7 +47,14 @@ class Hello(Request):
     password: str | None = None
     token: str | None = None
     agent: str | None = None
-    games: list[str] | None = None
+    # What a bot accepts (protocol/accepts.py): games as a list (any seat count) or a map of
+    # game -> seat counts (null: any), and the rest of its declaration.
+    games: list[str] | dict[str, list[int] | None] | None = None
+    hidden_information: bool | None = None
+    clock_min: float | None = None
+    clock_max: float | None = None
+    max_games: int | None = None
+    max_games_per_opponent: int | None = None
     resume: str | None = None  # the `resume` of an earlier welcome, with `name`: no password needed
 
 
@@ -153,6 +160,7 @@ class SeatRequest(Request):
 @dataclass
 class Resign(SeatRequest):
     type: ClassVar[str] = "resign"
+    note: str | None = None  # why, kept in the result (an engine that failed); at most 300 characters
 
 
 @dataclass
@@ -384,12 +392,15 @@ class SeekTake(Request):
 
 @dataclass
 class ListSeeks(Request):
-    """The open seeks of this server, oldest first (of `game`: one game's). `watch`: be pushed
-    `seeks` changes (False: stop)."""
+    """A page of the open seeks of this server, oldest first (of `game`: one game's); `cursor` is
+    the `next` of the page before (None: the first page). `watch`: be pushed `lobby_seeks`
+    changes (False: stop)."""
 
     type: ClassVar[str] = "list_seeks"
     game: str | None = None
     watch: bool | None = None
+    cursor: str | None = None
+    limit: int | None = None
 
 
 REQUESTS: dict[str, type[Request]] = {

@@ -418,10 +418,10 @@ class RoomCore(Generic[H]):
 
     # Ending requests, for a seat in play (`seat_in_play`).
 
-    def resign(self, seat: int) -> list[Effect]:
+    def resign(self, seat: int, note: str | None = None) -> list[Effect]:
         """Two seats: the other wins. More: the seat drops out (the server's random bot answers
         for it, it ranks last) and the game goes on until a single seat is left."""
-        result = self.endings.resign(seat)
+        result = self.endings.resign(seat, note)
         if result is not None:
             return [End(result)]
         return [SaveEndings(), Push(), Settle()]

@@ -74,6 +74,7 @@ class Endings:
     auto: set[int] = field(default_factory=set)
     rematch: set[int] = field(default_factory=set)
     away: dict[int, float] = field(default_factory=dict)
+    notes: dict[int, str] = field(default_factory=dict)  # a resigned seat's reason, for the record
 
     def __post_init__(self) -> None:
         if len(self.timeouts) != self.num_seats:
@@ -87,6 +88,7 @@ class Endings:
             "resigned": list(self.resigned),
             "timeouts": list(self.timeouts),
             "auto": sorted(self.auto),
+            **({"notes": {str(s): n for s, n in self.notes.items()}} if self.notes else {}),
         }
 
     @classmethod
@@ -98,29 +100,40 @@ class Endings:
             resigned=[int(s) for s in data.get("resigned", [])],
             timeouts=[int(t) for t in data.get("timeouts", [])],
             auto={int(s) for s in data.get("auto", [])},
+            notes={int(s): str(n) for s, n in (data.get("notes") or {}).items()},
         )
 
     # Resignation.
 
-    def resign(self, seat: int) -> dict[str, Any] | None:
+    def resign(self, seat: int, note: str | None = None) -> dict[str, Any] | None:
         """Record a resignation. Two seats: the result (the other wins). More: the seat drops out
-        (the random bot answers for it) and None, unless a single seat is left, who wins."""
+        (the random bot answers for it) and None, unless a single seat is left, who wins. A
+        `note` (why) goes into the result's `notes`, by seat."""
         if seat in self.resigned:
             raise ProtocolError(ErrorCode.ALREADY_RESIGNED, f"seat {seat} has already resigned")
         self.resigned.append(seat)
+        if note:
+            self.notes[seat] = note
         self.auto.add(seat)
         self.draw_offer = None
         left = [s for s in range(self.num_seats) if s not in self.resigned]
         if len(left) <= 1:
             scores = [1.0 if s in left else 0.0 for s in range(self.num_seats)]
             base = {"scores": scores, "ranks": [1] * self.num_seats, "winners": left, "reason": "resign"}
-            return with_dropouts(base, self.resigned)
+            return self._noted(with_dropouts(base, self.resigned))
         return None
 
     def final(self, result: Result) -> dict[str, Any]:
         """The result of a game its rules ended, with the dropouts ranked last."""
         data = normal(result)
-        return with_dropouts(data, self.resigned)
+        return self._noted(with_dropouts(data, self.resigned))
+
+    def _noted(self, result: dict[str, Any]) -> dict[str, Any]:
+        """The resignations' notes ride in the result, so the stored game keeps them (keys are
+        seats as strings: the result is JSON)."""
+        if not self.notes:
+            return result
+        return {**result, "notes": {str(s): n for s, n in sorted(self.notes.items())}}
 
     # Draw offers (two-seat games only).
 

@@ -223,7 +223,12 @@ class Server:
             self.challenges, self.connections, self.locator, self.bots, rooms, self.limiter, abandon_after
         )
         self.seek_service = SeekService(
-            self.seeks, rooms, rooms.open_room, self.bots, rating_of=self.store.person_ratings.rating_of
+            self.seeks,
+            rooms,
+            rooms.open_room,
+            self.bots,
+            rating_of=self.store.person_ratings.rating_of,
+            limiter=self.limiter,
         )
         self.tournaments = TournamentService(
             TournamentStore(db),
@@ -328,9 +333,12 @@ class Server:
         here, cheaply; websocket upgrades go on to `connection`, the rest get a file."""
         websocket = "websocket" in request.headers.get("Upgrade", "").lower()
         address = self.addresses.client(_peer(link), request.headers.get("X-Forwarded-For"))
-        if not self.limiter.may_open(address, websocket):
-            return web.too_many_requests()
-        return None if websocket else web.respond(request)
+        if websocket:
+            wait = self.limiter.may_open(address)
+            return web.too_many_requests(wait) if wait else None
+        response = web.respond(request)
+        wait = self.limiter.may_fetch(address, web.cost(response))
+        return web.too_many_requests(wait) if wait else response
 
     def connection(self, link: Link) -> Conversation | None:
         """A client past the handshake: its session, or a close if its address has too many."""

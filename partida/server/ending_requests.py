@@ -14,10 +14,11 @@ if TYPE_CHECKING:
     from partida.server.session import Session
 
 
-async def resign(room: Room, session: Session, seat: int | None) -> None:
+async def resign(room: Room, session: Session, seat: int | None, note: str | None = None) -> None:
     """Two seats: the other wins. More: the seat drops out (the server's random bot answers for
-    it, it ranks last) and the game goes on until a single seat is left."""
-    await room.request_ending(session, seat, RoomCore.resign)
+    it, it ranks last) and the game goes on until a single seat is left. `note`: why, kept in
+    the result's `notes`."""
+    await room.request_ending(session, seat, lambda core, s: core.resign(s, note))
 
 
 async def offer_draw(room: Room, session: Session, seat: int | None) -> None:

@@ -25,13 +25,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from partida.bots.registry import all_agents
+from partida.bots.declaration import bot_accepts
 from partida.games.registry import Registry
 from partida.ladder.pairing import WAIT_FOR_OTHERS, Candidate, pick_group, pick_random
 from partida.ladder.ratings import Rating
 from partida.ladder.report import rating_series
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
+from partida.protocol.accepts import allows, clock_seconds
 from partida.room.clocks import ClockSpec
 from partida.room.terms import RoomTerms
 from partida.server.publisher import Publisher
@@ -211,15 +212,17 @@ class LadderService:
             )
         live = await self.ladder(req.ladder)
         game = live.info.game
-        spec = all_agents().get(identity.agent) if identity.agent else None
-        if identity.games is not None and game not in identity.games:
+        # the same rule as every other seating (protocol/accepts.py), under the ladder's code
+        clock = ClockSpec.parse(live.info.clock)
+        seconds = clock_seconds(clock.initial, clock.increment, clock.per_move) if clock else clock_seconds(None)
+        accepts = bot_accepts(identity.accepts, identity.agent, self.registry)
+        reason = allows(accepts, self.registry.get(game), live.info.seats, seconds)
+        if reason is not None:
             raise ProtocolError(
                 ErrorCode.WRONG_GAME,
-                f"ladder {live.info.name} plays {game}, which this bot does not accept (it declared "
-                f"{', '.join(identity.games) or 'no game'})",
+                f"ladder {live.info.name} plays {game}, which this bot does not accept: it {reason}",
+                details={"accepts": accepts.to_data()},
             )
-        if spec is not None and not spec.supports(self.registry.get(game)):
-            raise ProtocolError(ErrorCode.WRONG_GAME, f"agent {identity.agent} does not play {game}")
         max_games = 1 if req.max_games is None else req.max_games
         if not 1 <= max_games <= MAX_GAMES_PER_BOT:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"max_games is 1 to {MAX_GAMES_PER_BOT}, not {max_games}")

@@ -3,7 +3,9 @@
 Pure bookkeeping with no sockets: the server asks before it does the work (`admit` a connection,
 `request` a frame, `may_guess` a room code, `may_create_room`, `may_watch`) and reports what
 happened (`release`, `guessed`); logins have their own bookkeeping (server/logins.py). A refusal is a
-`ProtocolError` with the code `rate_limited` and a sentence saying what to wait for.
+`ProtocolError` with the code `rate_limited` and a sentence saying what to wait for; where a token
+bucket refused, it carries `retry_after`, the seconds until that bucket would let the request
+through (`TokenBucket.wait`), so a client can wait that long instead of hammering.
 
 The defaults are far above what a person or a bot ever does: a bot ladder at full speed logs in
 with bot accounts, whose requests are not rate-limited at all, and a person clicks a few times a
@@ -14,12 +16,20 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 
 from partida.protocol import ErrorCode, ProtocolError
 
 log = logging.getLogger(__name__)
+SOONEST = 0.01  # the shortest wait a refusal names, in seconds (a refusal never says "now")
+# Limits that were renamed, with what an operator's old setting should become: a setting that
+# no longer exists refuses the start rather than being ignored, and this says what to write.
+RENAMED = {
+    "http_requests_per_second": "http_pages_per_second (whole page loads a second, not files)",
+    "http_request_burst": "http_page_burst (whole page loads at once, not files)",
+}
 
 
 @dataclass
@@ -33,8 +43,8 @@ class Limits:
     connections_per_address: int = 256  # open at once
     connections_per_second: float = 20.0  # new websocket connections per address
     connection_burst: float = 256.0  # (or connections_per_address, if more) opened at once before that rate
-    http_requests_per_second: float = 20.0  # plain HTTP requests (the browser client's files) per address
-    http_request_burst: float = 200.0
+    http_pages_per_second: float = 1.0  # the browser client's files per address, in whole page loads (web.cost)
+    http_page_burst: float = 60.0
     hello_timeout: float = 10.0  # seconds a new connection has to say hello
     idle_timeout: float = 600.0  # a greeted connection with no room that sends nothing is closed (not bots)
     guesses_per_second: float = 2.0  # requests naming a room that does not exist, per connection
@@ -48,10 +58,11 @@ class Limits:
     rooms_watched: int = 100  # per connection
     games_per_bot: int = 32  # games one bot connection is seated in at once (waiting or in play)
     bot_games_per_address: int = 8  # games with bots in them at once that one address asked for
+    games_per_bot_per_address: int = 4  # of one bot's games, those one address asked for (a share of games_per_bot)
     bot_move_seconds: float = 900.0  # a game with a bot and no clock gets this many seconds a move (0: none)
     login_failures_allowed: int = 5  # failed logins for one account from one address before the back-off starts
-    login_failures_per_address: int = 20  # failed logins from one address, whatever the account
-    login_failures_per_network: int = 100  # from one /24 (IPv4) or /64 (IPv6)
+    login_failures_per_address: int = 200  # failed logins from one address, whatever the account
+    login_failures_per_network: int = 1000  # from one /24 (IPv4) or /64 (IPv6)
     login_backoff_max: float = 300.0  # the longest wait between attempts, in seconds
     hashing_at_once: int = 1  # password checks (argon2, 64 MiB each) running at the same time
     hashing_queue: int = 64  # password checks waiting their turn, from clean addresses and from others each
@@ -59,6 +70,7 @@ class Limits:
     options_bytes: int = 4096  # the largest encoded `options` of a room
     tournaments_per_account: int = 5  # live tournaments (registering or running) one account created
     tournaments_per_address: int = 20  # live tournaments created from one address, whatever the account
+    seeks_per_address: int = 50  # open seeks whose posters have this address (bot accounts are not limited)
 
     @classmethod
     def names(cls) -> list[str]:
@@ -71,6 +83,8 @@ class Limits:
         for setting in settings:
             name, sep, value = setting.partition("=")
             name = name.strip().replace("-", "_")
+            if name in RENAMED:
+                raise ValueError(f"the limit {name} is now {RENAMED[name]}")
             if not sep or name not in types:
                 raise ValueError(f"unknown limit {setting!r} (known: {', '.join(self.names())})")
             try:
@@ -116,6 +130,21 @@ class TokenBucket:
         self.stamp = now
         return self.tokens >= n
 
+    def spend(self, n: float) -> bool:
+        """Spend `n` tokens if there are that many; a refusal costs nothing (no debt)."""
+        if self.has(n):
+            self.tokens -= n
+            return True
+        return False
+
+    def wait(self, n: float = 1.0) -> float:
+        """Seconds until `n` tokens are there, if nothing more is taken (0: now; inf: never)."""
+        if self.has(n):
+            return 0.0
+        if self.rate <= 0 or n > self.burst:
+            return math.inf
+        return (n - self.tokens) / self.rate
+
     def full(self) -> bool:
         """Whether the bucket has refilled to its burst (nothing would be lost by forgetting it)."""
         return self.has(self.burst)
@@ -132,7 +161,7 @@ class _Address:
     guesses: TokenBucket
     creations: TokenBucket
     opened: TokenBucket  # new websocket connections
-    http: TokenBucket  # plain HTTP requests
+    http: TokenBucket  # plain HTTP requests, in page loads
     connections: int = 0
     refused: int = 0
 
@@ -162,7 +191,7 @@ class Limiter:
                 TokenBucket(lim.address_guesses_per_second, lim.address_guess_burst),
                 TokenBucket(lim.rooms_created_per_second, lim.rooms_created_burst),
                 TokenBucket(lim.connections_per_second, max(lim.connection_burst, lim.connections_per_address)),
-                TokenBucket(lim.http_requests_per_second, lim.http_request_burst),
+                TokenBucket(lim.http_pages_per_second, lim.http_page_burst),
             )
             self._addresses[address] = state
             if len(self._addresses) > 2 * self._swept_at + 1024:
@@ -179,18 +208,31 @@ class Limiter:
 
     # Connections.
 
-    def may_open(self, address: str, websocket: bool) -> bool:
-        """Before the handshake: may `address` open a websocket connection (or, not `websocket`,
-        have a plain HTTP request answered)? Refusing here costs a short HTTP reply, where a
-        connection let through costs a handshake, a session and a goodbye."""
+    def may_open(self, address: str) -> float:
+        """Before the handshake: may `address` open a websocket connection? 0 if so, else the
+        seconds until it may. Refusing here costs a short HTTP reply, where a connection let
+        through costs a handshake, a session and a goodbye."""
         state = self._address(address)
-        if (state.opened if websocket else state.http).take():
-            return True
+        if state.opened.take():
+            return 0.0
+        self._refused(state, address, "connections")
+        return max(state.opened.wait(), SOONEST)
+
+    def may_fetch(self, address: str, pages: float) -> float:
+        """A plain HTTP request whose answer costs `pages` (a share of a whole page load,
+        `web.cost`): 0 when it is served, else the seconds until it would be. A refusal takes
+        nothing, so people who keep reloading behind one address are served again as soon as
+        the rate allows, not after a debt is paid."""
+        state = self._address(address)
+        if state.http.spend(pages):
+            return 0.0
+        self._refused(state, address, "HTTP requests")
+        return max(state.http.wait(pages), SOONEST)
+
+    def _refused(self, state: _Address, address: str, what: str) -> None:
         state.refused += 1
         if state.refused in (1, 10) or state.refused % 1000 == 0:  # a log line per flood, not per try
-            what = "connections" if websocket else "HTTP requests"
             log.warning("refused %d %s from %s: too many a second", state.refused, what, address)
-        return False
 
     def admit(self, address: str) -> ConnectionLimits | None:
         """The buckets of a new connection, or None when its address has too many already."""
@@ -228,7 +270,8 @@ class Limiter:
         if mine and address.take():
             return
         close = conn.requests.exhausted or address.exhausted
-        raise ProtocolError(ErrorCode.RATE_LIMITED, "too many requests; slow down", close=close)
+        wait = max(conn.requests.wait(), address.wait())
+        raise ProtocolError(ErrorCode.RATE_LIMITED, "too many requests; slow down", close=close, details=retry(wait))
 
     def charge(self, conn: ConnectionLimits, cost: float) -> None:
         """Charge a request that cost more than one (a listing of many rooms) for the rest of
@@ -241,9 +284,14 @@ class Limiter:
     def may_guess(self, conn: ConnectionLimits) -> None:
         """Before a request that names a room: refuse once too many named rooms did not exist,
         so that private room codes cannot be found by trying them."""
-        if conn.guesses.has() and self._address(conn.address).guesses.has():
+        address = self._address(conn.address).guesses
+        if conn.guesses.has() and address.has():
             return
-        raise ProtocolError(ErrorCode.RATE_LIMITED, "too many requests for rooms that do not exist; wait a moment")
+        raise ProtocolError(
+            ErrorCode.RATE_LIMITED,
+            "too many requests for rooms that do not exist; wait a moment",
+            details=retry(max(conn.guesses.wait(), address.wait())),
+        )
 
     def guessed(self, conn: ConnectionLimits) -> None:
         """A request named a room that does not exist."""
@@ -259,8 +307,11 @@ class Limiter:
                 f"{waiting_rooms_of_address} rooms created from your address are waiting to start; "
                 "start or leave some first",
             )
-        if not self._address(conn.address).creations.take():
-            raise ProtocolError(ErrorCode.RATE_LIMITED, "too many rooms created; wait a moment")
+        creations = self._address(conn.address).creations
+        if not creations.take():
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED, "too many rooms created; wait a moment", details=retry(creations.wait())
+            )
 
     def may_open_public_room(self, conn: ConnectionLimits, public_rooms_of_address: int) -> None:
         """Public rooms are listed in everyone's lobby: an address holds a bounded number open
@@ -281,9 +332,28 @@ class Limiter:
                 f"{bot_games_of_address} games with bots are under way from your address; finish one first",
             )
 
+    def may_take_bot(self, conn: ConnectionLimits, bot: str, games_of_address: int) -> None:
+        """One bot's games are shared by everyone who plays it: one address holds at most a
+        share of them, so a few addresses cannot fill the bot and refuse it to a newcomer."""
+        most = self.limits.games_per_bot_per_address
+        if not conn.exempt and games_of_address >= most:
+            raise ProtocolError(
+                ErrorCode.RATE_LIMITED,
+                f"{games_of_address} games with {bot} are under way from your address, the most one address may "
+                "have with one bot; finish one first or choose another bot",
+            )
+
     def may_watch(self, watching: int) -> None:
         if watching >= self.limits.rooms_watched:
             raise ProtocolError(ErrorCode.RATE_LIMITED, f"you are watching {watching} rooms already; leave some first")
+
+
+def retry(seconds: float) -> dict[str, float] | None:
+    """The `retry_after` of a refusal that a retry in `seconds` cures (None: no time is known),
+    rounded up to a hundredth so that a client waiting exactly that long is let through."""
+    if not math.isfinite(seconds):
+        return None
+    return {"retry_after": max(math.ceil(seconds * 100) / 100, SOONEST)}
 
 
 def _rested(state: _Address) -> bool:

@@ -5,9 +5,14 @@ A password check (argon2, 64 MiB and tens of milliseconds of a core) is the most
 thing a client can make the server do, so a crowd sending wrong passwords must neither starve
 everyone else's logins nor lock out people who happen to share an address with it:
 
-- failures are counted three ways: per address and account name (a guesser of one account),
-  per address (a guesser of many), and per network (/24, /64: a guesser spread over its
-  neighbourhood), each with its own allowance before the back-off starts;
+- failures are counted three ways: per address and account name (a guesser of one account:
+  the lock a person behind a shared address meets only for the account guessed), per address
+  (a guesser of many, with a ceiling far above one account's allowance, as Lichess allows an
+  address twenty times an account's password checks), and per network (/24, /64: a guesser
+  spread over its neighbourhood), each with its own allowance before the back-off starts; a
+  count is forgotten after `RECENT` seconds without a failure, and a right password forgives
+  only its own address and account's count (the person who logged in, not whoever guesses
+  other accounts from the same address);
 - an address has at most one check queued or running at a time, and one more waiting behind
   it; a refusal is answered after a second, not at once: a client that reconnects the moment
   it is refused would otherwise cost the server a handshake per try, as fast as it can;
@@ -37,7 +42,7 @@ from dataclasses import dataclass
 
 from partida.protocol import ErrorCode, ProtocolError
 from partida.server.addresses import network_of
-from partida.server.limits import Limits
+from partida.server.limits import Limits, retry
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +92,12 @@ class Logins:
         if wait > 0:
             if pause:
                 await asyncio.sleep(min(wait, REFUSAL_DELAY))
+                wait -= min(wait, REFUSAL_DELAY)
             raise ProtocolError(
-                ErrorCode.RATE_LIMITED, f"too many failed logins; try again in {wait:.0f} s", close=True
+                ErrorCode.RATE_LIMITED,
+                f"too many failed logins; try again in {wait:.0f} s",
+                close=True,
+                details=retry(wait),
             )
 
     def failed(self, address: str, name: str | None) -> None:
@@ -97,6 +106,8 @@ class Logins:
             failures = self._failures.get(key)
             if failures is None:
                 failures = self._failures[key] = _Failures()
+            elif now - failures.last > RECENT and failures.next_try <= now:
+                failures.count = 0  # quiet for long enough: a count starts again
             failures.count += 1
             failures.last = now
             over = failures.count - allowed
@@ -108,11 +119,13 @@ class Logins:
         log.warning("failed login for %r from %s (%d in a row)", name or "(bot token)", address, count)
 
     def succeeded(self, address: str, name: str | None) -> None:
-        """A right password or token forgives its address and account their failures (not its
-        network's: a neighbour's success says nothing of the guesser next door)."""
-        for key, _ in self._keys(address, name):
-            if key[0] != "network":
-                self._failures.pop(key, None)
+        """A right password forgives the failures for its own account from its address, and
+        nothing else: a person's success behind a shared address says nothing of the guesser of
+        other accounts there (it once reset the address's count, so a guesser beside a person
+        who logs in now and then was never backed off). A bot token names no account: it
+        forgives nothing."""
+        if name is not None:
+            self._failures.pop(("account", f"{address} {name.lower()}"), None)
 
     def has_failures(self, address: str) -> bool:
         """Whether `address` or its network failed a login recently."""

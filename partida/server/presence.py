@@ -34,11 +34,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from partida.bots.registry import all_agents
+from partida.bots.declaration import bot_accepts
 from partida.protocol import ErrorCode, ProtocolError, server_message
+from partida.protocol.accepts import Accepts, allows
 from partida.server import challenges
 
 if TYPE_CHECKING:
+    from partida.games.base import Game
+    from partida.games.registry import Registry
     from partida.server.challenges import Challenge
     from partida.server.cluster import Cluster
     from partida.server.session import Session
@@ -49,13 +52,11 @@ log = logging.getLogger(__name__)
 SUMMON_WAIT = 10.0  # seconds a node waits for a summoned bot to connect
 
 
-def plays(agent: str | None, games: list[str] | None, game: str) -> bool:
-    """Whether a bot plays `game`: the games it declared, and for a built-in agent only those
-    the agent knows. A custom agent that declared no games is offered every game."""
-    spec = all_agents().get(agent) if agent is not None else None
-    if spec is not None and spec.games is not None and game not in spec.games:
-        return False
-    return games is None or game in games
+def plays(agent: str | None, games: list[str] | None, game: Game, registry: Registry) -> str | None:
+    """Why a bot of another node may not play `game`, None if it may: the games the directory
+    keeps of its hello, narrowed by its built-in agent's declaration (protocol/accepts.py). The
+    rest of its declaration is held to once it has come (services/bots.py)."""
+    return allows(bot_accepts(Accepts.from_hello(games), agent, registry), game)
 
 
 @dataclass
@@ -152,8 +153,10 @@ class Presence:
         if not bots:
             return None
         where = bots[0]
-        if not plays(where.agent, where.games, game):
-            raise ProtocolError(ErrorCode.NO_BOT_AVAILABLE, f"the bot {where.name} does not play {game}")
+        registry = self.cluster.parts.registry
+        reason = plays(where.agent, where.games, registry.get(game), registry) if game in registry else None
+        if reason is not None:
+            raise ProtocolError(ErrorCode.BOT_DECLINES, f"the bot {where.name} {reason}")
         waiter: asyncio.Future[Session] = asyncio.get_running_loop().create_future()
         self._arrivals[where.account_id].append(waiter)
         payload = {

@@ -54,7 +54,14 @@ async def seat_rematch(room: Room, seats: list[Seat[Session] | None], old_code: 
         seat.session.rooms.add(room)
         if seat.agent is not None:
             seat.session.send(
-                server_message("seated", room=summary["code"], summary=summary, seat=index, token=seat.token)
+                server_message(
+                    "seated",
+                    room=summary["code"],
+                    summary=summary,
+                    seat=index,
+                    token=seat.token,
+                    party=room.party_for(seat.session),
+                )
             )
         else:
             seat.session.send(server_message("rematch", room=old_code, new_room=summary, seat=index, token=seat.token))

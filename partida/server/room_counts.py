@@ -27,6 +27,11 @@ class RoomsByAddress:
     def add(self, address: str, room: Room) -> None:
         self._by_address.setdefault(address, set()).add(room)
 
+    def holds(self, address: str, room: Room) -> bool:
+        """Whether `room` was counted for `address` (it may have stopped counting since)."""
+        rooms = self._by_address.get(address)
+        return rooms is not None and room in rooms
+
     def count(self, address: str, limit: int) -> int:
         """The rooms of `address` that count: exact from `limit` up, below it at least as many."""
         rooms = self._by_address.get(address)

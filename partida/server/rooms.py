@@ -36,7 +36,7 @@ from partida.room.core import Answer, Effect, End, Push, RoomCore, RulesFailed, 
 from partida.room.endings import Endings
 from partida.room.seed import seed_hash
 from partida.room.terms import RoomTerms
-from partida.server import entropy, mending
+from partida.server import entropy, mending, parties
 from partida.server.session import send_all
 from partida.storage.database import log_failure
 
@@ -320,6 +320,8 @@ class Room:
         held = core.held_for(identity.account_id)
         if held is not None and (seat is None or seat == held):
             return self._attach(held, session)
+        if self.rated and identity.account_id is not None:
+            self._one_seat_per_account(identity.account_id)
         seat = core.free_seat(seat, identity.account_id)
         core.seats[seat] = Seat(
             identity.name, identity.kind, identity.account_id, identity.agent, session, new_seat_token()
@@ -327,6 +329,16 @@ class Room:
         session.rooms.add(self)
         await self.after_seating(announce)
         return seat
+
+    def _one_seat_per_account(self, account_id: int) -> None:
+        """A rated game is between different accounts: one account in two seats would play
+        itself, which no rating can take (the game was said rated and never rated)."""
+        if any(s is not None and s.account_id == account_id for s in self.core.seats):
+            raise ProtocolError(
+                ErrorCode.RATED_SEAT_TWICE,
+                "this room is rated and your account already has a seat in it: one account plays one seat of a "
+                "rated game (create a casual room to play both sides)",
+            )
 
     def _attach(self, seat: int, session: Session) -> int:
         before = self.core.seat_back(seat, session)
@@ -346,9 +358,31 @@ class Room:
         message and then plays like anyone."""
         seat = await self.join(bot, seat, None)
         bot.send(
-            server_message("seated", room=self.code, summary=self.summary(), seat=seat, token=self.token_for(seat))
+            server_message(
+                "seated",
+                room=self.code,
+                summary=self.summary(),
+                seat=seat,
+                token=self.token_for(seat),
+                party=self.party_for(bot),
+            )
         )
         return seat
+
+    def party_for(self, bot: Session) -> str:
+        """Who this room's game is for, as the bot `bot` is told it (server/parties.py): the
+        holders of the other seats and the room's creator."""
+        me = bot.identity
+        assert me is not None
+        keys = {
+            parties.holder(s.account_id, s.session.address if s.session else None, s.name)
+            for s in self.core.seats
+            if s is not None and s.session is not bot and (s.account_id is None or s.account_id != me.account_id)
+        }
+        owner = self.owner
+        if owner is not None and owner is not bot and owner.identity is not None:
+            keys.add(parties.holder(owner.identity.account_id, owner.address, owner.identity.name))
+        return parties.party(str(me.account_id or me.name), keys or [f"room:{self.code}"])
 
     def token_for(self, seat: int) -> str:
         return self.core.token_for(seat)

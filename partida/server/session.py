@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from partida.protocol import PROTOCOL_VERSION, Encoding, encode
+from partida.protocol.accepts import Accepts
 from partida.server.limits import ConnectionLimits
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class Identity:
     account_id: int | None = None
     agent: str | None = None
     games: list[str] | None = None
+    accepts: Accepts | None = None  # a bot's declaration (protocol/accepts.py); None: any game
 
     def to_data(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "agent": self.agent}

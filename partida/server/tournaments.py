@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from partida.bots.declaration import bot_accepts
 from partida.competition import tiebreaks
 from partida.competition.points import Score, table_points, tally
 from partida.competition.tables import arena_scores, history_of, next_tables
@@ -42,6 +43,7 @@ from partida.games.base import BadOptions, Game
 from partida.games.registry import Registry, UnknownGame
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
+from partida.protocol.accepts import allows, clock_seconds
 from partida.room.clocks import BadClock, ClockSpec
 from partida.room.terms import RoomTerms
 from partida.server.connections import Connections
@@ -645,6 +647,11 @@ class TournamentService:
         if (info.entry == "people" and kind == "bot") or (info.entry == "bots" and kind != "bot"):
             who = "bots" if info.entry == "bots" else "people"
             raise ProtocolError(ErrorCode.ENTRY_REFUSED, f"tournament {info.name} is for {who} only")
+        if kind == "bot" and info.game in self.registry:
+            # a bot paired in a game it cannot play would lose every round on time, holding its tables
+            reason = self._bot_refusal(session, info)
+            if reason is not None:
+                raise ProtocolError(ErrorCode.BOT_DECLINES, f"{session.identity.name} {reason}")
         if info.status == "finished" or (info.status == "running" and info.format == "round-robin"):
             raise ProtocolError(
                 ErrorCode.TOURNAMENT_CLOSED, f"tournament {info.name} takes no more entrants ({info.status})"
@@ -655,6 +662,14 @@ class TournamentService:
         self.wake()
         fresh = await self._tournament(info.name)
         session.send(server_message("tournament_joined", req.id, tournament=fresh.to_data()))
+
+    def _bot_refusal(self, session: Session, info: TournamentInfo) -> str | None:
+        identity = session.identity
+        assert identity is not None
+        clock = ClockSpec.parse(info.clock) if info.clock else None
+        seconds = clock_seconds(clock.initial, clock.increment, clock.per_move) if clock else clock_seconds(None)
+        accepts = bot_accepts(identity.accepts, identity.agent, self.registry)
+        return allows(accepts, self.registry.get(info.game), info.seats, seconds)
 
     async def on_withdraw(self, session: Session, req: m.TournamentWithdraw) -> None:
         me = self._account(session)

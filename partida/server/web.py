@@ -13,6 +13,7 @@ import email.utils
 import functools
 import hashlib
 import http
+import math
 from importlib import resources
 
 from websockets.datastructures import Headers
@@ -105,10 +106,26 @@ def respond(request: Request) -> Response:
     return _response(http.HTTPStatus.OK, body, content_type, {"ETag": etag})
 
 
-def too_many_requests() -> Response:
+# What one whole page load costs the HTTP limit: every shipped file once (the page is its
+# module graph, and a browser fetches it all).
+PAGE_FILES = len(FILES)
+PAGE_BYTES = sum(len(_file(name)[0]) for name in FILES.values())
+
+
+def cost(response: Response) -> float:
+    """What answering with `response` costs, in page loads: half a file's share of the page
+    (it is a request), and half its body's share of the page's bytes. Loading the whole page
+    costs 1, a reload answered with 304s half of that, and the biggest script a sixth, so the
+    limit counts people loading the page rather than the files it is split into."""
+    return (1 / PAGE_FILES + len(response.body) / PAGE_BYTES) / 2
+
+
+def too_many_requests(retry_after: float) -> Response:
+    """A 429 saying when a retry would be answered: whole seconds (as HTTP writes them), rounded up."""
+    seconds = math.ceil(retry_after) if math.isfinite(retry_after) else 3600
     return _response(
         http.HTTPStatus.TOO_MANY_REQUESTS,
         b"too many requests; slow down\n",
         CONTENT_TYPES[".txt"],
-        {"Retry-After": "1"},
+        {"Retry-After": str(max(seconds, 1))},
     )

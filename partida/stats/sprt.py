@@ -26,6 +26,11 @@ from typing import Literal
 
 from partida.stats.elo import NELO_UNIT, Counts, Pentanomial, elo_to_score, frequencies, mean_and_variance
 
+# The most games an SPRT match plays before giving up on a verdict (`partida match --sprt`
+# without --games): a difference of a few normalized Elo takes thousands of games to
+# tell, a clear one (depth 4 against depth 3 in Othello) a few hundred.
+SPRT_MOST_GAMES = 20000
+
 Model = Literal["logistic", "normalized"]
 MODELS: tuple[Model, ...] = ("logistic", "normalized")
 

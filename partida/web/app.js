@@ -140,17 +140,18 @@ async function connect() {
   say("");
 }
 
-// The connection dropped: come back (same name, same seat tokens) with a growing pause.
-function reconnectSoon() {
-  const delay = Math.min(500 * 2 ** app.retry, 8000);
+// The connection dropped: come back (same name, same seat tokens) with a growing pause, and
+// never sooner than the server's `retry_after` when it refused the last try.
+function reconnectSoon(told = 0) {
+  const delay = Math.max(Math.min(500 * 2 ** app.retry, 8000), told * 1000);
   app.retry += 1;
-  say("connection lost; reconnecting…", "error");
+  say(told ? `reconnecting: try again in ${Math.ceil(told)} s…` : "connection lost; reconnecting…", "error");
   setTimeout(async () => {
     try {
       await connect();
       await route();
-    } catch {
-      reconnectSoon();
+    } catch (error) {
+      reconnectSoon(error instanceof ProtocolError && error.retryAfter !== null ? error.retryAfter : 0);
     }
   }, delay);
 }

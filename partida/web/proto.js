@@ -85,9 +85,11 @@ export class Connection {
 
 export class ProtocolError extends Error {
   constructor(code, message, details = {}) {
-    super(message);
+    const wait = typeof details.retry_after === "number" && details.retry_after >= 0 ? details.retry_after : null;
+    super(wait === null ? message : `${message} (try again in ${Math.ceil(wait)} s)`);
     this.code = code;
     this.url = details.url; // `moved`: the node that has the room
+    this.retryAfter = wait; // seconds until the same request is let through (a rate limit), or null
   }
 }
 

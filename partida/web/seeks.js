@@ -1,7 +1,8 @@
-// Quick pairing in the lobby: the server's open seeks, live (`list_seeks` with `watch`, then the
-// `lobby_seeks` pushes), a form to post one ("play a 5+3 Othello with anyone"), and a click to
-// take one. The room a pairing opens comes as a pushed `seek_paired` (to whoever posted) or in the
-// `seek_taken` reply (to whoever clicked): both go to `onRoom(message)`.
+// Quick pairing in the lobby: the server's open seeks, live (the first page of `list_seeks` with
+// `watch`, the next pages on "More seeks", then the `lobby_seeks` pushes), a form to post one
+// ("play a 5+3 Othello with anyone"), and a click to take one. The room a pairing opens comes as
+// a pushed `seek_paired` (to whoever posted) or in the `seek_taken` reply (to whoever clicked):
+// both go to `onRoom(message)`.
 
 import { ProtocolError } from "./proto.js";
 import { clear, h } from "./dom.js";
@@ -21,15 +22,18 @@ export function clockWords(clock) {
 // takes `lobby_seeks` and `seek_paired`.
 export function seeksCard(conn, { games, onRoom, say }) {
   const seeks = new Map();
+  let next = null; // the cursor of the page after those shown; null: the last page is shown
   const list = h("div", { id: "seeks" });
+  const more = h("button", { type: "button", id: "more-seeks", hidden: true, onclick: () => listMore() }, "More seeks");
   const waiting = h("p.muted", { id: "seeking", hidden: true });
   const form = seekForm(games, post);
-  const card = h("section.card", { id: "seeks-card" }, h("h2", {}, "Quick pairing"), list, h("h3", {}, "Play anyone"), form, waiting);
+  const card = h("section.card", { id: "seeks-card" }, h("h2", {}, "Quick pairing"), list, more, h("h3", {}, "Play anyone"), form, waiting);
 
   function draw() {
     const open = [...seeks.values()].sort((a, b) => a.posted - b.posted || a.id - b.id);
     if (!open.length) clear(list, h("p.muted", {}, "Nobody is seeking a game: post a seek below, or wait for one."));
     else clear(list, h("ul.rooms", {}, open.map(seekLine)));
+    more.hidden = next === null;
     const own = [...mine.values()];
     waiting.hidden = !own.length;
     clear(waiting, own.length ? `Seeking ${own.map(describe).join("; ")}: waiting for an opponent… ` : null,
@@ -81,24 +85,44 @@ export function seeksCard(conn, { games, onRoom, say }) {
     }
   }
 
+  // The first page, watched: what the server pushes next applies to it.
+  async function start() {
+    const reply = await conn.request("list_seeks", { watch: true });
+    seeks.clear();
+    for (const seek of reply.seeks) seeks.set(seek.id, seek);
+    next = reply.next ?? null;
+    if (next === null) for (const id of mine.keys()) if (!seeks.has(id)) mine.delete(id); // gone with an old connection
+    draw();
+  }
+
+  async function listMore() {
+    if (next === null) return;
+    try {
+      const reply = await conn.request("list_seeks", { cursor: next });
+      for (const seek of reply.seeks) seeks.set(seek.id, seek);
+      next = reply.next ?? null;
+      draw();
+    } catch (error) {
+      say(error.message, "error");
+    }
+  }
+
   return {
     card,
-    async start() {
-      const reply = await conn.request("list_seeks", { watch: true });
-      seeks.clear();
-      for (const seek of reply.seeks) seeks.set(seek.id, seek);
-      for (const id of mine.keys()) if (!seeks.has(id)) mine.delete(id); // gone with an old connection
-      draw();
-    },
+    start,
     stop() {
-      conn.request("list_seeks", { watch: false }).catch(() => {});
+      conn.request("list_seeks", { watch: false, limit: 1 }).catch(() => {});
     },
     onPush(message) {
-      if (message.type === "lobby_seeks") {
-        for (const id of message.removed || []) seeks.delete(id);
-        for (const seek of message.added || []) seeks.set(seek.id, seek);
-        if (card.isConnected) draw();
+      if (message.type !== "lobby_seeks") return;
+      if (message.resync) {
+        start().catch(() => {}); // more changed than one push says: the first page again
+        return;
       }
+      for (const id of message.removed || []) seeks.delete(id);
+      // A new seek is the newest: it belongs after the last page, shown only once that page is.
+      if (next === null) for (const seek of message.added || []) seeks.set(seek.id, seek);
+      if (card.isConnected) draw();
     },
   };
 }

@@ -73,15 +73,23 @@ class ChallengeService:
             clock = clock or self.bots.game_clock()
         challenge = Challenge(session, target.account_id, target.name, game, terms.options, terms.seats, clock)
         if target.kind == "bot":
-            # A bot answers by the games it declared: no round trip, it is seated like any bot.
-            session.send(server_message("challenge_sent", req.id, challenge=challenge.to_data()))
+            # A bot answers by what its hello declared: no round trip, it is seated like any bot,
+            # and a game it does not accept is refused before any challenge is sent.
             bot = min(targets, key=self.bots.games_of)
+            self.bots.check(bot, game, terms.seats, clock, session)
+            session.send(server_message("challenge_sent", req.id, challenge=challenge.to_data()))
             most = self.limiter.limits.games_per_bot
-            if not self.bots.plays(bot, game.name) or self.bots.games_of(bot) >= most:
-                busy = f"{target.name} is playing {most} games, its most; try again later"
-                reason = busy if self.bots.plays(bot, game.name) else f"{target.name} does not play {game.name}"
+            if self.bots.games_of(bot) >= most:
+                reason = f"{target.name} is playing {most} games, its most; try again later"
                 declined = server_message("challenge_declined", challenge=challenge.id, by=target.name, reason=reason)
                 session.send(declined)
+                return
+            try:
+                self.bots.may_take(bot, session)
+            except ProtocolError as share:  # this address holds its share of the bot's games
+                session.send(
+                    server_message("challenge_declined", challenge=challenge.id, by=target.name, reason=share.message)
+                )
                 return
             await self._open_challenge_room(challenge, bot)
             return
@@ -113,6 +121,7 @@ class ChallengeService:
             bot = await self.locator.summon(where.name, terms.game.name)
             if bot is None:
                 raise ProtocolError(ErrorCode.NO_BOT_AVAILABLE, f"{where.name} is no longer connected")
+            self.bots.check(bot, terms.game, terms.seats, terms.clock, session)
         except ProtocolError as exc:  # it does not play the game, or did not come
             declined = server_message("challenge_declined", challenge=challenge.id, by=where.name, reason=exc.message)
             session.send(declined)

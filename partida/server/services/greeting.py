@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from partida import __version__
 from partida.protocol import SUPPORTED_VERSIONS, ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
+from partida.protocol.accepts import Accepts
 from partida.server.locator import Locator
 from partida.server.logins import Logins
 from partida.server.services.bots import RESERVED_PREFIX
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from partida.server.shell import Handler
 
 GUEST_NAME_LENGTH = 32
+MAX_DECLARED_SEATS = 64  # more than any game's seats: a bound on what a hello may say
+MAX_DECLARED_CLOCK = 86_400.0  # a day, the longest clock a room takes
 
 
 class Greeting:
@@ -62,8 +65,10 @@ class Greeting:
             problem = check_name(agent, GUEST_NAME_LENGTH, "an agent name")
             if problem is not None:
                 raise ProtocolError(ErrorCode.BAD_FIELD, f"hello: {problem}")
-            identity = Identity(account.name, "bot", account.id, agent, req.games)
-        elif req.agent is not None or req.games is not None:
+            accepts = _declaration(req)
+            games = None if accepts.games is None else sorted(accepts.games)
+            identity = Identity(account.name, "bot", account.id, agent, games, accepts)
+        elif req.agent is not None or any(v is not None for v in _declared(req)):
             raise ProtocolError(
                 ErrorCode.NOT_A_BOT,
                 "only a bot account may declare an agent or games: log in with its token "
@@ -126,3 +131,31 @@ class Greeting:
         if account is None or account.kind != "user" or account.name.lower() != name.lower():
             return None
         return account
+
+
+def _declared(req: m.Hello) -> tuple[object, ...]:
+    return (req.games, req.hidden_information, req.clock_min, req.clock_max, req.max_games, req.max_games_per_opponent)
+
+
+def _declaration(req: m.Hello) -> Accepts:
+    """A bot's declaration from its hello; nonsense (a seat count of 0, a clock range upside
+    down) is refused, since it would offer the bot nowhere without saying why."""
+    if isinstance(req.games, dict):
+        for game, counts in req.games.items():
+            if counts is not None and not all(1 <= n <= MAX_DECLARED_SEATS for n in counts):
+                raise ProtocolError(
+                    ErrorCode.BAD_FIELD, f"hello: games: {game}'s seat counts must be 1 to {MAX_DECLARED_SEATS}"
+                )
+    for name in ("clock_min", "clock_max"):
+        value = getattr(req, name)
+        if value is not None and not 0 <= value <= MAX_DECLARED_CLOCK:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"hello: {name} must be 0 to {MAX_DECLARED_CLOCK:g} seconds")
+    if req.clock_min is not None and req.clock_max is not None and req.clock_min > req.clock_max:
+        raise ProtocolError(ErrorCode.BAD_FIELD, "hello: clock_min is more than clock_max")
+    for name in ("max_games", "max_games_per_opponent"):
+        value = getattr(req, name)
+        if value is not None and value < 1:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"hello: {name} must be at least 1")
+    return Accepts.from_hello(
+        req.games, req.hidden_information, req.clock_min, req.clock_max, req.max_games, req.max_games_per_opponent
+    )

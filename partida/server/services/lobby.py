@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from partida.server.shell import Handler
 
 UNREAD_BEFORE_LISTING = 256 * 1024  # bytes queued unread past which a connection is listed nothing more
+BUILT_BYTES_PER_REQUEST = 100  # a page built for its asker costs one request more per this many bytes of rooms
 
 
 class LobbyService:
@@ -35,11 +36,15 @@ class LobbyService:
         if session.outbox_bytes > UNREAD_BEFORE_LISTING:
             # Its earlier replies are still unread: nothing more is built for it until it reads.
             raise ProtocolError(ErrorCode.RATE_LIMITED, "read the replies sent to you before asking for more")
-        if session.limits is not None and not self.lobby.cached(
+        built = session.limits is not None and not self.lobby.cached(
             req.game, req.status, req.cursor, limit, session.encoding
-        ):
-            self.limiter.charge(session.limits, limit / 10)  # a page built costs the asker what it costs
+        )
         page = await self.lobby.page(req.game, req.status, req.cursor, limit, session.encoding)
+        if built and session.limits is not None:
+            # What building costs grows with the rooms summarized and encoded, which its bytes
+            # measure; the debt refuses the asker's next requests, so pages at random cursors
+            # (never shared, never cached for anyone else) come at the rate its bytes allow.
+            self.limiter.charge(session.limits, len(page.rooms) / BUILT_BYTES_PER_REQUEST)
         session.send_frame(rooms_reply(req.id, page, session.encoding))
         if req.watch:
             self.lobby.watch(session, req.game, req.status)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+NOTE_MAX = 300  # characters of a resignation's note (why a bridge's engine gave up)
 FINISHED_ROOM_TTL = 600.0  # seconds a finished room stays reachable for late viewers
 # Ending requests: the rule that carries each out, and the reply that says it was done.
 ENDING_REQUESTS = {
@@ -51,6 +52,14 @@ ENDING_REQUESTS = {
 NewRoom = Callable[[RoomTerms, Session | None], Room]
 OpenRoom = Callable[[RoomTerms, Session | None], Awaitable[Room]]
 ResumedRoom = Callable[[Game, StoredGame], Room]
+
+
+def checked_note(note: str) -> str:
+    """A resignation's note goes into the stored result that every replay and listing shows."""
+    note = note.strip()
+    if not note or len(note) > NOTE_MAX:
+        raise ProtocolError(ErrorCode.BAD_FIELD, f"resign: a note is 1 to {NOTE_MAX} characters")
+    return note
 
 
 def check_rated(session: Session, clock: ClockSpec | None) -> None:
@@ -251,13 +260,21 @@ class RoomService:
             self.limiter.may_open_public_room(session.limits, self.public_by_address.count(session.address, limit))
         if req.bots:
             self.bots.may_play_bots(session)
-        bots = await self._parse_bot_seats(req.bots or {}, seats, game.name)
-        if bots and clock is None:
+        if req.bots and clock is None:
             clock = self.bots.game_clock()
+        bots = await self._parse_bot_seats(req.bots or {}, terms, clock, session)
         if req.seat is not None and not 0 <= req.seat < seats:
             raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
         if req.rated:
             check_rated(session, clock)
+            seated = [b.identity.account_id for b, _ in bots.values() if b.identity is not None]
+            if req.seat is not None:
+                seated.append(session.identity.account_id if session.identity else None)
+            if len(seated) != len(set(seated)):  # refused before the room exists: nothing to undo
+                raise ProtocolError(
+                    ErrorCode.RATED_SEAT_TWICE,
+                    "a rated room seats each account once: one account in two seats would play itself",
+                )
         grace = self.abandon_after if req.abandon_after is None else req.abandon_after
         if not 0 < grace <= MAX_SECONDS:
             raise ProtocolError(
@@ -323,7 +340,10 @@ class RoomService:
         self.lobby.changed(room)
         return room
 
-    async def _parse_bot_seats(self, bots: dict[Any, str], seats: int, game: str) -> dict[int, tuple[Session, str]]:
+    async def _parse_bot_seats(
+        self, bots: dict[Any, str], terms: RoomTerms, clock: ClockSpec | None, asker: Session
+    ) -> dict[int, tuple[Session, str]]:
+        seats = terms.seats
         chosen: dict[int, tuple[Session, str]] = {}
         for key, agent in bots.items():
             try:
@@ -332,7 +352,7 @@ class RoomService:
                 raise ProtocolError(ErrorCode.BAD_FIELD, f"bots: {key!r} is not a seat number") from None
             if not 0 <= seat < seats:
                 raise ProtocolError(ErrorCode.NO_SUCH_SEAT, f"this game has seats 0 to {seats - 1}")
-            chosen[seat] = (await self.bots.find(agent, game), agent)
+            chosen[seat] = (await self.bots.find(agent, terms.game, seats, clock, asker), agent)
         return chosen
 
     async def on_join(self, session: Session, req: m.Join) -> None:
@@ -361,7 +381,7 @@ class RoomService:
         if room.owner is not None and session is not room.owner:
             raise ProtocolError(ErrorCode.NOT_OWNER, "only the room's creator can add bots to it")
         self.bots.may_play_bots(session)
-        bot = await self.bots.find(req.agent, room.game.name)
+        bot = await self.bots.find(req.agent, room.game, room.num_seats, room.clock_spec, session)
         seat = await room.call(lambda: room.seat_bot(bot, req.seat))
         self.bot_games_by_address.add(session.address, room)
         session.send(
@@ -384,11 +404,19 @@ class RoomService:
         server/ending_requests.py, run as room commands, then the reply that names it."""
         command, reply = ENDING_REQUESTS[req.type]
         room = self.room(req.room)
-        await room.call_here(lambda: command(room, session, req.seat))
+        if isinstance(req, m.Resign) and req.note is not None:
+            note = checked_note(req.note)
+            await room.call_here(lambda: ending_requests.resign(room, session, req.seat, note))
+        else:
+            await room.call_here(lambda: command(room, session, req.seat))
         session.send(server_message(reply, req.id, room=room.code))
 
     async def on_rematch(self, session: Session, req: m.Rematch) -> None:
         room = self.room(req.room)
         ready = await room.call(lambda: offer_rematch(room, session, req.seat))
         new = await room.call(lambda: open_rematch(self.open_room, room)) if ready else None
+        again = room.rematch_room
+        if new is not None and again is not None and any(s is not None and s.agent for s in again.seats):
+            # the new game with a bot is the asker's, as its first was: counted for its address
+            self.bot_games_by_address.add(session.address, again)
         session.send(server_message("rematch_offered", req.id, room=room.code, rematch=new))

@@ -4,7 +4,9 @@ compatible waiting seek or listed until someone takes it (`seek_take`); `seek_ca
 each person its room, seat and seat token (`seek_paired`); a bot is seated as any bot is.
 
 The rules (compatibility, who may answer, the order) are `partida.competition.seeks`; the open
-seeks are `server/seek_board.py`.
+seeks, their pages and their pushes are `server/seek_board.py`. A listing costs the asker what it
+costs (`Limiter.charge`): the bytes it is sent, and the page's building when no one asked for it
+since it changed.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from partida.competition.seeks import Party, Seek, accepts, first_match, seek_problem
+from partida.competition.seeks import Party, Seek, accepts, seek_problem
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.room.clocks import ClockSpec
 from partida.room.terms import RoomTerms
-from partida.server.seek_board import OpenSeek, SeekBoard
+from partida.server.limits import Limiter
+from partida.server.seek_board import OpenSeek, SeekBoard, check_page_request
+from partida.server.seek_board import reply as seeks_reply
 from partida.server.services.bots import BotDirectory
 from partida.server.services.rooms import OpenRoom, RoomService
 from partida.server.session import Session
@@ -32,6 +36,13 @@ if TYPE_CHECKING:
 # without a class): `store.person_ratings.rating_of`.
 RatingOf = Callable[[int, str, ClockSpec | None], Awaitable[float | None]]
 
+UNREAD_BEFORE_LISTING = 256 * 1024  # bytes queued unread past which a connection is listed nothing more
+BYTES_PER_TOKEN = 4096  # a listing sent costs the asker a request per this many bytes
+
+
+class _PosterLeft(Exception):
+    """A seek's poster left while its room was being opened: nobody is seated, the room closes."""
+
 
 class SeekService:
     def __init__(
@@ -41,8 +52,10 @@ class SeekService:
         open_room: OpenRoom,
         bots: BotDirectory,
         rating_of: RatingOf,
+        limiter: Limiter,
     ) -> None:
         self.board = board
+        self.limiter = limiter
         self.rooms = rooms  # checks a seek's terms as it checks a new room's
         self.open_room = open_room
         self.bots = bots
@@ -67,7 +80,7 @@ class SeekService:
             raise ProtocolError(
                 ErrorCode.BAD_SEEK, "seeks are for two players: for more, create a room and share its code"
             )
-        self._bot_plays(session, terms, ErrorCode.BAD_SEEK)
+        self._bot_plays(session, terms, None)
         rating_range = _rating_range(req.range)
         party = await self._party(session, terms)
         seek = Seek(
@@ -90,23 +103,32 @@ class SeekService:
             elif seek.rated and terms.clock is None:
                 code = ErrorCode.RATED_NEEDS_CLOCK
             raise ProtocolError(code, f"seek: {problem}")
-        self.board.check_room_for(party.owner)
+        exempt = session.limits is None or session.limits.exempt
+        most = None if exempt else self.limiter.limits.seeks_per_address
+        self.board.check_room_for(party.owner, session.address, most)
         posted = OpenSeek(seek, session, terms)
-        match = first_match(seek, self.board.waiting())
-        if match is None:
-            self.board.add(posted)
-            session.send(server_message("seek_posted", req.id, seek=posted.to_data(), paired=False))
-            return
-        waiting = self.board.remove(match.id)
-        assert waiting is not None
-        try:
-            await self._pair(waiting, posted)
-        except BaseException:
-            if not waiting.session.closed:
-                self.board.add(waiting)  # still waiting: the failure was the room's, not its
-            raise
+        tried = False
+        while True:
+            match = self.board.book.match(seek)
+            if match is None:
+                if tried:  # other seeks may have come while a pairing was tried
+                    self.board.check_room_for(party.owner, session.address, most)
+                self.board.add(posted)
+                session.send(server_message("seek_posted", req.id, seek=posted.data, paired=False))
+                return
+            waiting = self.board.take(match.id)
+            assert waiting is not None
+            tried = True
+            try:
+                await self._pair(waiting, posted)
+            except _PosterLeft:
+                continue  # its poster left as the room opened: the next oldest compatible seek, if any
+            except BaseException:
+                self.board.add(waiting)  # still waiting (unless its poster left): the failure was the room's
+                raise
+            break
         # after its `seek_paired`: a client reading replies and pushes in order has both
-        session.send(server_message("seek_posted", req.id, seek=posted.to_data(), paired=True))
+        session.send(server_message("seek_posted", req.id, seek=posted.data, paired=True))
 
     async def on_cancel(self, session: Session, req: m.SeekCancel) -> None:
         seek = self.board.open.get(req.seek)
@@ -119,17 +141,18 @@ class SeekService:
         seek = self.board.open.get(req.seek)
         if seek is None:
             raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"there is no open seek {req.seek}")
-        self._bot_plays(session, seek.terms, ErrorCode.SEEK_REFUSED)
+        self._bot_plays(session, seek.terms, seek.session)
         party = await self._party(session, seek.terms)
         if not accepts(seek.seek, party):
             raise ProtocolError(ErrorCode.SEEK_REFUSED, f"seek {req.seek} {_why_refused(seek.seek, party)}")
-        if self.board.remove(req.seek) is None:  # paired or taken while the rating was read
+        if self.board.take(req.seek) is None:  # paired or taken while the rating was read
             raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"there is no open seek {req.seek}")
         try:
             seats = await self._pair(seek, None, taker=session)
+        except _PosterLeft:
+            raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"seek {req.seek} is gone: its poster left") from None
         except BaseException:
-            if not seek.session.closed:
-                self.board.add(seek)
+            self.board.add(seek)  # still waiting (unless its poster left)
             raise
         room, seat, token = seats[session]
         session.send(
@@ -137,17 +160,27 @@ class SeekService:
         )
 
     async def on_list(self, session: Session, req: m.ListSeeks) -> None:
-        session.send(server_message("seeks", req.id, seeks=self.board.listing(req.game)))
+        limit = check_page_request(req.cursor, req.limit)
+        if session.outbox_bytes > UNREAD_BEFORE_LISTING:
+            # Its earlier replies are still unread: nothing more is built for it until it reads.
+            raise ProtocolError(ErrorCode.RATE_LIMITED, "read the replies sent to you before asking for more")
+        ready = self.board.cached(req.game, req.cursor, limit, session.encoding)
+        page = self.board.page(req.game, req.cursor, limit, session.encoding)
+        if session.limits is not None:
+            # what the page costs: its bytes sent, and its building if nobody asked since it changed
+            self.limiter.charge(session.limits, len(page.seeks) / BYTES_PER_TOKEN + (0 if ready else limit / 10))
+        session.send_frame(seeks_reply(req.id, page, session.encoding))
         if req.watch:
             self.board.watch(session, req.game)
         elif req.watch is False:
             self.board.unwatch(session)
 
-    def _bot_plays(self, session: Session, terms: RoomTerms, code: ErrorCode) -> None:
-        """A bot seated in a game it cannot play would hold the game until its clock ran out."""
+    def _bot_plays(self, session: Session, terms: RoomTerms, opponent: Session | None) -> None:
+        """A bot seated in a game it cannot play would hold the game until its clock ran out:
+        its declaration (protocol/accepts.py) is held to when it posts or takes a seek."""
         me = session.identity
-        if me is not None and me.kind == "bot" and not self.bots.plays(session, terms.game.name):
-            raise ProtocolError(code, f"{me.name} does not play {terms.game.name} (the games its hello declared)")
+        if me is not None and me.kind == "bot":
+            self.bots.check(session, terms.game, terms.seats, terms.clock or self.bots.game_clock(), opponent)
 
     async def _party(self, session: Session, terms: RoomTerms) -> Party:
         me = session.identity
@@ -165,7 +198,8 @@ class SeekService:
         """The room of two seeks (or of a seek and the one who took it): private, the seeks'
         terms, seats drawn at random; each person is pushed `seek_paired` with its seat and token
         (a taker learns it from its reply), a bot is seated as a bot. Returns each session's room
-        summary, seat and token."""
+        summary, seat and token. Raises `_PosterLeft` when a seek's poster left while the room
+        was being opened: the room closes unstarted, with nobody seated."""
         other = second.session if second is not None else taker
         assert other is not None
         sessions = [first.session, other]
@@ -179,25 +213,43 @@ class SeekService:
         for bot in bots:
             if self.bots.games_of(bot) >= most:
                 raise ProtocolError(ErrorCode.RATE_LIMITED, f"{bot.name} is playing {most} games, its most")
+            for person in people:
+                self.bots.may_take(bot, person)
         clock = first.terms.clock or (self.bots.game_clock() if bots else None)
         terms = replace(first.terms, public=False, auto_start=True, clock=clock, rated=first.seek.rated)
         room = await self.open_room(terms, None)
-        if bots and people:
-            self.bots.games_by_address.add(people[0].address, room)
         if secrets.randbelow(2):
             sessions.reverse()
             seeks.reverse()
+        tokens: dict[Session, str | None] = {}
+
+        async def seat_both() -> None:
+            # Checked in the room's command, before anyone sits: a poster whose connection ended
+            # while the room was being stored would otherwise hold a seat nobody sits in. Once
+            # seated, a connection's end reaches the room as anyone's does.
+            if any(seek is not None and seek.left for seek in seeks):
+                await room.close_unstarted()
+                raise _PosterLeft
+            for seat, session in enumerate(sessions):  # the second seat taken starts the game
+                if session in bots:
+                    await room.seat_bot(session, seat)
+                    tokens[session] = None
+                else:
+                    await room.join(session, seat, None)
+                    tokens[session] = room.token_for(seat)
+
+        await room.call(seat_both)
+        for seek in seeks:
+            if seek is not None:
+                self.board.settle(seek)
+        if bots and people:
+            self.bots.games_by_address.add(people[0].address, room)
         names = [s.name for s in sessions]
+        summary = room.summary()
         seated: dict[Session, tuple[dict[str, Any], int, str | None]] = {}
         for seat, (session, seek) in enumerate(zip(sessions, seeks, strict=True)):
-            if session in bots:
-                await room.call(lambda s=session, i=seat: room.seat_bot(s, i))
-                seated[session] = (room.summary(), seat, None)
-                continue
-            await room.call(lambda s=session, i=seat: room.join(s, i, None))
-            summary, token = room.summary(), room.token_for(seat)
-            seated[session] = (summary, seat, token)
-            if seek is not None:
+            seated[session] = (summary, seat, tokens[session])
+            if seek is not None and session not in bots:
                 session.send(
                     server_message(
                         "seek_paired",
@@ -205,7 +257,7 @@ class SeekService:
                         room=room.code,
                         summary=summary,
                         seat=seat,
-                        token=token,
+                        token=tokens[session],
                         opponent=names[1 - seat],
                     )
                 )
