@@ -16,10 +16,17 @@ this process samples the server's RSS meanwhile. One JSON line per phase:
 
     python bench/abuse.py --seconds 6
     python bench/abuse.py --attack list_rooms_flood --seconds 6   # one attack only
+    python bench/abuse.py --attack idle_arenas --stored-arenas 10000 --seconds 10
     python bench/abuse.py --attack bot_time --seconds 30   # a pool bot's time: a guest in 8 rooms
 
 `page_crowd` is no attack but people: 30 page loads from one address, and 30 more 10 s later;
 its outcome is how many got every file of the page.
+
+The tournament attacks log in to accounts the bench creates before the server starts
+(`partida db create-user`, the build under test's own), and each phase also reports the
+server's RSS after it (`rss_after_mib`). With `idle_arenas` (or `--stored-arenas N`, N week-long empty arenas
+written before the server starts) a last line reports the server's CPU over a phase with no
+client at all (`idle_cpu_fractions`: of one core, in three windows of `--seconds`).
 """
 
 from __future__ import annotations
@@ -33,14 +40,16 @@ import random
 import re
 import secrets
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgpack
-from server_process import Served, cpu_seconds, rss_mib, served  # bench/server_process.py, beside this script
+from server_process import THIS_CHECKOUT, Served, cpu_seconds, rss_mib, served  # bench/server_process.py
 from websockets.asyncio.client import connect as ws_connect
 
 from partida.client import Client, ServerError
@@ -667,6 +676,133 @@ async def attack_http_flood(url: str, seconds: float, parallel: int = 8) -> dict
     return {"statuses": statuses, "mb_received": round(received / 1e6, 1)}
 
 
+TOURNAMENT_ACCOUNTS = ("spammer",)  # created before the server starts, for the tournament attacks
+ACCOUNT_PASSWORD = "a long password for the bench"
+TOURNAMENT_CLOCK = {"initial": 60.0, "increment": 0.0}
+
+
+async def _creations(raw: Raw, seconds: float, request: Callable[[int], dict[str, Any]]) -> dict[str, int]:
+    """Send `request(i)` one after another for `seconds`; the answers counted by code."""
+    answers: dict[str, int] = {}
+    deadline = time.monotonic() + seconds
+    i = 0
+    try:
+        while time.monotonic() < deadline and i < FRAME_CAP:
+            i += 1
+            await raw.send({**request(i), "id": i})
+            answer = await raw.reply(i, timeout=30)
+            key = answer.get("code", answer["type"])
+            answers[key] = answers.get(key, 0) + 1
+    except Exception as exc:  # the server closed the connection: counted, and the attack goes on
+        answers[f"closed: {exc}"[:80]] = 1
+    return answers
+
+
+async def _listers(url: str, seconds: float, count: int, read: bool) -> dict[str, Any]:
+    """`count` connections of the attacker's account asking `tournament_list` over and over
+    (reading the replies, or never reading a byte); what they got."""
+    hello = {"name": TOURNAMENT_ACCOUNTS[0], "password": ACCOUNT_PASSWORD}
+    raws = [await Raw.open(url, hello=hello) for _ in range(count)]
+    got = {"lists": 0, "bytes": 0, "sent": 0, "refused": 0}
+    deadline = time.monotonic() + seconds
+
+    async def ask(raw: Raw) -> None:
+        if not read:
+            raw.ws.transport.pause_reading()
+        i = 0
+        with contextlib.suppress(Exception):
+            while time.monotonic() < deadline and got["sent"] < FRAME_CAP * 5:
+                i += 1
+                await asyncio.wait_for(raw.send({"type": "tournament_list", "id": i}), 1)
+                got["sent"] += 1
+                if not read:
+                    await asyncio.sleep(0.01)
+                    continue
+                while True:
+                    frame = await asyncio.wait_for(raw.ws.recv(), max(deadline - time.monotonic(), 0.01))
+                    message = msgpack.unpackb(frame, strict_map_key=False)
+                    if message.get("id") == i:
+                        break
+                if message["type"] == "tournaments":
+                    got["lists"] += 1
+                    got["bytes"] += len(frame)
+                else:
+                    got["refused"] += 1
+                    await asyncio.sleep(0.05)
+
+    await asyncio.gather(*(ask(raw) for raw in raws))
+    return got
+
+
+async def attack_tournament_spam(url: str, seconds: float) -> dict[str, Any]:
+    """One account creates tournaments as fast as it is answered for half the time; then 8
+    connections of it list them, reading every reply, for the other half."""
+    maker = await Raw.open(url, hello={"name": TOURNAMENT_ACCOUNTS[0], "password": ACCOUNT_PASSWORD})
+    answers = await _creations(
+        maker,
+        seconds / 2,
+        lambda i: {
+            "type": "tournament_create",
+            "name": f"spam{i}",
+            "game": "tictactoe",
+            "format": "swiss",
+            "clock": TOURNAMENT_CLOCK,
+            "starts_in": 30 * 24 * 3600,
+        },
+    )
+    listed = await _listers(url, seconds / 2, 8, read=True)
+    return {"create_answers": answers, **{f"list_{k}": v for k, v in listed.items()}}
+
+
+async def attack_tournament_big_options(url: str, seconds: float) -> dict[str, Any]:
+    """One account creates Duel tournaments whose options carry a 60 KB deck list (a valid deck
+    padded with spaces); then the size of one `tournament_list`, and 8 connections that ask
+    for it and never read."""
+    from partida.games.registry import default_registry
+
+    pool = default_registry().get("duel").pool  # type: ignore[attr-defined]
+    deck = json.dumps(dict(next(iter(pool.decks.values())))) + " " * 60_000
+    maker = await Raw.open(url, hello={"name": TOURNAMENT_ACCOUNTS[0], "password": ACCOUNT_PASSWORD})
+    answers = await _creations(
+        maker,
+        seconds / 3,
+        lambda i: {
+            "type": "tournament_create",
+            "name": f"big{i}",
+            "game": "duel",
+            "format": "swiss",
+            "clock": TOURNAMENT_CLOCK,
+            "options": {"custom_decks": True, "decklist0": deck},
+            "starts_in": 30 * 24 * 3600,
+        },
+    )
+    lister = await Raw.open(url, hello={"name": TOURNAMENT_ACCOUNTS[0], "password": ACCOUNT_PASSWORD})
+    await lister.send({"type": "tournament_list", "id": "size"})
+    frame = await asyncio.wait_for(lister.ws.recv(), 60)
+    listed = await _listers(url, seconds * 2 / 3, 8, read=False)
+    return {"create_answers": answers, "tournament_list_bytes": len(frame), "unread_lists_sent": listed["sent"]}
+
+
+async def attack_idle_arenas(url: str, seconds: float) -> dict[str, Any]:
+    """One account creates week-long arenas that start at once and that nobody enters, as many
+    as it is let in the time (the idle server's CPU afterwards is the bench's last line)."""
+    maker = await Raw.open(url, hello={"name": TOURNAMENT_ACCOUNTS[0], "password": ACCOUNT_PASSWORD})
+    answers = await _creations(
+        maker,
+        seconds,
+        lambda i: {
+            "type": "tournament_create",
+            "name": f"arena{i}",
+            "game": "tictactoe",
+            "format": "arena",
+            "clock": TOURNAMENT_CLOCK,
+            "duration": 7 * 24 * 3600,
+            "starts_in": 0,
+        },
+    )
+    return {"create_answers": answers}
+
+
 async def attack_lobby_cursors(
     url: str, seconds: float, hosts: int = 4, rooms: int = 50, listers: int = 4
 ) -> dict[str, Any]:
@@ -884,10 +1020,14 @@ ATTACKS = {
     "login_crowd": attack_login_crowd,
     "connect_loop": attack_connect_loop,
     "http_flood": attack_http_flood,
+    "tournament_spam": attack_tournament_spam,
+    "tournament_big_options": attack_tournament_big_options,
+    "idle_arenas": attack_idle_arenas,
     "page_crowd": attack_page_crowd,
     "lobby_cursors": attack_lobby_cursors,
     "seek_flood": attack_seek_flood,
 }
+TOURNAMENT_ATTACKS = ("tournament_spam", "tournament_big_options", "idle_arenas")
 
 
 # The bench's side: the server, the bystanders, the measurements.
@@ -1016,6 +1156,7 @@ async def measure(
         "bystander_error_kinds": sorted({error.split(":")[0] for error in refused}),
         "rss_before_mib": round(before, 1),
         "rss_peak_mib": round(peak, 1),
+        "rss_after_mib": round(rss_mib(server.pid), 1),
         "server_cpu_share": round((cpu_seconds(server.pid) - cpu_before) / phase_s, 2) if alive else None,
         "log_bytes": log.stat().st_size - log_before,
         "server_alive": alive,
@@ -1023,19 +1164,50 @@ async def measure(
     }
 
 
-def run_bench(attacks: list[str], seconds: float) -> None:
+def run_bench(attacks: list[str], seconds: float, stored_arenas: int = 0) -> None:
     agents = {"bot_monopoly": "alphabeta", "bot_time": "othello-engine-hard"}
     wanted = sorted({agents[a] for a in attacks if a in agents})
     bots = ["--bots", ",".join(wanted)] if wanted else ["--no-bots"]
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
         db = f"sqlite+aiosqlite:///{tmp}/abuse.db"
+        if any(name in TOURNAMENT_ATTACKS for name in attacks) or stored_arenas:
+            for name in TOURNAMENT_ACCOUNTS:
+                command = [*THIS_CHECKOUT, "db", "create-user", name, "--password", ACCOUNT_PASSWORD, "--db", db]
+                subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        if stored_arenas:
+            store_arenas(db, stored_arenas)
+        idle = "idle_arenas" in attacks or stored_arenas > 0
         # the server's own limits (limits=None): they are what the attacks are measured against
         with log.open("wb") as log_file, served(db, *bots, limits=None, log_level="info", stderr=log_file) as server:
-            asyncio.run(phases(server, log, attacks, seconds))
+            asyncio.run(phases(server, log, attacks, seconds, idle))
 
 
-async def phases(server: Served, log: Path, attacks: list[str], seconds: float) -> None:
+STORE_ARENAS = """
+import asyncio, sys
+from datetime import UTC, datetime
+from partida.storage.database import Database
+from partida.storage.tournaments import TournamentStore
+
+async def main(url, n):
+    db = await Database.open(url)
+    store = TournamentStore(db)
+    for i in range(n):
+        await store.create(f"stored{i}", "tictactoe", {}, 2, {"initial": 60.0, "increment": 0.0},
+                           "arena", "both", datetime.now(UTC), duration=7 * 24 * 3600.0)
+    await db.close()
+
+asyncio.run(main(sys.argv[1], int(sys.argv[2])))
+"""
+
+
+def store_arenas(db: str, count: int) -> None:
+    """`count` week-long arenas, started, nobody entered: written by the build under test's own
+    store before its server starts (an operator's `partida tournament create --db`, many times)."""
+    subprocess.run([sys.executable, "-c", STORE_ARENAS, db, str(count)], check=True)
+
+
+async def phases(server: Served, log: Path, attacks: list[str], seconds: float, idle: bool = False) -> None:
     players = Bystanders(server.url)
     await players.start()
     await asyncio.sleep(1.0)  # warm up
@@ -1048,12 +1220,29 @@ async def phases(server: Served, log: Path, attacks: list[str], seconds: float) 
         await asyncio.sleep(0.5)
     with contextlib.suppress(Exception):  # a stop that hangs must not hang the bench
         await asyncio.wait_for(players.stop(), 15)
+    if idle and server.process.poll() is None:
+        # three windows: a server that just started (or just took many tournaments) may still be
+        # doing their one-time work in the first; the last is what it costs for good
+        fractions = []
+        for _ in range(3):
+            began, cpu = time.monotonic(), cpu_seconds(server.pid)
+            await asyncio.sleep(seconds)
+            fractions.append(round((cpu_seconds(server.pid) - cpu) / (time.monotonic() - began), 4))
+        rss = round(rss_mib(server.pid), 1)
+        line = {"phase": "idle", "seconds": seconds, "idle_cpu_fractions": fractions, "rss_mib": rss}
+        print(json.dumps(line), flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=6.0, help="length of each phase (default: %(default)s)")
     parser.add_argument("--attack", action="append", choices=sorted(ATTACKS), help="run only these attacks")
+    parser.add_argument(
+        "--stored-arenas",
+        type=int,
+        default=0,
+        help="write this many week-long empty arenas before the server starts, and report its idle CPU",
+    )
     parser.add_argument("--run-attack", choices=sorted(ATTACKS), help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--address", default="127.0.0.2", help=argparse.SUPPRESS)
@@ -1069,7 +1258,7 @@ def main() -> None:
             outcome = {"attacker_failed": f"{type(exc).__name__}: {exc}"[:200]}
         print(json.dumps(outcome), flush=True)
         os._exit(0)  # no lingering close handshakes: the bench waits for this process to end
-    run_bench(args.attack or list(ATTACKS), args.seconds)
+    run_bench(args.attack or list(ATTACKS), args.seconds, args.stored_arenas)
 
 
 if __name__ == "__main__":

@@ -146,8 +146,9 @@ class Probe:
     """One bare connection that sends a frame, then a ping, and reads everything up to the pong:
     whatever the frame caused is in between."""
 
-    def __init__(self, url: str, binary: bool) -> None:
+    def __init__(self, url: str, binary: bool, login: dict[str, str] | None = None) -> None:
         self.url, self.binary = url, binary
+        self.login = login or {"name": "fuzzer"}  # an account's name and password: its requests get past accounts_only
         self.ws: Any = None
         self.pings = 0
 
@@ -174,7 +175,7 @@ class Probe:
     async def open(self, greet: bool = True) -> None:
         self.ws = await ws_connect(self.url, max_size=None)
         if greet:
-            replies = await self.exchange({"type": "hello", "version": 2, "name": "fuzzer"})
+            replies = await self.exchange({"type": "hello", "version": 2, **self.login})
             assert replies and replies[0]["type"] == "welcome", replies
 
     async def exchange(self, message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -251,24 +252,33 @@ async def test_no_request_in_the_catalogue_causes_an_internal_error_or_a_traceba
         "game_id": game_id,
         "version": 2,
         "action": 4,
+        "tournament": "cup",
+        "name": "cup2",
+        "format": "swiss",
+        "clock": {"initial": 60.0},
         "seek": waiting_seek,
     }
+    await carol.tournament_create("cup", "tictactoe", "swiss", {"initial": 60.0}, starts_in=3600)
+    member = Probe(server.url, binary, {"name": "carol", "password": "long enough password"})
     probe = Probe(server.url, binary)
     failures: list[str] = []
     sent = 0
     with caplog.at_level(logging.INFO):
         for label, message in [*variants(server, plausible), *seek_sizes()]:
             hello = message["type"] == "hello"
-            if probe.ws is None or hello:
-                await probe.close()
-                await probe.open(greet=not hello)
-            replies = await probe.exchange(message)
+            # tournament requests from an account, or they would stop at accounts_only
+            sender = member if message["type"].startswith("tournament_") else probe
+            if sender.ws is None or hello:
+                await sender.close()
+                await sender.open(greet=not hello)
+            replies = await sender.exchange(message)
             sent += 1
             failures += [f"{label}: {r.get('message')}" for r in replies if r.get("code") == "internal_error"]
             if hello:
-                await probe.close()
-                probe.ws = None
+                await sender.close()
+                sender.ws = None
     await probe.close()
+    await member.close()
     for client in (alice, bob, carol):
         await client.close()
     tracebacks = [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]

@@ -412,8 +412,8 @@ def test_a_kill_mid_round_loses_and_double_counts_nothing(tmp_path) -> None:  # 
 
 
 async def test_the_scheduler_reads_only_tournaments_still_to_run(server: Server, bots: Any) -> None:
-    """A finished tournament is never read again by the scheduler's tick: it asks the store for
-    the registering and running ones only."""
+    """A finished tournament is never read again by the scheduler: it reads the registering and
+    running ones' ids, status and times only, and looks at none of them while nothing is due."""
     org = await organizer(server)
     await org.tournament_create("done", "tictactoe", "round-robin", CLOCK, entry="bots", starts_in=3600)
     await org.tournament_create("later", "tictactoe", "swiss", CLOCK, entry="bots", starts_in=7 * 24 * 3600)
@@ -422,25 +422,29 @@ async def test_the_scheduler_reads_only_tournaments_still_to_run(server: Server,
     start_now(server)
     await wait_finished(org, "done")
     store = server.tournaments.store
-    seen: list[str] = []
-    real = {name: getattr(store, name) for name in ("all", "live")}
+    later = await store.require("later")
+    slots: list[Any] = []
+    looked: list[int] = []
+    real_schedule, real_by_id = store.schedule, store.by_id
 
-    def recording(name: str) -> Callable[..., Awaitable[Any]]:
-        async def read(*args: Any, **kwargs: Any) -> Any:
-            found = await real[name](*args, **kwargs)
-            seen.extend(f"{info.name}:{info.status}" for info in found)
-            return found
+    async def schedule() -> Any:
+        found = await real_schedule()
+        slots.extend(found)
+        return found
 
-        return read
+    async def by_id(tournament_id: int) -> Any:
+        looked.append(tournament_id)
+        return await real_by_id(tournament_id)
 
     try:
-        for name in real:
-            setattr(store, name, recording(name))
+        store.schedule, store.by_id = schedule, by_id  # type: ignore[method-assign]
+        server.tournaments.rescan()
         await server.tournaments.tick()
     finally:
-        for name in real:
-            delattr(store, name)
-    assert set(seen) == {"later:registering"}  # (the service's own look may have run meanwhile)
+        del store.schedule, store.by_id
+    assert [(slot.id, slot.status) for slot in slots] == [(later.id, "registering")]
+    assert not hasattr(slots[0], "options")
+    assert looked == []  # nothing due: "later" starts in a week
     await org.close()
 
 

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -152,3 +153,23 @@ async def test_a_person_joins_a_mixed_tournament_in_the_browser_and_plays_a_bot(
         with contextlib.suppress(BaseException):
             await bot
         await guest.close()
+
+
+async def test_the_lobby_lists_tournaments_a_page_at_a_time(server: Server, browser: Any) -> None:
+    """The lobby's card shows the first page of tournaments and *More tournaments* the pages
+    after it, each tournament once, until there are no more."""
+    store = server.tournaments.store
+    base = datetime.now(UTC) + timedelta(hours=1)
+    made = [f"cup{i:02}" for i in range(45)]
+    for i, name in enumerate(made):
+        await store.create(name, "tictactoe", {}, 2, {"initial": 60.0}, "swiss", "both", base + timedelta(minutes=i))
+    page, errors = await open_page(browser, server.http_url, "cy")
+    lines = page.locator("#tournaments li.tournament-line")
+    await page.wait_for_selector('#tournaments li[data-tournament="cup19"]')
+    assert await lines.count() == 20
+    for shown in (40, 45):
+        await page.click("#tournaments-more")
+        await page.wait_for_selector(f"#tournaments li.tournament-line:nth-child({shown})")
+    assert [await line.get_attribute("data-tournament") for line in await lines.all()] == made
+    assert await page.locator("#tournaments-more").is_hidden()
+    assert errors == [], errors

@@ -174,7 +174,7 @@ async def _create(args: argparse.Namespace) -> int:
 
 async def _create_in_database(args: argparse.Namespace, clock: dict[str, Any]) -> dict[str, Any]:
     """The operator's way: the same checks as the server's (`TournamentService.on_create`), then
-    the row, which the running server picks up at its next look."""
+    the row, which the running server reads within `RESCAN` seconds (30), or at once when it is joined."""
     from datetime import timedelta
 
     from partida.games.base import BadOptions

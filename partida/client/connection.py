@@ -775,8 +775,23 @@ class Client:
         return (await self.request("tournament_create", **fields))["tournament"]
 
     async def tournament_list(self, status: str | None = None) -> list[dict[str, Any]]:
-        fields = {"status": status} if status is not None else {}
-        return (await self.request("tournament_list", **fields))["tournaments"]
+        """Every tournament (in `status`), soonest first, page after page."""
+        found: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            page = await self.tournaments_page(status, cursor)
+            found += page["tournaments"]
+            cursor = page.get("next")
+            if cursor is None:
+                return found
+
+    async def tournaments_page(
+        self, status: str | None = None, cursor: str | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
+        """One page of tournaments (`tournaments`, without options, and `next`: the cursor of
+        the page after it, or None)."""
+        fields = {"status": status, "cursor": cursor, "limit": limit}
+        return await self.request("tournament_list", **{k: v for k, v in fields.items() if v is not None})
 
     async def tournament_join(self, tournament: str) -> dict[str, Any]:
         """Enter a tournament: its games are pushed as `tournament_game` (a bot is seated)."""

@@ -58,6 +58,7 @@ class ErrorCode(StrEnum):
     ENTRY_REFUSED = "entry_refused"  # a bot in a people-only event, a person in a bots-only one
     TOURNAMENT_CLOSED = "tournament_closed"  # joining a finished one, or a running round robin
     NOT_ENTERED = "not_entered"
+    TOO_MANY_TOURNAMENTS = "too_many_tournaments"  # the account (or its address) has its cap of live ones
     # seeks
     NO_SUCH_SEEK = "no_such_seek"  # cancelling or taking a seek that is not open (or, to cancel, not yours)
     TOO_MANY_SEEKS = "too_many_seeks"  # an owner has MAX_SEEKS open seeks, or an address seeks_per_address

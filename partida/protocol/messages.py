@@ -320,8 +320,13 @@ class TournamentCreate(Request):
 
 @dataclass
 class TournamentList(Request):
+    """One page of tournaments, soonest first, without their options; `cursor`: the `next` of
+    the page before (None: the first page)."""
+
     type: ClassVar[str] = "tournament_list"
     status: str | None = None
+    cursor: str | None = None
+    limit: int | None = None
 
 
 @dataclass

@@ -238,6 +238,8 @@ class Server:
             self.connections,
             self.publisher,
             abandon_after,
+            self.limiter,
+            rooms.check_options,
             locator=self.locator,
             lock=SchedulerLock(db, self.cluster.name, TOURNAMENTS_LOCK, "the tournaments") if self.cluster else None,
         )

@@ -68,6 +68,8 @@ class Limits:
     hashing_queue: int = 64  # password checks waiting their turn, from clean addresses and from others each
     waiting_room_ttl: float = 3600.0  # a room that never starts is closed after this many seconds
     options_bytes: int = 4096  # the largest encoded `options` of a room
+    tournaments_per_account: int = 5  # live tournaments (registering or running) one account created
+    tournaments_per_address: int = 20  # live tournaments created from one address, whatever the account
     seeks_per_address: int = 50  # open seeks whose posters have this address (bot accounts are not limited)
 
     @classmethod

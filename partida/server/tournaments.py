@@ -13,12 +13,19 @@ connected entrant is seated at once: a bot by itself (`seated`), a person with a
 `tournament_game` that carries the room, seat and seat token. An entrant not connected has
 `NO_SHOW_SECONDS` to come and join its seat (it can find it with `tournament_pairings`); a table
 that does not fill in that time is decided for those present.
+
+The scheduler's work follows what happens, not what is stored: it reads the live tournaments'
+ids, status and times (`TournamentStore.schedule`) when it starts and every `RESCAN` seconds,
+and looks at a tournament only when something is due there: its start, an arena's end, one of
+its games over, an entrant joining, a table's no-show time, or (an arena) a free entrant
+connecting. A server holding thousands of idle tournaments sleeps between those moments.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -26,11 +33,13 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from partida.bots.declaration import bot_accepts
 from partida.competition import tiebreaks
 from partida.competition.points import Score, table_points, tally
 from partida.competition.tables import arena_scores, history_of, next_tables
-from partida.games.base import BadOptions
+from partida.games.base import BadOptions, Game
 from partida.games.registry import Registry, UnknownGame
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
@@ -38,15 +47,20 @@ from partida.protocol.accepts import allows, clock_seconds
 from partida.room.clocks import BadClock, ClockSpec
 from partida.room.terms import RoomTerms
 from partida.server.connections import Connections
+from partida.server.limits import Limiter
 from partida.server.locator import Locator, SingleNode
 from partida.server.publisher import Publisher
 from partida.server.scheduler_lock import SchedulerLock
+from partida.server.services.lobby import UNREAD_BEFORE_LISTING
+from partida.server.tournament_list import TournamentPages, check_list_request
+from partida.server.tournament_list import reply as tournaments_reply
 from partida.storage.database import StorageError
 from partida.storage.tournaments import (
     ENTRIES,
     FORMATS,
     NoSuchTournament,
     RoundTaken,
+    Slot,
     Table,
     TournamentExists,
     TournamentInfo,
@@ -61,7 +75,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TICK = 1.0  # seconds between looks at the running tournaments when nothing wakes the service
+TICK = 1.0  # seconds between tries while the database fails, and between looks for free entrants connecting
+RESCAN = 30.0  # seconds between two reads of the live tournaments' times (another node's new ones)
+ELSEWHERE = 5.0  # seconds between looks at a tournament whose game is on another node (no end is told here)
+LOG_AGAIN = 300.0  # seconds before the same scheduling failure is logged again
 # Seconds at least between two looks: the ends of an arena's games (several a second with a
 # few hundred entrants) are taken together, each look reading the tournament's tables once.
 SETTLE = 0.25
@@ -82,6 +99,8 @@ class TournamentService:
         connections: Connections,
         publisher: Publisher,
         abandon_after: float,
+        limiter: Limiter,
+        check_options: Callable[[Game, dict[str, Any] | None], dict[str, Any]],
         locator: Locator | None = None,
         lock: SchedulerLock | None = None,
         now: Callable[[], float] = time.time,
@@ -93,14 +112,28 @@ class TournamentService:
         self.connections = connections
         self.publisher = publisher
         self.abandon_after = abandon_after
+        self.limiter = limiter
+        self.check_options = check_options  # the rooms' own: a tournament's tables are rooms
+        self.pages = TournamentPages(store.page)
         self.locator: Locator = locator if locator is not None else SingleNode()
         # With several nodes: the lock (its own key) that makes one node run the tournaments.
         self.lock = lock
         self.now = now
         self._wake = asyncio.Event()
+        # creations one at a time on this node: the caps are counted and the row written together
+        self._creating = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._paired_at: dict[tuple[int, int, int], float] = {}  # (tournament, round, table) -> when
-        self._playing: set[str] = set()  # codes of the rooms this node opened for a table, until they end
+        self._room_of: dict[str, int] = {}  # a table's room here -> its tournament, until the game ends
+        self._slots: dict[int, Slot] = {}  # the live tournaments, as last read or created here
+        self._timeline: list[tuple[float, int]] = []  # (when, tournament): a start or an arena's end, a heap
+        self._look_at: dict[int, float] = {}  # tournament -> when a table of it reaches its no-show time
+        self._waiting: dict[int, set[int]] = {}  # arena -> its free entrants not connected here
+        self._due: set[int] = set()  # tournaments to look at now
+        self._read_at = 0.0  # time.monotonic() of the next read of the schedule (0: at once)
+        self._leading = False
+        self._failing: str | None = None  # the kind of failure the last round of scheduling met
+        self._logged_at = 0.0
 
     def handlers(self) -> Mapping[str, Handler]:
         return {
@@ -128,28 +161,77 @@ class TournamentService:
     def wake(self) -> None:
         self._wake.set()
 
+    def rescan(self) -> None:
+        """Read the live tournaments' times at the next look (`partida tournament create
+        --db` adds one behind the server's back; it is read within `RESCAN` seconds otherwise)."""
+        self._read_at = 0.0
+        self.wake()
+
     def game_over(self, room: Room) -> None:
         """A subscriber to this node's finished games (`RoomPorts.finished`): one of its tables
-        ended, so the next round (or, in an arena, the players' next games) is paired now, not
-        at the next tick. Other games cost a set lookup."""
-        if room.code in self._playing:
-            self._playing.discard(room.code)
+        ended, so the next round (or, in an arena, the players' next games) is paired now.
+        Other games cost a dict lookup."""
+        tournament = self._room_of.pop(room.code, None)
+        if tournament is not None:
+            self._due.add(tournament)
             self.wake()
 
     async def _run(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(TICK):
+                async with asyncio.timeout(self._sleep()):
                     await self._wake.wait()
             self._wake.clear()
             try:
-                if await self._lead():
+                self._leading = await self._lead()
+                if self._leading:
                     await self.tick()
+                self._recovered()
             except RoundTaken as exc:
                 log.info("tournaments: %s", exc)
-            except Exception:
-                log.exception("tournaments: a round of scheduling failed")
+            except Exception as exc:
+                self._failed(exc)
             await asyncio.sleep(SETTLE)
+
+    def _sleep(self) -> float:
+        """Seconds until something is due: a start, an arena's end, a no-show time, the next
+        read of the schedule; `TICK` while failing, not leading, or watching for entrants."""
+        if self._failing is not None or (self.lock is not None and not self._leading) or self._waiting:
+            return TICK
+        if self._due:
+            return 0.0
+        now = self.now()
+        soonest = self._read_at - time.monotonic()
+        if self._timeline:
+            soonest = min(soonest, self._timeline[0][0] - now)
+        if self._look_at:
+            soonest = min(soonest, min(self._look_at.values()) - now)
+        return min(max(soonest, 0.0), RESCAN)
+
+    def _failed(self, exc: Exception) -> None:
+        """One line when scheduling starts failing, again when the failure changes kind, and
+        every `LOG_AGAIN` seconds while it lasts: an unreadable database is not a traceback a second."""
+        storage = isinstance(exc, (StorageError, SQLAlchemyError, OSError))
+        kind = f"{'storage' if storage else 'bug'}:{type(exc).__name__}"
+        clock = time.monotonic()
+        if kind != self._failing or clock - self._logged_at >= LOG_AGAIN:
+            self._logged_at = clock
+            if storage:
+                first = (str(exc).splitlines() or [""])[0][:200]
+                log.warning(
+                    "tournaments: the database cannot be read (%s: %s); trying again every %g s",
+                    type(exc).__name__,
+                    first,
+                    TICK,
+                )
+            else:
+                log.exception("tournaments: a round of scheduling failed")
+        self._failing = kind
+
+    def _recovered(self) -> None:
+        if self._failing is not None:
+            log.warning("tournaments: scheduling works again")
+            self._failing = None
 
     async def _lead(self) -> bool:
         """Whether this node runs the tournaments: always on a single server; with several
@@ -164,25 +246,85 @@ class TournamentService:
             return False
 
     async def tick(self) -> None:
-        """Start the tournaments whose time has come, and move each running one on."""
-        for info in await self.store.live():
-            if info.status == "registering" and info.starts_at.timestamp() <= self.now():
-                await self.store.set_state(info.id, status="running")
-                info.status = "running"
-                await self._announce(info, "tournament_started")
-            if info.status == "running":
-                await self._advance(info)
+        """Look at each tournament something is due in: its start, an arena's end, a game of
+        it over, an entrant come, a table's no-show time."""
+        if time.monotonic() >= self._read_at:
+            await self._read_schedule()
+            self._read_at = time.monotonic() + RESCAN
+        now = self.now()
+        while self._timeline and self._timeline[0][0] <= now:
+            self._due.add(heapq.heappop(self._timeline)[1])
+        for tournament, when in list(self._look_at.items()):
+            if when <= now:
+                del self._look_at[tournament]
+                self._due.add(tournament)
+        if self._waiting:
+            connected = self.connections.account_ids()
+            for tournament, accounts in list(self._waiting.items()):
+                if accounts & connected:
+                    del self._waiting[tournament]
+                    self._due.add(tournament)
+        while self._due:
+            for tournament in sorted(self._due):
+                await self._look(tournament)
+                self._due.discard(tournament)  # only once looked at: a failed look is tried again
+
+    async def _read_schedule(self) -> None:
+        """The live tournaments' ids, status and times. A running one not known before (this
+        server just started, or another node ran it) is looked at once, unless it is an arena
+        nobody is entered in (a join looks at it; its end is on the timeline)."""
+        slots = {slot.id: slot for slot in await self.store.schedule()}
+        for slot in slots.values():
+            if slot.id not in self._slots:
+                if slot.status == "running" and (slot.entered or slot.format != "arena"):
+                    self._due.add(slot.id)
+                self._plan(slot)
+        for gone in self._slots.keys() - slots.keys():
+            self._forget(gone)
+        self._slots = slots
+
+    def _plan(self, slot: Slot) -> None:
+        """Put a tournament's start, and an arena's end, on the timeline."""
+        self._slots[slot.id] = slot
+        if slot.status == "registering":
+            heapq.heappush(self._timeline, (slot.starts_at, slot.id))
+        if slot.ends_at is not None:
+            heapq.heappush(self._timeline, (slot.ends_at, slot.id))
+
+    def _forget(self, tournament: int) -> None:
+        self._slots.pop(tournament, None)
+        self._look_at.pop(tournament, None)
+        self._waiting.pop(tournament, None)
+
+    async def _look(self, tournament: int) -> None:
+        info = await self.store.by_id(tournament)
+        if info is None or info.status == "finished":
+            self._forget(tournament)
+            return
+        if info.id not in self._slots:  # created behind this node's back (`--db`, another node), not read yet
+            self._plan(Slot(info.id, info.status, info.format, info.starts_at.timestamp(), info.duration))
+        if info.status == "registering":
+            if info.starts_at.timestamp() > self.now():
+                return  # still on the timeline
+            await self.store.set_state(info.id, status="running")
+            info.status = "running"
+            self.pages.changed()
+            await self._announce(info, "tournament_started")
+        await self._advance(info)
 
     # Running a tournament.
 
     async def _advance(self, info: TournamentInfo) -> None:
-        tables = await self.store.tables(info.id)
-        await self._settle_no_shows(info, tables)
         entrants = await self.store.entrants(info.id)
         active = [e.account_id for e in entrants if not e.withdrawn]
+        ends = info.starts_at.timestamp() + (info.duration or 0)
+        if info.format == "arena" and info.round == 0 and len(active) < info.seats and self.now() < ends:
+            return  # no game yet and too few to play one: an entrant's join looks again
+        tables = await self.store.tables(info.id)
+        await self._settle_no_shows(info, tables)
+        self._follow(info, tables)
         current = [t for t in tables if t.round == info.round]
         if info.format == "arena":
-            ends = info.starts_at.timestamp() + (info.duration or 0)
             if self.now() < ends:
                 busy = {a for t in tables if not t.decided for a in t.accounts}
                 connected = self.connections.account_ids()
@@ -190,6 +332,13 @@ class TournamentService:
                 pairs = next_tables(info.format, info.seats, active, tables, free=free, round=info.round + 1)
                 if pairs:
                     await self._open_round(info, info.round + 1, pairs)
+                    paired = {a for accounts in pairs for a in accounts}
+                    free = [a for a in free if a not in paired]
+                away = {a for a in active if a not in busy and a not in connected}
+                if away and len(away) + len(free) >= info.seats:
+                    self._waiting[info.id] = away  # one of them connecting makes a game
+                else:
+                    self._waiting.pop(info.id, None)
                 return
             if all(t.decided for t in tables):
                 await self._finish(info, tables, entrants)
@@ -205,6 +354,25 @@ class TournamentService:
             await self._finish(info, tables, entrants)
             return
         await self._open_round(info, info.round + 1, pairs)
+
+    def _follow(self, info: TournamentInfo, tables: list[Table]) -> None:
+        """Make sure the end of each undecided table's game is told: a room here is followed (a
+        resumed one too); a room on another node, or not yet there, is looked at again later."""
+        times: list[float] = []
+        for table in tables:
+            if table.decided or table.room_code is None:
+                continue
+            if table.room_code in self.rooms:
+                self._room_of[table.room_code] = info.id
+                if table.status == "waiting":  # its no-show time
+                    since = self._paired_at.get((info.id, table.round, table.table), self.now())
+                    times.append(since + NO_SHOW_SECONDS)
+            else:
+                times.append(self.now() + ELSEWHERE)
+        if times:
+            self._look_at[info.id] = min(times)
+        else:
+            self._look_at.pop(info.id, None)
 
     def _rounds(self, info: TournamentInfo, entrants: int) -> int:
         """The rounds a tournament plays: a round robin's follow from its entrants and cycles."""
@@ -241,9 +409,12 @@ class TournamentService:
         info.round = round
         log.info("tournament %s: round %d paired (%d tables)", info.name, round, len(rows))
         kinds = {e.account_id: (e.name, e.kind) for e in await self.store.entrants(info.id)}
+        self.pages.changed()
         for number, room, _ in opened:
             self._paired_at[(info.id, round, number)] = self.now()
-            self._playing.add(room.code)
+            self._room_of[room.code] = info.id
+        if opened:  # the no-show time of the tables just paired
+            self._look_at.setdefault(info.id, self.now() + NO_SHOW_SECONDS)
         await asyncio.gather(
             *(self._seat(info, round, number, room, accounts, kinds) for number, room, accounts in opened)
         )
@@ -315,7 +486,7 @@ class TournamentService:
             await self.store.decide(info.id, table.round, table.table, result)
             table.result = result
             self._paired_at.pop(key, None)
-            self._playing.discard(table.room_code)
+            self._room_of.pop(table.room_code, None)
             if room is not None:
                 with contextlib.suppress(Exception):
                     await room.call(room.close_unstarted)
@@ -323,6 +494,8 @@ class TournamentService:
     async def _finish(self, info: TournamentInfo, tables: list[Table], entrants: list[Any]) -> None:
         await self.store.set_state(info.id, status="finished")
         info.status = "finished"
+        self._forget(info.id)
+        self.pages.changed()
         rows = self._standings(info, tables, entrants)
         await self._announce(info, "tournament_over", standings=rows)
 
@@ -384,8 +557,8 @@ class TournamentService:
             game = self.registry.get(req.game)
         except UnknownGame as exc:
             raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
+        options = self.check_options(game, req.options)
         try:
-            options = game.resolve_options(req.options)
             seats = game.check_seats(req.seats)
         except BadOptions as exc:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
@@ -411,32 +584,60 @@ class TournamentService:
             raise ProtocolError(ErrorCode.BAD_FIELD, "starts_in must be 0 seconds to 30 days")
         starts_at = datetime.fromtimestamp(self.now(), UTC) + timedelta(seconds=req.starts_in)
         rounds = req.rounds if req.rounds is not None else (4 if req.format == "swiss" else None)
-        try:
-            info = await self.store.create(
-                req.name,
-                game.name,
-                options,
-                seats,
-                clock.to_data(),
-                req.format,
-                req.entry,
-                starts_at,
-                rounds=rounds,
-                duration=req.duration,
-                created_by=me,
-            )
-        except TournamentExists as exc:
-            raise ProtocolError(ErrorCode.TOURNAMENT_EXISTS, str(exc)) from None
-        except (NoSuchTournament, StorageError) as exc:
-            if type(exc) is not StorageError:
-                raise
-            raise ProtocolError(ErrorCode.BAD_FIELD, str(exc)) from None
+        async with self._creating:
+            await self._may_create(me, session.address)
+            try:
+                info = await self.store.create(
+                    req.name,
+                    game.name,
+                    options,
+                    seats,
+                    clock.to_data(),
+                    req.format,
+                    req.entry,
+                    starts_at,
+                    rounds=rounds,
+                    duration=req.duration,
+                    created_by=me,
+                    created_from=session.address,
+                )
+            except TournamentExists as exc:
+                raise ProtocolError(ErrorCode.TOURNAMENT_EXISTS, str(exc)) from None
+            except (NoSuchTournament, StorageError) as exc:
+                if type(exc) is not StorageError:
+                    raise
+                raise ProtocolError(ErrorCode.BAD_FIELD, str(exc)) from None
+        self.pages.changed()
+        self._plan(Slot(info.id, info.status, info.format, info.starts_at.timestamp(), info.duration))
         self.wake()
         session.send(server_message("tournament_created", req.id, tournament=info.to_data()))
 
+    async def _may_create(self, account_id: int, address: str) -> None:
+        """Every live tournament is held by the server (listed, scheduled, an arena watched):
+        one account, and one address, hold a bounded number at once."""
+        limits = self.limiter.limits
+        mine, here = await self.store.live_created(account_id, address)
+        if mine >= limits.tournaments_per_account:
+            raise ProtocolError(
+                ErrorCode.TOO_MANY_TOURNAMENTS,
+                f"you have {mine} tournaments registering or running; at most {limits.tournaments_per_account}",
+            )
+        if here >= limits.tournaments_per_address:
+            raise ProtocolError(
+                ErrorCode.TOO_MANY_TOURNAMENTS,
+                f"{here} tournaments created from your address are registering or running; "
+                f"at most {limits.tournaments_per_address}",
+            )
+
     async def on_list(self, session: Session, req: m.TournamentList) -> None:
-        found = await self.store.all(req.status)
-        session.send(server_message("tournaments", req.id, tournaments=[t.to_data() for t in found]))
+        limit = check_list_request(req.status, req.cursor, req.limit)
+        if session.outbox_bytes > UNREAD_BEFORE_LISTING:
+            # Its earlier replies are still unread: nothing more is built for it until it reads.
+            raise ProtocolError(ErrorCode.RATE_LIMITED, "read the replies sent to you before asking for more")
+        if session.limits is not None and not self.pages.cached(req.status, req.cursor, limit, session.encoding):
+            self.limiter.charge(session.limits, limit / 10)  # a page built costs the asker what it costs
+        page = await self.pages.page(req.status, req.cursor, limit, session.encoding)
+        session.send_frame(tournaments_reply(req.id, page, session.encoding))
 
     async def on_join(self, session: Session, req: m.TournamentJoin) -> None:
         me = self._account(session)
@@ -456,6 +657,8 @@ class TournamentService:
                 ErrorCode.TOURNAMENT_CLOSED, f"tournament {info.name} takes no more entrants ({info.status})"
             )
         await self.store.enter(info.id, me)
+        self.pages.changed()
+        self._due.add(info.id)  # an arena may pair the newcomer at once
         self.wake()
         fresh = await self._tournament(info.name)
         session.send(server_message("tournament_joined", req.id, tournament=fresh.to_data()))
@@ -473,6 +676,7 @@ class TournamentService:
         info = await self._tournament(req.tournament)
         if not await self.store.withdraw(info.id, me):
             raise ProtocolError(ErrorCode.NOT_ENTERED, f"you are not entered in tournament {info.name}")
+        self.pages.changed()
         session.send(server_message("tournament_withdrawn", req.id, tournament=info.name))
 
     async def on_standings(self, session: Session, req: m.TournamentStandings) -> None:

@@ -330,9 +330,14 @@ class Tournament(Base):
     (`registering`, `running`, `finished`). `round` is the last round paired (0 before the first)."""
 
     __tablename__ = "tournaments"
+    # `tournament_list` pages in this order (soonest first), a page found by its cursor
+    __table_args__ = (Index("ix_tournaments_starts", "starts_at", "id"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(32), unique=True)
+    # `accounts.name_keys(name)`, as for accounts: a new name sharing either with a tournament is refused
+    name_key: Mapped[str | None] = mapped_column(String(64), index=True, default=None)
+    shape_key: Mapped[str | None] = mapped_column(String(64), index=True, default=None)
     game: Mapped[str] = mapped_column(String(64))
     options: Mapped[dict[str, Any]] = mapped_column(JSON)
     seats: Mapped[int] = mapped_column(Integer)
@@ -346,6 +351,8 @@ class Tournament(Base):
     status: Mapped[str] = mapped_column(String(16), default="registering", index=True)
     round: Mapped[int] = mapped_column(Integer, default=0)
     created_by: Mapped[int | None] = mapped_column(ForeignKey("accounts.id", ondelete="SET NULL"), default=None)
+    # the creator's network address: an address holds a bounded number of live tournaments
+    created_from: Mapped[str | None] = mapped_column(String(64), default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     ended_at: Mapped[datetime | None] = mapped_column(default=None)
 

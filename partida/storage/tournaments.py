@@ -8,12 +8,14 @@ by whoever reads the standings next, and a restarted server picks a tournament u
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import defer
 
+from partida.storage.accounts import name_keys
 from partida.storage.database import Database, StorageError
 from partida.storage.ladders import check_ladder_name
 from partida.storage.models import Account, GameRecord, Tournament, TournamentEntry, TournamentPairing, utcnow
@@ -54,11 +56,13 @@ class TournamentInfo:
     ended_at: datetime | None
     entrants: int = 0
 
-    def to_data(self) -> dict[str, Any]:
+    def to_data(self, options: bool = True) -> dict[str, Any]:
+        """The tournament as requests answer it; `options=False`: as listed (a listing carries
+        no options: a tournament's own page has them)."""
         return {
             "name": self.name,
             "game": self.game,
-            "options": self.options,
+            **({"options": self.options} if options else {}),
             "seats": self.seats,
             "clock": self.clock,
             "format": self.format,
@@ -70,6 +74,23 @@ class TournamentInfo:
             "round": self.round,
             "entrants": self.entrants,
         }
+
+
+@dataclass(frozen=True)
+class Slot:
+    """What the scheduler reads of a live tournament each time it reads them all: when it starts
+    and (an arena) ends, never its options or entrants."""
+
+    id: int
+    status: str
+    format: str
+    starts_at: float  # seconds since the epoch
+    duration: float | None
+    entered: bool = True  # anyone entered and not withdrawn: an empty arena has nothing to pair
+
+    @property
+    def ends_at(self) -> float | None:
+        return self.starts_at + self.duration if self.format == "arena" and self.duration else None
 
 
 @dataclass
@@ -118,9 +139,11 @@ class TournamentStore:
         rounds: int | None = None,
         duration: float | None = None,
         created_by: int | None = None,
+        created_from: str | None = None,
     ) -> TournamentInfo:
         """A new tournament. The caller has checked the game, options, seats, clock, rounds and
-        duration against the rules; the name, format and entry rule are checked here."""
+        duration against the rules; the name, format and entry rule are checked here, and the
+        name against every tournament's look-alikes (`accounts.name_keys`: case, `l` and `1`)."""
         problem = check_ladder_name(name)
         if problem is not None:
             raise StorageError(f"{problem.replace('a ladder', 'a tournament')} ({name!r} is not).")
@@ -128,11 +151,23 @@ class TournamentStore:
             raise StorageError(f"format is one of {', '.join(FORMATS)}, not {format!r}.")
         if entry not in ENTRIES:
             raise StorageError(f"entry is one of {', '.join(ENTRIES)}, not {entry!r}.")
+        folded, shaped = name_keys(name)
+        async with self.db.session() as session:
+            twin = await session.scalar(
+                select(Tournament.name)
+                .where(or_(Tournament.name_key == folded, Tournament.shape_key == shaped))
+                .limit(1)
+            )
+        if twin is not None:
+            same = "named" if twin == name else "whose name looks like it:"
+            raise TournamentExists(f"there is already a tournament {same} {twin!r}.")
         try:
             async with self.db.write() as conn:
                 await conn.execute(
                     insert(Tournament).values(
                         name=name,
+                        name_key=folded,
+                        shape_key=shaped,
                         game=game,
                         options=options,
                         seats=seats,
@@ -145,6 +180,7 @@ class TournamentStore:
                         status="registering",
                         round=0,
                         created_by=created_by,
+                        created_from=created_from,
                         created_at=utcnow(),
                     )
                 )
@@ -162,19 +198,59 @@ class TournamentStore:
             raise NoSuchTournament(f"there is no tournament named {name!r} (see `partida tournament list`).")
         return info
 
-    async def all(self, status: str | None = None) -> list[TournamentInfo]:
-        query = select(Tournament).order_by(Tournament.starts_at, Tournament.id)
+    async def by_id(self, tournament_id: int) -> TournamentInfo | None:
+        found = await self._tournaments(select(Tournament).where(Tournament.id == tournament_id))
+        return found[0] if found else None
+
+    async def page(self, status: str | None, after: tuple[datetime, int] | None, limit: int) -> list[TournamentInfo]:
+        """Up to `limit` tournaments after `after` (the starts_at and id of the last one of the
+        page before; None: from the first), soonest first, without their options: what one
+        page of `tournament_list` reads, whatever the number stored."""
+        query = select(Tournament).options(defer(Tournament.options)).order_by(Tournament.starts_at, Tournament.id)
         if status is not None:
             query = query.where(Tournament.status == status)
-        return await self._tournaments(query)
+        if after is not None:
+            starts_at, last_id = after
+            query = query.where(
+                or_(Tournament.starts_at > starts_at, and_(Tournament.starts_at == starts_at, Tournament.id > last_id))
+            )
+        return await self._tournaments(query.limit(limit), options=False)
 
     async def live(self) -> list[TournamentInfo]:
-        """The tournaments registering or running: the scheduler's work each tick, in one query
-        (finished ones pile up; the scheduler never reads them)."""
+        """The tournaments registering or running, whole (the scheduler reads `schedule`)."""
         query = select(Tournament).where(Tournament.status.in_(LIVE)).order_by(Tournament.starts_at, Tournament.id)
         return await self._tournaments(query)
 
-    async def _tournaments(self, query: Any) -> list[TournamentInfo]:
+    async def schedule(self) -> list[Slot]:
+        """The live tournaments as the scheduler reads them: ids, status and times, one small
+        row each (finished ones pile up; the scheduler never reads them)."""
+        entered = (
+            select(TournamentEntry.id)
+            .where(TournamentEntry.tournament_id == Tournament.id, TournamentEntry.withdrawn.is_(False))
+            .exists()
+        )
+        query = select(
+            Tournament.id, Tournament.status, Tournament.format, Tournament.starts_at, Tournament.duration, entered
+        ).where(Tournament.status.in_(LIVE))
+        async with self.db.session() as session:
+            rows = (await session.execute(query)).all()
+        return [
+            Slot(int(i), status, fmt, _stamp(starts), duration, bool(anyone))
+            for i, status, fmt, starts, duration, anyone in rows
+        ]
+
+    async def live_created(self, account_id: int, address: str | None) -> tuple[int, int]:
+        """How many live tournaments `account_id` created, and how many were created from
+        `address` (0 for None): what the caps on creating one count."""
+        live = Tournament.status.in_(LIVE)
+        async with self.db.session() as session:
+            mine = await session.scalar(select(func.count()).where(live, Tournament.created_by == account_id))
+            here = 0
+            if address is not None:
+                here = await session.scalar(select(func.count()).where(live, Tournament.created_from == address))
+        return int(mine or 0), int(here or 0)
+
+    async def _tournaments(self, query: Any, options: bool = True) -> list[TournamentInfo]:
         counts = (
             select(TournamentEntry.tournament_id, func.count().label("n"))
             .where(TournamentEntry.withdrawn.is_(False))
@@ -188,7 +264,7 @@ class TournamentStore:
                 t.id,
                 t.name,
                 t.game,
-                t.options,
+                t.options if options else {},
                 t.seats,
                 t.clock,
                 t.format,
@@ -326,3 +402,8 @@ class TournamentStore:
             )
             for p, code, status, result in rows
         ]
+
+
+def _stamp(when: datetime) -> float:
+    """Seconds since the epoch of a stored time (SQLite gives it back naive, in UTC)."""
+    return (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).timestamp()

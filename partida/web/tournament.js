@@ -51,22 +51,42 @@ function entryBadge(t) {
 const botMark = () => h("span.badge.bot", { title: "a bot account" }, "bot");
 
 // The public tournaments, soonest first (every tournament is public: the protocol has no
-// private ones yet). Always an element: the lobby shows it with the create form.
+// private ones yet), a page at a time: the server answers `tournament_list` in pages without
+// options, and *More tournaments* asks for the page after the last one shown (its `next`).
+// Always an element: the lobby shows it with the create form.
+export const TOURNAMENTS_PAGE = 20;
+
 export async function tournamentsList(conn, games, open) {
-  const reply = await conn.request("tournament_list");
-  if (!reply.tournaments.length) return h("p.muted", { id: "tournaments" }, "No tournaments yet.");
+  const first = await conn.request("tournament_list", { limit: TOURNAMENTS_PAGE });
+  if (!first.tournaments.length) return h("p.muted", { id: "tournaments" }, "No tournaments yet.");
+  const list = h("ul.rooms", { id: "tournaments" });
+  const more = h("button", { type: "button", id: "tournaments-more" }, "More tournaments");
+  let next = null;
+  const show = (reply) => {
+    list.append(...reply.tournaments.map((t) => tournamentLine(t, games, open)));
+    next = reply.next ?? null;
+    more.hidden = next === null;
+  };
+  more.onclick = async () => {
+    if (next === null) return;
+    more.disabled = true;
+    try {
+      show(await conn.request("tournament_list", { limit: TOURNAMENTS_PAGE, cursor: next }));
+    } finally {
+      more.disabled = false;
+    }
+  };
+  show(first);
+  return h("div", {}, list, more);
+}
+
+function tournamentLine(t, games, open) {
   return h(
-    "ul.rooms",
-    { id: "tournaments" },
-    reply.tournaments.map((t) =>
-      h(
-        "li",
-        { class: "tournament-line", dataset: { tournament: t.name, status: t.status } },
-        h("div", {}, h("b", {}, t.name), " ", entryBadge(t), " ", h("span.badge", {}, STATUS[t.status] || t.status)),
-        h("div.muted", {}, `${gameTitle(games, t.game)} · ${formatText(t)} · ${clockText(t.clock)} · ${startText(t)}${t.status === "running" ? ` · round ${t.round}` : ""} · ${t.entrants} entrant${t.entrants === 1 ? "" : "s"}`),
-        h("button", { type: "button", onclick: () => open(t.name) }, "Open"),
-      ),
-    ),
+    "li",
+    { class: "tournament-line", dataset: { tournament: t.name, status: t.status } },
+    h("div", {}, h("b", {}, t.name), " ", entryBadge(t), " ", h("span.badge", {}, STATUS[t.status] || t.status)),
+    h("div.muted", {}, `${gameTitle(games, t.game)} · ${formatText(t)} · ${clockText(t.clock)} · ${startText(t)}${t.status === "running" ? ` · round ${t.round}` : ""} · ${t.entrants} entrant${t.entrants === 1 ? "" : "s"}`),
+    h("button", { type: "button", onclick: () => open(t.name) }, "Open"),
   );
 }
 

@@ -218,15 +218,11 @@ class RoomService:
             game = self.registry.get(name)
         except UnknownGame as exc:
             raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
-        # The size as sent is checked before the game reads the options (a game may parse text
-        # in them), the size as resolved after (defaults and conversions: what is stored).
-        self._check_options_size(raw_options or {})
+        options = self.check_options(game, raw_options)
         try:
-            options = game.resolve_options(raw_options)
             seats = game.check_seats(raw_seats)
         except BadOptions as exc:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
-        self._check_options_size(options)
         if session.limits is not None:
             limit = self.limiter.limits.waiting_rooms_per_address
             self.limiter.may_create_room(session.limits, self.waiting_by_address.count(session.address, limit))
@@ -235,6 +231,19 @@ class RoomService:
         except BadClock as exc:
             raise ProtocolError(ErrorCode.BAD_CLOCK, str(exc)) from None
         return RoomTerms(game, options, seats, clock=clock, abandon_after=self.abandon_after)
+
+    def check_options(self, game: Game, raw_options: dict[str, Any] | None) -> dict[str, Any]:
+        """`raw_options` resolved by `game`, within the size cap: a room's, and a tournament's
+        (whose every table is a room)."""
+        # The size as sent is checked before the game reads the options (a game may parse text
+        # in them), the size as resolved after (defaults and conversions: what is stored).
+        self._check_options_size(raw_options or {})
+        try:
+            options = game.resolve_options(raw_options)
+        except BadOptions as exc:
+            raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
+        self._check_options_size(options)
+        return options
 
     def _check_options_size(self, options: dict[str, Any]) -> None:
         size = len(encode(options, Encoding.MSGPACK))
