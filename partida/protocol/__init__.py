@@ -1,5 +1,5 @@
 """The wire protocol: message catalogue, codec and error codes. Pure: no sockets, no asyncio.
-The guide for people writing bots in other languages is protocol/README.md beside this file."""
+The guide for people writing bots in other languages is docs/protocol.md."""
 
 from partida.protocol.codec import MAX_MESSAGE_BYTES, Encoding, decode, encode, encode_with_raw, encoding_of
 from partida.protocol.errors import ErrorCode, ProtocolError

@@ -5,7 +5,7 @@ decoded map against it, so a missing field, a wrong type or an unknown field bec
 `bad_field` error naming the field, and handlers receive well-typed values.
 
 Server-to-client messages are built by `server_message` (plain maps: they are on the hot path and
-their fields are documented in protocol/README.md).
+their fields are documented in docs/protocol.md).
 """
 
 from __future__ import annotations

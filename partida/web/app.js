@@ -1,5 +1,5 @@
 // The Partida web client: lobby, rooms, boards. It speaks only the documented protocol
-// (partida/protocol/README.md) and renders only the views the server sends.
+// (docs/protocol.md) and renders only the views the server sends.
 
 import { Connection, ProtocolError, seedHash } from "./proto.js";
 import { clear, h } from "./dom.js";

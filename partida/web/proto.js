@@ -1,4 +1,4 @@
-// The Partida protocol (partida/protocol/README.md) over a browser websocket, as JSON text frames.
+// The Partida protocol (docs/protocol.md) over a browser websocket, as JSON text frames.
 //
 // Only documented messages are sent. Seeds exceed 2^53, so a `seed` number is read from the
 // frame's own text (never through a float): a seed always reaches the page as a decimal string,

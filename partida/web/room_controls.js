@@ -1,5 +1,5 @@
 // Clocks and the requests that end a game early (resign, draw, abort) or start the next one
-// (rematch), as partida/protocol/README.md documents them. The server is the only clock: the page
+// (rematch), as docs/protocol.md documents them. The server is the only clock: the page
 // counts down from the `remaining` of the last update, with its own clock, for the seats to act.
 
 import { h } from "./dom.js";
