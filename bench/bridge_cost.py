@@ -86,7 +86,7 @@ def bot_argv(way: str, depth: int, folder: Path) -> list[str]:
         return [*bot, "othello-engine", "--depth", str(depth)]
     script = folder / f"{way}_engine.py"
     script.write_text(STDIO_ENGINE if way == "stdio" else GTP_ENGINE)
-    return [*bot, "--cmd" if way == "stdio" else "--gtp", f"{sys.executable} {script} {depth}"]
+    return [*bot, "--cmd" if way == "stdio" else "--gtp", f"{sys.executable} {script} {depth}", "--game", "othello"]
 
 
 async def play(url: str, name: str, games: int) -> dict[str, object]:
