@@ -470,10 +470,30 @@ async def attack_lobby_freeze(url: str, seconds: float, makers: int = 4, listers
     }
 
 
+async def _answer_at_once(
+    raw: Raw, early: list[dict[str, Any]], deadline: float, rng: random.Random, replies: list[float] | None = None
+) -> None:
+    """Answer every decision at once, the messages that came `early` first; with `replies`, time
+    from each answer to the next decision (the bot's thinking, and its wait for a turn to think)."""
+    from partida.games.prompts import prompt_from_data
+
+    sent: dict[str, float] = {}
+    with contextlib.suppress(Exception):
+        while time.monotonic() < deadline:
+            message = early.pop(0) if early else await raw.recv(max(deadline - time.monotonic(), 0.01))
+            if message.get("type") != "update" or message.get("decision") is None:
+                continue
+            room = message["room"]
+            if replies is not None and room in sent:
+                replies.append((time.monotonic() - sent[room]) * 1000)
+            answer = prompt_from_data(message["decision"]).random_answer(rng)
+            await raw.send({"type": "act", "room": room, "action": answer, "seq": message["seq"]})
+            sent[room] = time.monotonic()
+
+
 async def attack_bot_monopoly(url: str, seconds: float, rooms: int = 40) -> dict[str, Any]:
     """One guest opens many Othello rooms against the pool's alphabeta and answers at once in
     each; another player's game against the same agent times the bot's replies meanwhile."""
-    from partida.games.prompts import prompt_from_data
 
     rng = random.Random(3)
     deadline = time.monotonic() + seconds
@@ -494,21 +514,8 @@ async def attack_bot_monopoly(url: str, seconds: float, rooms: int = 40) -> dict
             refused += answer["type"] != "room_created"
         return opened, refused
 
-    async def answer_at_once(raw: Raw, replies: list[float] | None = None) -> None:
-        """Answer every decision at once; with `replies`, time from each answer to the next
-        decision (the bot's thinking, and its wait for a turn to think)."""
-        sent: dict[str, float] = {}
-        with contextlib.suppress(Exception):
-            while time.monotonic() < deadline:
-                message = early[raw].pop(0) if early[raw] else await raw.recv(max(deadline - time.monotonic(), 0.01))
-                if message.get("type") != "update" or message.get("decision") is None:
-                    continue
-                room = message["room"]
-                if replies is not None and room in sent:
-                    replies.append((time.monotonic() - sent[room]) * 1000)
-                answer = prompt_from_data(message["decision"]).random_answer(rng)
-                await raw.send({"type": "act", "room": room, "action": answer, "seq": message["seq"]})
-                sent[room] = time.monotonic()
+    def answer_at_once(raw: Raw, replies: list[float] | None = None) -> Any:
+        return _answer_at_once(raw, early[raw], deadline, rng, replies)
 
     greedy = await Raw.open(url, hello={"name": "greedy"})
     opened, refused = await open_rooms(greedy, rooms)
@@ -532,7 +539,6 @@ async def attack_bot_time(
     connection of its own under a new name (one address), and answers at once in each; another
     player, from another address, plays the same bot meanwhile and times its replies: the time
     from each answer to the bot's next decision, its search and its wait for a core."""
-    from partida.games.prompts import prompt_from_data
 
     rng = random.Random(5)
     deadline = time.monotonic() + seconds
@@ -549,20 +555,8 @@ async def attack_bot_time(
             waiting[raw].append(answer)
         return answer["type"] == "room_created"
 
-    async def answer_at_once(raw: Raw, replies: list[float] | None = None) -> None:
-        sent: dict[str, float] = {}
-        with contextlib.suppress(Exception):
-            while time.monotonic() < deadline:
-                left = max(deadline - time.monotonic(), 0.01)
-                message = waiting[raw].pop(0) if waiting[raw] else await raw.recv(left)
-                if message.get("type") != "update" or message.get("decision") is None:
-                    continue
-                room = message["room"]
-                if replies is not None and room in sent:
-                    replies.append((time.monotonic() - sent[room]) * 1000)
-                answer = prompt_from_data(message["decision"]).random_answer(rng)
-                await raw.send({"type": "act", "room": room, "action": answer, "seq": message["seq"]})
-                sent[room] = time.monotonic()
+    def answer_at_once(raw: Raw, replies: list[float] | None = None) -> Any:
+        return _answer_at_once(raw, waiting[raw], deadline, rng, replies)
 
     for i in range(rooms):
         raw = await Raw.open(url, hello={"name": f"hog{i}"})

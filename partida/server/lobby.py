@@ -21,7 +21,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from partida.protocol import Encoding, ErrorCode, ProtocolError, encode, encode_with_raw, server_message
+from partida.protocol import Encoding, ErrorCode, ProtocolError, encode, server_message
+from partida.server.pages import page_reply, page_size
 
 if TYPE_CHECKING:
     from partida.server.rooms import Room
@@ -239,10 +240,7 @@ class Lobby:
 
 def reply(request_id: int | str | None, page: _Page, encoding: Encoding) -> bytes | str:
     """The `rooms` reply to one request: its id and cursor around the page's shared bytes."""
-    fields: dict[str, Any] = {"type": "rooms", "next": page.next}
-    if request_id is not None:
-        fields["id"] = request_id
-    return encode_with_raw(fields, "rooms", page.rooms, encoding)
+    return page_reply("rooms", request_id, page.next, page.rooms, encoding)
 
 
 def check_page_request(game: str | None, status: str | None, cursor: str | None, limit: int | None) -> int:
@@ -251,11 +249,7 @@ def check_page_request(game: str | None, status: str | None, cursor: str | None,
         raise ProtocolError(ErrorCode.BAD_FIELD, f"list_rooms: status must be one of {', '.join(LISTED)}")
     if cursor is not None:
         _parse_cursor(cursor)
-    if limit is None:
-        return PAGE_SIZE
-    if not 1 <= limit <= MAX_PAGE_SIZE:
-        raise ProtocolError(ErrorCode.BAD_FIELD, f"list_rooms: limit must be 1 to {MAX_PAGE_SIZE}")
-    return limit
+    return page_size("list_rooms", limit, PAGE_SIZE, MAX_PAGE_SIZE)
 
 
 def _parse_cursor(cursor: str | None) -> tuple[str, int]:

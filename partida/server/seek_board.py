@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from partida.competition.ratings import clock_class
 from partida.competition.seeks import Seek, SeekBook
-from partida.protocol import Encoding, ErrorCode, ProtocolError, encode, encode_with_raw, server_message
+from partida.protocol import Encoding, ErrorCode, ProtocolError, encode, server_message
+from partida.server.pages import page_reply, page_size
 
 if TYPE_CHECKING:
     from partida.room.terms import RoomTerms
@@ -307,20 +308,13 @@ def _changes_frame(
 
 def reply(request_id: int | str | None, page: Page, encoding: Encoding) -> bytes | str:
     """The `seeks` reply to one request: its id and cursor around the page's shared bytes."""
-    fields: dict[str, Any] = {"type": "seeks", "next": page.next}
-    if request_id is not None:
-        fields["id"] = request_id
-    return encode_with_raw(fields, "seeks", page.seeks, encoding)
+    return page_reply("seeks", request_id, page.next, page.seeks, encoding)
 
 
 def check_page_request(cursor: str | None, limit: int | None) -> int:
     """The page size a `list_seeks` asks for, or `bad_field` naming what is wrong."""
     _parse_cursor(cursor)
-    if limit is None:
-        return PAGE_SIZE
-    if not 1 <= limit <= MAX_PAGE_SIZE:
-        raise ProtocolError(ErrorCode.BAD_FIELD, f"list_seeks: limit must be 1 to {MAX_PAGE_SIZE}")
-    return limit
+    return page_size("list_seeks", limit, PAGE_SIZE, MAX_PAGE_SIZE)
 
 
 def _parse_cursor(cursor: str | None) -> int:

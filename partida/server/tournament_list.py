@@ -9,9 +9,9 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from partida.protocol import Encoding, ErrorCode, ProtocolError, encode, encode_with_raw
+from partida.protocol import Encoding, ErrorCode, ProtocolError, encode
+from partida.server.pages import page_reply, page_size
 from partida.storage.tournaments import TournamentInfo
 
 PAGE_SIZE = 50  # tournaments in a page when the request names no limit
@@ -72,10 +72,7 @@ class TournamentPages:
 
 def reply(request_id: int | str | None, page: Page, encoding: Encoding) -> bytes | str:
     """The `tournaments` reply to one request: its id and cursor around the page's shared bytes."""
-    fields: dict[str, Any] = {"type": "tournaments", "next": page.next}
-    if request_id is not None:
-        fields["id"] = request_id
-    return encode_with_raw(fields, "tournaments", page.tournaments, encoding)
+    return page_reply("tournaments", request_id, page.next, page.tournaments, encoding)
 
 
 def check_list_request(status: str | None, cursor: str | None, limit: int | None) -> int:
@@ -83,11 +80,7 @@ def check_list_request(status: str | None, cursor: str | None, limit: int | None
     if status is not None and status not in STATUSES:
         raise ProtocolError(ErrorCode.BAD_FIELD, f"tournament_list: status must be one of {', '.join(STATUSES)}")
     parse_cursor(cursor)
-    if limit is None:
-        return PAGE_SIZE
-    if not 1 <= limit <= MAX_PAGE_SIZE:
-        raise ProtocolError(ErrorCode.BAD_FIELD, f"tournament_list: limit must be 1 to {MAX_PAGE_SIZE}")
-    return limit
+    return page_size("tournament_list", limit, PAGE_SIZE, MAX_PAGE_SIZE)
 
 
 def _cursor(info: TournamentInfo) -> str:
