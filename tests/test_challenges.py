@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sqlite3
 
 import pytest
 
 from partida.client import ServerError
 from partida.server.app import Server
+from tests.helpers import sqlite_path, wait_for
 
 PASSWORD = "correct horse battery"
 
@@ -159,3 +161,37 @@ async def test_bad_challenges_get_clear_errors(server: Server, connect) -> None:
             await guest.request(kind, challenge="nope")
         assert refused.value.code == "no_such_challenge"
     assert not server.challenges.open and await guest.list_rooms() == []
+
+
+async def test_a_challenge_accepted_as_its_challenger_leaves_seats_nobody(server: Server, connect, db_url: str) -> None:
+    """The challenger leaves while the room of its accepted challenge is being stored: the room
+    must not start with a seat whose connection is gone. The database is held locked meanwhile,
+    so the room's row waits until the challenger's departure has been handled."""
+    alice = await _user(server, connect, "Alice")
+    bob = await _user(server, connect, "Bob")
+    sent = await alice.challenge("bob", "tictactoe", clock={"per_move": 30})
+    await asyncio.wait_for(bob.challenges.get(), 5)
+    session = next(s for s in server.connections.sessions if s.name == "Alice")
+    lock = sqlite3.connect(sqlite_path(db_url), timeout=10, isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")  # the server's writes wait for it
+    try:
+        answer = asyncio.ensure_future(bob.accept(sent["id"]))
+        await wait_for(lambda: _taken(server, sent["id"]), "the challenge to be taken", timeout=10)
+        await alice.close()
+        await wait_for(lambda: _gone(server, session), "the challenger's departure to be handled", timeout=10)
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    with pytest.raises(ServerError) as refused:
+        await answer
+    assert refused.value.code == "no_such_challenge" and "its challenger left" in refused.value.message
+    assert not [room for room in server.rooms.values() if room.status == "playing"]
+    assert all(room.status == "aborted" for room in server.rooms.values())
+
+
+async def _taken(server: Server, challenge: str) -> bool:
+    return challenge not in server.challenges.open
+
+
+async def _gone(server: Server, session: object) -> bool:
+    return session not in server.connections.sessions

@@ -196,21 +196,33 @@ class ChallengeService:
             challenge.game, challenge.options, challenge.seats, clock=challenge.clock, abandon_after=self.abandon_after
         )
         room = await self.rooms.open_room(terms, challenge.challenger)
-        await room.call(lambda: room.join(challenge.challenger, 0, None))
-        challenge.challenger.send(
-            server_message(
-                "challenge_accepted",
-                challenge=challenge.id,
-                room=room.code,
-                summary=room.summary(),
-                seat=0,
-                token=room.token_for(0),
-            )
-        )
         assert opponent.identity is not None
-        if opponent.identity.kind == "bot":
+        is_bot = opponent.identity.kind == "bot"
+        seats: list[int] = []
+
+        async def seat_both() -> None:
+            # Checked in the room's command, before anyone sits: a challenger whose connection
+            # ended while the room was being stored would otherwise hold a seat nobody sits in.
+            if challenge.challenger.closed:
+                await room.close_unstarted()
+                raise ProtocolError(
+                    ErrorCode.NO_SUCH_CHALLENGE, f"challenge {challenge.id} is gone: its challenger left"
+                )
+            await room.join(challenge.challenger, 0, None)
+            challenge.challenger.send(  # before the second seat starts the game and its updates
+                server_message(
+                    "challenge_accepted",
+                    challenge=challenge.id,
+                    room=room.code,
+                    summary=room.summary(),
+                    seat=0,
+                    token=room.token_for(0),
+                )
+            )
+            seats.append(await room.seat_bot(opponent, 1) if is_bot else await room.join(opponent, 1, None))
+
+        await room.call(seat_both)
+        if is_bot:
             self.bots.games_by_address.add(challenge.challenger.address, room)
-            seat = await room.call(lambda: room.seat_bot(opponent, 1))
-            return room.summary(), seat, None
-        seat = await room.call(lambda: room.join(opponent, 1, None))
-        return room.summary(), seat, room.token_for(seat)
+            return room.summary(), seats[0], None
+        return room.summary(), seats[0], room.token_for(seats[0])
