@@ -44,6 +44,20 @@ async def test_requests_past_the_rate_are_refused_then_the_connection_is_closed(
     assert ws.close_code == 1008
 
 
+async def test_a_large_frame_costs_a_request_per_kib_it_carries(limited) -> None:
+    """Forty pings fit in the burst; two frames of 20 KB take it all, and the third is refused."""
+    server = await limited(requests_per_second=0.1, request_burst=40)
+    ws = await ws_connect(server.url)
+    await ws.send(msgpack.packb({"type": "hello", "version": 1}))
+    await ws.recv()
+    for i in range(3):
+        await ws.send(msgpack.packb({"type": "ping", "id": i, "pad": "x" * 20_000}))
+    answers = [msgpack.unpackb(await asyncio.wait_for(ws.recv(), 5)) for _ in range(3)]
+    assert [a.get("code") == "rate_limited" for a in answers] == [False, False, True]
+    assert answers[2]["retry_after"] > 20  # the bytes left the bucket in debt; at 0.1 a second
+    await ws.close()
+
+
 async def test_a_refusal_says_when_the_same_request_will_be_let_through(limited) -> None:
     server = await limited(requests_per_second=2, request_burst=3)
     ws = await ws_connect(server.url)

@@ -24,6 +24,7 @@ from partida.protocol import ErrorCode, ProtocolError
 
 log = logging.getLogger(__name__)
 SOONEST = 0.01  # the shortest wait a refusal names, in seconds (a refusal never says "now")
+BYTES_PER_REQUEST = 1024  # a frame counts as a request per KiB it carries (most frames carry less)
 # Limits that were renamed, with what an operator's old setting should become: a setting that
 # no longer exists refuses the start rather than being ignored, and this says what to write.
 RENAMED = {
@@ -272,6 +273,13 @@ class Limiter:
         close = conn.requests.exhausted or address.exhausted
         wait = max(conn.requests.wait(), address.wait())
         raise ProtocolError(ErrorCode.RATE_LIMITED, "too many requests; slow down", close=close, details=retry(wait))
+
+    def received(self, conn: ConnectionLimits, size: int) -> None:
+        """A frame of `size` bytes, past `request`'s one: a request per `BYTES_PER_REQUEST` it
+        carries, so a flood of large frames (60 KB of options) runs out as soon as their bytes
+        would, not as slowly as pings."""
+        if size > BYTES_PER_REQUEST:
+            self.charge(conn, size / BYTES_PER_REQUEST - 1)
 
     def charge(self, conn: ConnectionLimits, cost: float) -> None:
         """Charge a request that cost more than one (a listing of many rooms) for the rest of

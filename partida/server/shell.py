@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from partida.protocol import ErrorCode, ProtocolError, decode, error_message, parse_request
-from partida.server.limits import Limiter
+from partida.server.limits import BYTES_PER_REQUEST, Limiter
 from partida.server.locator import Locator
 from partida.server.session import Session
 from partida.storage.database import StorageError, describe_error
@@ -45,6 +45,8 @@ class Shell:
             if session.limits is not None:
                 try:
                     self.limiter.request(session.limits)  # before decoding: bad frames count too
+                    if len(frame) > BYTES_PER_REQUEST:
+                        self.limiter.received(session.limits, len(frame))
                 except ProtocolError as exc:
                     if exc.close:
                         raise
