@@ -4,10 +4,12 @@ closes) once passed, and stays out of the way of normal play."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import math
 import random
+import types
 from typing import Any
 
 import msgpack
@@ -20,6 +22,7 @@ from partida.client import Client, ConnectionLost, ServerError, patiently
 from partida.server.app import Server, ServerConfig
 from partida.server.limits import Limits, TokenBucket, retry
 from partida.server.services import rooms as room_service
+from partida.server.shell import Shell
 
 
 async def pings(ws: Any, n: int) -> list[dict[str, Any]]:
@@ -55,6 +58,30 @@ async def test_a_large_frame_costs_a_request_per_kib_it_carries(limited) -> None
     answers = [msgpack.unpackb(await asyncio.wait_for(ws.recv(), 5)) for _ in range(3)]
     assert [a.get("code") == "rate_limited" for a in answers] == [False, False, True]
     assert answers[2]["retry_after"] > 20  # the bytes left the bucket in debt; at 0.1 a second
+    await ws.close()
+
+
+async def test_a_refused_frame_is_not_kept_alive_by_its_refusal(limited) -> None:
+    """The limiter's refusal is raised once the frame is decoded (its answer names the id); once
+    answered, nothing of it stays. The server collects cycles rarely, so a cycle through the
+    refusal would keep every refused frame's bytes long after (130 MiB for a minute of 60 KB
+    frames)."""
+    server = await limited(requests_per_second=0.1, request_burst=40)
+    ws = await ws_connect(server.url)
+    await ws.send(msgpack.packb({"type": "hello", "version": 1}))
+    await ws.recv()
+    gc.collect()
+    gc.disable()  # as rare as the server's own collections: only what is freed at once is freed
+    try:
+        for i in range(4):
+            await ws.send(msgpack.packb({"type": "ping", "id": i, "pad": "x" * 20_000}))
+        answers = [msgpack.unpackb(await asyncio.wait_for(ws.recv(), 5)) for _ in range(4)]
+        assert [a.get("code") for a in answers[2:]] == ["rate_limited", "rate_limited"]
+        handling = Shell.handle_frame.__code__
+        kept = [f for f in gc.get_objects() if isinstance(f, types.FrameType) and f.f_code is handling]
+        assert kept == []
+    finally:
+        gc.enable()
     await ws.close()
 
 

@@ -84,6 +84,10 @@ class Shell:
         except Exception:
             log.exception("%s: request failed", session.name)
             session.send(error_message(ErrorCode.INTERNAL, "the server failed on that request", request_id))
+        finally:
+            # A kept refusal's traceback holds this frame, and the frame holds it and the frame's
+            # bytes: a cycle the server's rare collections would free only much later.
+            limited = None
 
     async def _elsewhere(self, session: Session, request: Any, missing: ProtocolError) -> ProtocolError | None:
         """A room this node does not have: the locator's answer (None: served after all)."""
