@@ -116,6 +116,9 @@ def test_partida_match_takes_a_stdio_program_for_a_seat() -> None:
         (("bot", "--cmd", "python3 bot.py", "--token", "x"), "say which games your program plays: --game GAME"),
         (("bot", "--gtp", "a", "--cmd", "b"), "not allowed with argument"),
         (("serve", "--bots", "random,stdio", "--port", "0"), "--bots stdio: a bridge runs a program of yours"),
+        (("serve", "--ladder-bots", "arena=random,gtp", "--port", "0"), "--ladder-bots gtp: a bridge runs"),
+        (("serve", "--tournament-bots", "cup=stdio", "--port", "0"), "--tournament-bots stdio: a bridge runs"),
+        (("serve", "--seek-bots", "gtp", "--port", "0"), "--seek-bots gtp: a bridge runs"),
     ],
 )
 def test_bridge_flags_refuse_what_cannot_run(args: tuple[str, ...], said: str) -> None:

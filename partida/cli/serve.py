@@ -137,6 +137,9 @@ def run(args: argparse.Namespace) -> int:
     unknown = sorted(seek_bots - set(all_agents()))
     if unknown:
         raise CliError(f"unknown agent {unknown[0]!r} in --seek-bots (known: {', '.join(sorted(all_agents()))})")
+    bridged = sorted(a for a in seek_bots if all_agents()[a].external)
+    if bridged:
+        raise CliError(f"--seek-bots {bridged[0]}: a bridge runs a program of yours: use `partida bot --gtp/--cmd`")
     for agent in [*ladder_bots, *tournament_bots, *sorted(seek_bots)]:
         if agent not in pool:
             pool.append(agent)  # a ladder, tournament or seek bot is a pool bot that also enters them
@@ -252,6 +255,8 @@ def parse_ladder_bots(values: list[str], flag: str = "--ladder-bots") -> dict[st
         for agent in names:
             if agent not in known:
                 raise CliError(f"unknown agent {agent!r} in {flag} (known: {', '.join(sorted(known))})")
+            if known[agent].external:  # a bridge needs a program: `partida bot --gtp/--cmd`
+                raise CliError(f"{flag} {agent}: a bridge runs a program of yours: use `partida bot --gtp/--cmd`")
             if ladder.strip() in by_agent.get(agent, []):
                 raise CliError(f"{flag}: {agent} is named twice for {ladder.strip()} (one account, one entry)")
             by_agent.setdefault(agent, []).append(ladder.strip())
