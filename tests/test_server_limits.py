@@ -64,7 +64,7 @@ async def test_a_large_frame_costs_a_request_per_kib_it_carries(limited) -> None
 async def test_a_refused_frame_is_not_kept_alive_by_its_refusal(limited) -> None:
     """The limiter's refusal is raised once the frame is decoded (its answer names the id); once
     answered, nothing of it stays. The server collects cycles rarely, so a cycle through the
-    refusal would keep every refused frame's bytes long after (130 MiB for a minute of 60 KB
+    refusal would keep every refused frame's bytes long after (130 MiB after 5 s of 60 KB
     frames)."""
     server = await limited(requests_per_second=0.1, request_burst=40)
     ws = await ws_connect(server.url)
