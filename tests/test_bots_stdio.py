@@ -129,6 +129,8 @@ def test_bridge_flags_refuse_what_cannot_run(args: tuple[str, ...], said: str) -
 async def test_a_bridge_is_asked_for_by_its_account_name_not_as_an_agent(connect, runners, server):
     await seat_bot(server, runners, "mine", "stdio", command=PYTHON_BOT)
     asker = await connect(name="asker")
+    offered = {g["name"]: g["bots"] for g in await asker.list_games()}
+    assert "stdio" not in offered["tictactoe"]  # the New room form offers no bridge as an agent
     with pytest.raises(ServerError) as refused:
         await asker.create_room("tictactoe", seat=0, bots={1: "stdio"})
     assert refused.value.code == "unknown_agent" and "by its account name" in refused.value.message

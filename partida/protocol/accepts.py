@@ -81,7 +81,7 @@ class Accepts:
         """The hello's fields for this declaration (those left at their default are left out)."""
         fields: dict[str, Any] = {}
         if self.games is not None:
-            fields["games"] = {g: None if c is None else sorted(c) for g, c in self.games.items()}
+            fields["games"] = self._games_data()
         if not self.hidden_information:
             fields["hidden_information"] = False
         for name in ("clock_min", "clock_max", "max_games", "max_games_per_opponent"):
@@ -117,15 +117,17 @@ class Accepts:
     def to_data(self) -> dict[str, Any]:
         """For the `bot_declines` error and `list_games`: what the bot plays, on the wire."""
         return {
-            "games": None
-            if self.games is None
-            else {g: None if c is None else sorted(c) for g, c in self.games.items()},
+            "games": None if self.games is None else self._games_data(),
             "hidden_information": self.hidden_information,
             "clock_min": self.clock_min,
             "clock_max": self.clock_max,
             "max_games": self.max_games,
             "max_games_per_opponent": self.max_games_per_opponent,
         }
+
+    def _games_data(self) -> dict[str, list[int] | None]:
+        assert self.games is not None
+        return {g: None if c is None else sorted(c) for g, c in self.games.items()}
 
     def describe(self) -> str:
         """What it plays, in a sentence's end: for the refusals."""

@@ -49,8 +49,15 @@ class BotDirectory:
         games = []
         for game in self.registry.games():
             info = game.describe()
-            # only the agents whose declaration allows the game: the New room form offers these
-            info["bots"] = sorted({s.identity.agent for s in self.connections.bots() if self.refusal(s, game) is None})  # type: ignore[union-attr,misc]
+            # only the agents whose declaration allows the game: the New room form offers these;
+            # a bridge (`stdio`, `gtp`) names no bot, and is asked for by its account's name
+            info["bots"] = sorted(
+                {
+                    s.identity.agent  # type: ignore[union-attr]
+                    for s in self.connections.bots()
+                    if not _bridge(s.identity.agent) and self.refusal(s, game) is None  # type: ignore[union-attr]
+                }
+            )
             games.append(info)
         session.send(server_message("games", req.id, games=games))
 
@@ -170,8 +177,7 @@ class BotDirectory:
                 )
             self.may_take(bot, asker)
             return bot
-        spec = all_agents().get(wanted)
-        if spec is not None and spec.external:  # "gtp" names a bridge, not what plays behind it
+        if _bridge(wanted):  # "gtp" names a bridge, not what plays behind it
             raise ProtocolError(
                 ErrorCode.UNKNOWN_AGENT,
                 f"{wanted!r} is a bridge to a program of someone's; ask for the bot by its account name",
@@ -236,6 +242,12 @@ class BotDirectory:
             self.check(bot, game, seats, clock, asker)
             self.may_take(bot, asker)
             return bot
+
+
+def _bridge(agent: str | None) -> bool:
+    """Whether `agent` is a bridge to someone's program (`stdio`, `gtp`), not a bot of its own."""
+    spec = all_agents().get(agent) if agent is not None else None
+    return spec is not None and spec.external
 
 
 def _clock_seconds(clock: ClockSpec | None) -> float:
