@@ -7,6 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 from partida.protocol import Encoding, ErrorCode, ProtocolError, encode_with_raw
+from partida.server.session import Session
+
+UNREAD_BEFORE_LISTING = 256 * 1024  # bytes queued unread past which a connection is listed nothing more
+
+
+def check_reading(session: Session) -> None:
+    """A listing for a connection whose earlier replies are still unread is refused: nothing more
+    is built or queued for it until it reads (a reader that never reads holds no memory)."""
+    if session.outbox_bytes > UNREAD_BEFORE_LISTING:
+        raise ProtocolError(ErrorCode.RATE_LIMITED, "read the replies sent to you before asking for more")
 
 
 def page_size(request: str, limit: int | None, default: int, most: int) -> int:

@@ -49,9 +49,9 @@ from partida.room.terms import RoomTerms
 from partida.server.connections import Connections
 from partida.server.limits import Limiter
 from partida.server.locator import Locator, SingleNode
+from partida.server.pages import check_reading
 from partida.server.publisher import Publisher
 from partida.server.scheduler_lock import SchedulerLock
-from partida.server.services.lobby import UNREAD_BEFORE_LISTING
 from partida.server.tournament_list import TournamentPages, check_list_request
 from partida.server.tournament_list import reply as tournaments_reply
 from partida.storage.database import StorageError
@@ -631,9 +631,7 @@ class TournamentService:
 
     async def on_list(self, session: Session, req: m.TournamentList) -> None:
         limit = check_list_request(req.status, req.cursor, req.limit)
-        if session.outbox_bytes > UNREAD_BEFORE_LISTING:
-            # Its earlier replies are still unread: nothing more is built for it until it reads.
-            raise ProtocolError(ErrorCode.RATE_LIMITED, "read the replies sent to you before asking for more")
+        check_reading(session)
         if session.limits is not None and not self.pages.cached(req.status, req.cursor, limit, session.encoding):
             self.limiter.charge(session.limits, limit / 10)  # a page built costs the asker what it costs
         page = await self.pages.page(req.status, req.cursor, limit, session.encoding)

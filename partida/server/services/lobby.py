@@ -6,17 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from partida.protocol import ErrorCode, ProtocolError
 from partida.protocol import messages as m
 from partida.server.limits import Limiter
 from partida.server.lobby import Lobby, check_page_request
 from partida.server.lobby import reply as rooms_reply
+from partida.server.pages import check_reading
 from partida.server.session import Session
 
 if TYPE_CHECKING:
     from partida.server.shell import Handler
 
-UNREAD_BEFORE_LISTING = 256 * 1024  # bytes queued unread past which a connection is listed nothing more
 BUILT_BYTES_PER_REQUEST = 100  # a page built for its asker costs one request more per this many bytes of rooms
 
 
@@ -33,9 +32,7 @@ class LobbyService:
 
     async def on_list_rooms(self, session: Session, req: m.ListRooms) -> None:
         limit = check_page_request(req.game, req.status, req.cursor, req.limit)
-        if session.outbox_bytes > UNREAD_BEFORE_LISTING:
-            # Its earlier replies are still unread: nothing more is built for it until it reads.
-            raise ProtocolError(ErrorCode.RATE_LIMITED, "read the replies sent to you before asking for more")
+        check_reading(session)
         built = session.limits is not None and not self.lobby.cached(
             req.game, req.status, req.cursor, limit, session.encoding
         )

@@ -23,6 +23,7 @@ from partida.protocol import messages as m
 from partida.room.clocks import ClockSpec
 from partida.room.terms import RoomTerms
 from partida.server.limits import Limiter
+from partida.server.pages import check_reading
 from partida.server.seek_board import OpenSeek, SeekBoard, check_page_request
 from partida.server.seek_board import reply as seeks_reply
 from partida.server.services.bots import BotDirectory
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 # without a class): `store.person_ratings.rating_of`.
 RatingOf = Callable[[int, str, ClockSpec | None], Awaitable[float | None]]
 
-UNREAD_BEFORE_LISTING = 256 * 1024  # bytes queued unread past which a connection is listed nothing more
 BYTES_PER_TOKEN = 4096  # a listing sent costs the asker a request per this many bytes
 
 
@@ -161,9 +161,7 @@ class SeekService:
 
     async def on_list(self, session: Session, req: m.ListSeeks) -> None:
         limit = check_page_request(req.cursor, req.limit)
-        if session.outbox_bytes > UNREAD_BEFORE_LISTING:
-            # Its earlier replies are still unread: nothing more is built for it until it reads.
-            raise ProtocolError(ErrorCode.RATE_LIMITED, "read the replies sent to you before asking for more")
+        check_reading(session)
         ready = self.board.cached(req.game, req.cursor, limit, session.encoding)
         page = self.board.page(req.game, req.cursor, limit, session.encoding)
         if session.limits is not None:
