@@ -77,9 +77,6 @@ for line in sys.stdin:
 """
 
 
-AGENTS = {"websocket": "othello-engine", "stdio": "stdio", "gtp": "gtp"}  # as each says in its hello
-
-
 def bot_argv(way: str, depth: int, folder: Path) -> list[str]:
     bot = [sys.executable, "-m", "partida", "bot"]
     if way == "websocket":
@@ -133,18 +130,21 @@ async def play(url: str, name: str, games: int) -> dict[str, object]:
     return {"moves": moves, "bot_moves": mine, "turns": turns}
 
 
-async def ready(url: str, agent: str) -> None:
+async def ready(url: str, name: str) -> None:
     """Until the bot under test and the pool's random bot are both connected: the bot's start
-    (Python importing Partida) is not a cost per move."""
-    from partida.client import Client
+    (Python importing Partida) is not a cost per move. A bridged bot is known by its account's
+    name only, so the probe is a room that seats both and never starts (it costs nothing)."""
+    from partida.client import Client, ServerError
 
     client = await Client.connect(url, name="bench-ready")
     try:
         while True:
-            games = await client.list_games()
-            bots = next(g["bots"] for g in games if g["name"] == "othello")
-            if {agent, "random"} <= set(bots):
+            try:
+                await client.create_room("othello", public=False, bots={0: name, 1: "random"}, auto_start=False)
                 return
+            except ServerError as exc:
+                if exc.code not in ("no_bot_available", "unknown_agent"):
+                    raise
             await asyncio.sleep(0.1)
     finally:
         await client.close()
@@ -162,7 +162,7 @@ def one_way(way: str, games: int, depth: int) -> dict[str, object]:
             argv = [*bot_argv(way, depth, folder), "--server", server.url, "--log-level", "warning"]
             bot = subprocess.Popen(argv, env=env)
             try:
-                asyncio.run(asyncio.wait_for(ready(server.url, AGENTS[way]), 60))
+                asyncio.run(asyncio.wait_for(ready(server.url, "bench-bot"), 60))
                 server_before = cpu_seconds(server.pid)
                 bot_before = cpu_seconds(bot.pid)
                 all_before = cpu_seconds(bot.pid, children=True)
