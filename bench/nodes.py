@@ -2,7 +2,7 @@
 its games resuming elsewhere. Prints one JSON line per measurement.
 
 Every node is a `partida serve --node` process on one PostgreSQL database and one Mosquitto
-broker (started here as the tests start them, tests/services.py: a throwaway PostgreSQL with
+broker (started here as the tests start them, tests/fixtures/programs.py: a throwaway PostgreSQL with
 fsync off, unless --db is given). The load is tic-tac-toe games back to back in R slots, two SDK
 clients per slot, each client connected to a node chosen at random, so with N nodes a join lands
 on the room's node one time in N and is redirected (`moved`) otherwise. Per run: moves per
@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.services, from the root
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.fixtures.programs, from the root
 
 import aiomqtt
 from server_process import cpu_seconds, free_port, start_server, stop_server, wait_for_server  # beside this script
@@ -49,7 +49,7 @@ from sqlalchemy import text
 
 from partida.client import Client
 from partida.storage.database import Database
-from tests.services import start_mosquitto, start_postgres
+from tests.fixtures.programs import start_mosquitto, start_postgres
 
 
 def create_database(pg: Any, name: str) -> str:

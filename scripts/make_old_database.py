@@ -1,5 +1,5 @@
 """Write a small SQLite database the way a given release of Partida writes it, for
-tests/test_old_database.py, which serves it with the code under test.
+tests/storage/test_old_database.py, which serves it with the code under test.
 
 Run it with the Python of the checkout whose server should write the file (that checkout's
 `partida` is imported and started; nothing of the current checkout is used):

@@ -16,7 +16,7 @@ from partida.client import Client
 from partida.server.app import Server, ServerConfig
 from partida.server.limits import Limits
 
-pytest_plugins = ["tests.services", "tests.storage_fixtures", "tests.node_fixtures"]
+pytest_plugins = ["tests.fixtures.programs", "tests.fixtures.storage", "tests.fixtures.nodes"]
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import select
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.client import connect as ws_connect
@@ -22,6 +23,10 @@ from websockets.asyncio.client import connect as ws_connect
 from partida.client import Client
 from partida.games.prompts import Prompt
 from partida.server.app import Server
+
+# The checkout's root, and the data files tests read (tests/data/), wherever a test module sits.
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "tests" / "data"
 
 
 def random_decider(seed: int):  # type: ignore[no-untyped-def]

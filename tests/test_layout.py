@@ -25,6 +25,10 @@ MAY_IMPORT = {
 # partida.server may be imported only from these packages (tests and bench are outside the package)
 SERVER_IMPORTERS = {"server", "cli"}
 
+TESTS = Path(__file__).resolve().parent
+# The tests of the repository as a whole; every other test module sits in its package's folder.
+ROOT_TESTS = {"test_layout.py", "test_docs_links.py", "test_bench.py"}
+
 
 def partida_imports(path: Path) -> Iterator[tuple[int, str]]:
     """(line, imported module) for every `partida...` import in the file, at any depth (a lazy
@@ -84,14 +88,30 @@ def test_the_rules_see_imports() -> None:
 
 def test_test_modules_share_helpers_through_helper_modules() -> None:
     """A test module imports nothing from another test module (not even in code it hands a
-    subprocess): shared helpers live in tests/helpers.py and the modules beside it, so a test
-    module can be renamed, split or deleted without breaking another."""
-    tests = Path(__file__).resolve().parent
-    importing = re.compile(r"\s*(?:from|import)\s+tests\.test_\w+")
+    subprocess): shared helpers live in tests/helpers.py, the modules beside it and
+    tests/fixtures/, so a test module can be renamed, moved, split or deleted without breaking
+    another."""
+    importing = re.compile(r"\s*(?:from|import)\s+tests\.(?:\w+\.)*test_\w+")
     broken = [
-        f"tests/{path.name}:{number}: {line.strip()}"
-        for path in sorted(tests.glob("*.py"))
+        f"{path.relative_to(TESTS.parent)}:{number}: {line.strip()}"
+        for path in sorted(TESTS.rglob("*.py"))
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if importing.match(line)
     ]
     assert not broken, "import shared helpers from tests/helpers.py (or a module beside it):\n" + "\n".join(broken)
+
+
+def test_tests_mirror_the_packages() -> None:
+    """tests/ mirrors partida/: a module's tests are in tests/<package>/ (tests/server/ for
+    partida/server/...), so finding them takes no lore. Only the checks of the repository as a
+    whole (this file, the docs' links, the benchmarks) sit at the root."""
+    packages = {path.name for path in PACKAGE.iterdir() if path.is_dir() and any(path.glob("*.py"))}
+    misplaced = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        where = path.relative_to(TESTS).parts
+        if len(where) == 1:
+            if path.name not in ROOT_TESTS:
+                misplaced.append(f"tests/{path.name}: belongs in tests/<package>/")
+        elif where[0] not in packages:
+            misplaced.append(f"tests/{'/'.join(where)}: tests/{where[0]}/ names no package of partida/")
+    assert not misplaced, "\n".join(misplaced)

@@ -16,7 +16,7 @@ from typing import Any
 from playwright.async_api import async_playwright
 
 from partida.server.app import Server, ServerConfig
-from tests.services import CHROMIUM_ARGS, ensure_chromium
+from tests.fixtures.programs import CHROMIUM_ARGS, ensure_chromium
 
 DESKTOP = {"width": 1200, "height": 860}
 PHONE = {"width": 390, "height": 844}

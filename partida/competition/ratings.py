@@ -11,8 +11,8 @@ a clock has no class and is never rated: nothing makes it end.
 (`partida.ladder.ratings`: mu 25, sigma 25/3, beta sigma/2, tau mu/300), one rating per account,
 game and clock class, updated from a finished game's ranks, so two seats and four go through one
 update. A rating is **provisional** while its sigma is above `PROVISIONAL_SIGMA` (6.0, from 8.33
-at the start): about a dozen two-seat games against other newcomers (`tests/test_competition_
-ratings.py` counts them), fewer at tables of four. Provisional ratings are shown with a `?` and
+at the start): about a dozen two-seat games against other newcomers (`tests/competition/
+test_competition_ratings.py` counts them), fewer at tables of four. Provisional ratings are shown with a `?` and
 do not enter leaderboards.
 
 **Who is rated** (`rating_changes`): a game changes ratings only if it was created rated, every

@@ -87,7 +87,7 @@ class StoredGame:
 
 
 # The methods of `Store` that write a game's rows: each is one write through the group writer,
-# which the node's fence guards (`fencing`). tests/test_storage_fencing.py checks that each is
+# which the node's fence guards (`fencing`). tests/storage/test_storage_fencing.py checks that each is
 # refused past the fence and that every other public method of `Store` is known not to write one.
 GAME_WRITES = (
     "create_game",

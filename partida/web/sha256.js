@@ -1,6 +1,6 @@
 // SHA-256 (FIPS 180-4) for pages served over plain http on a LAN address, where browsers withhold
 // crypto.subtle (it needs https or localhost). Used only for the seed check; tested against
-// Python's hashlib in tests/test_web.py.
+// Python's hashlib in tests/web/test_web.py.
 
 const K = new Uint32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,

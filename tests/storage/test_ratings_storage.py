@@ -1,0 +1,103 @@
+"""People's ratings in the database, on SQLite and PostgreSQL: a finished rated game is rated
+once (its accounts' ratings and one history row each), anything else is not; the farming verdict
+flags three games of two accounts of one address and refuses the fourth; leaderboards leave
+provisional ratings out; the games a stop left unrated are found."""
+
+from __future__ import annotations
+
+import time
+
+from partida.competition.ratings import PROVISIONAL_SIGMA
+from partida.room.clocks import ClockSpec
+from partida.storage.store import Store
+from tests.fixtures.storage import new_game
+
+BLITZ = {"initial": 180, "increment": 2}
+RESULT = {"scores": [1, 0], "ranks": [1, 2], "winners": [0]}
+
+
+async def played(store: Store, seats: list[tuple[int | None, str]], *, rated: bool = True, result=RESULT) -> int:
+    game_id = await new_game(store, clock=BLITZ, rated=rated)
+    await store.start_game(game_id, [(seat, account, name) for seat, (account, name) in enumerate(seats)])
+    if result is None:
+        await store.finish_game(game_id, None, "aborted")
+    else:
+        await store.finish_game(game_id, result)
+    return game_id
+
+
+async def test_a_finished_rated_game_is_rated_once(store: Store) -> None:
+    ann = (await store.create_user("ann", "ann horse battery")).id
+    bea = (await store.create_user("bea", "bea horse battery")).id
+    game_id = await played(store, [(ann, "ann"), (bea, "bea")])
+    assert await store.person_ratings.unrated_games() == [game_id]
+    changes = await store.rate_game(game_id)
+    assert [(c["name"], c["rank"], c["clock_class"]) for c in changes] == [("ann", 1, "blitz"), ("bea", 2, "blitz")]
+    assert changes[0]["after"]["mu"] > 25.0 > changes[1]["after"]["mu"]
+    assert await store.rate_game(game_id) == []  # once
+    assert await store.person_ratings.unrated_games() == []
+    (line,) = await store.person_ratings.of_account(ann)
+    assert (line.game, line.clock_class, line.rating.games) == ("tictactoe", "blitz", 1)
+    assert line.rating.mu == changes[0]["after"]["mu"]
+    assert await store.person_ratings.rating_of(ann, "tictactoe", ClockSpec.parse(BLITZ)) == line.rating.display
+    assert await store.person_ratings.rating_of(ann, "othello", ClockSpec.parse(BLITZ)) == 0.0  # a newcomer's
+    assert await store.person_ratings.rating_of(None, "tictactoe", ClockSpec.parse(BLITZ)) is None  # a guest
+    assert await store.person_ratings.rating_of(ann, "tictactoe", None) is None  # no clock, no class
+    (point,) = await store.person_ratings.history(ann, "tictactoe", "blitz")
+    assert point.game_id == game_id and point.before.mu == 25.0 and point.after.mu == line.rating.mu
+
+
+async def test_casual_aborted_and_guest_games_are_not_rated(store: Store) -> None:
+    ann = (await store.create_user("ann", "ann horse battery")).id
+    bea = (await store.create_user("bea", "bea horse battery")).id
+    games = [
+        await played(store, [(ann, "ann"), (bea, "bea")], rated=False),
+        await played(store, [(ann, "ann"), (bea, "bea")], result=None),
+        await played(store, [(ann, "ann"), (None, "gus")]),
+    ]
+    for game_id in games:
+        assert await store.rate_game(game_id) == []
+    assert await store.person_ratings.of_account(ann) == []
+
+
+async def test_farming_is_flagged_three_times_then_refused(store: Store) -> None:
+    ann = (await store.create_user("ann", "ann horse battery")).id
+    bea = (await store.create_user("bea", "bea horse battery")).id
+    cy = (await store.create_user("cy", "cy horse battery")).id
+    verdicts = []
+    for _ in range(4):
+        game_id = await new_game(store, clock=BLITZ, rated=True)
+        await store.start_game(game_id, [(0, ann, "ann"), (1, bea, "bea")])
+        verdicts.append(await store.judge_farming(game_id, [ann, bea], ["10.0.0.1", "10.0.0.1"], time.time()))
+        await store.finish_game(game_id, RESULT)
+        await store.rate_game(game_id)
+    assert verdicts == ["flag", "flag", "flag", "refuse"]
+    assert (await store.load_game(game_id)).rated is False  # the refused game was played casual
+    (line,) = await store.person_ratings.of_account(ann)
+    assert line.rating.games == 3
+    # another pair on the same address starts afresh; an unknown address (a bot) is never shared
+    other = await new_game(store, clock=BLITZ, rated=True)
+    await store.start_game(other, [(0, ann, "ann"), (1, cy, "cy")])
+    assert await store.judge_farming(other, [ann, cy], ["10.0.0.1", "10.0.0.1"], time.time()) == "flag"
+    assert await store.judge_farming(other, [ann, cy], ["10.0.0.1", None], time.time()) == "ok"
+    # a day later the window is clear
+    later = await new_game(store, clock=BLITZ, rated=True)
+    await store.start_game(later, [(0, ann, "ann"), (1, bea, "bea")])
+    tomorrow = time.time() + 25 * 3600
+    assert await store.judge_farming(later, [ann, bea], ["10.0.0.1", "10.0.0.1"], tomorrow) == "flag"
+
+
+async def test_the_leaderboard_leaves_provisional_ratings_out(store: Store) -> None:
+    ann = (await store.create_user("ann", "ann horse battery")).id
+    bea = (await store.create_user("bea", "bea horse battery")).id
+    cy = (await store.create_user("cy", "cy horse battery")).id
+    dee = (await store.create_user("dee", "dee horse battery")).id
+    for n in range(14):
+        first, second = [(ann, "ann"), (bea, "bea")][:: 1 if n % 3 else -1]
+        await store.rate_game(await played(store, [first, second]))
+    await store.rate_game(await played(store, [(cy, "cy"), (dee, "dee")]))
+    board = await store.person_ratings.leaderboard("tictactoe", "blitz")
+    assert [line.name for line in board] == ["ann", "bea"]  # ann won 2 of every 3
+    assert all(line.rating.sigma <= PROVISIONAL_SIGMA for line in board)
+    assert board[0].rating.display > board[1].rating.display
+    assert await store.person_ratings.leaderboard("tictactoe", "bullet") == []
