@@ -25,7 +25,8 @@ from partida.bots.base import Agent, Forfeit, Turn
 from partida.bots.declaration import agent_accepts
 from partida.bots.registry import all_agents, make_agent
 from partida.bots.thinking import FairThinking
-from partida.client.connection import Client, ConnectionLost, ServerError
+from partida.client.bot_loop import Client
+from partida.client.refusals import ConnectionLost, ServerError
 from partida.games.prompts import Prompt
 from partida.games.registry import Registry, default_registry
 from partida.protocol.accepts import Accepts

@@ -22,8 +22,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from partida.client.connection import Client, ConnectionLost, ServerError
+from partida.client.bot_loop import Client
 from partida.client.keyboard import LineReader
+from partida.client.refusals import ConnectionLost, ServerError
 from partida.games.base import Game, IllegalAction
 from partida.games.prompts import Assign, ChooseOne, ChooseSubset, Order, Prompt
 
