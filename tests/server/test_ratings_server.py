@@ -12,8 +12,7 @@ import pytest
 from sqlalchemy import delete, func, select
 from websockets.asyncio.client import connect as ws_connect
 
-from partida.client import Client
-from partida.client.connection import ServerError
+from partida.client import Client, ServerError
 from partida.server.app import Server, ServerConfig
 from partida.storage.models import GameRecord, PersonRating, PersonRatingChange
 from tests.helpers import Raw, wait_for
