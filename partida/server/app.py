@@ -104,17 +104,17 @@ class Server:
         self.challenges = Challenges()
         self.publisher = Publisher()
         self.cluster: Cluster | None = None
-        self.directory: RoomDirectory = SingleNodeRooms()  # where rooms are
+        self.room_directory: RoomDirectory = SingleNodeRooms()  # where rooms are
         self.presence: AccountPresence = SingleNodePresence()  # where accounts are
         if config.node is not None:
             public_url = config.public_url or self.url
             live = LiveNodes([public_url])
             node_presence = Presence(config.node, public_url, live, self.registry, self.publisher, self.challenges)
             self.cluster = Cluster(config.node, public_url, live, node_presence, config.lease)
-            self.directory = self.cluster
+            self.room_directory = self.cluster
             self.presence = node_presence
-        self.lobby = Lobby(remote=self.directory.other_rooms)
-        self.shell = Shell(self.limiter, self.directory, config.max_message_bytes)
+        self.lobby = Lobby(remote=self.room_directory.other_rooms)
+        self.shell = Shell(self.limiter, self.room_directory, config.max_message_bytes)
         self.bots = BotDirectory(
             self.connections,
             self.registry,
@@ -207,7 +207,7 @@ class Server:
             self.registry,
             self.limiter,
             self.lobby,
-            self.directory,
+            self.room_directory,
             self.bots,
             self.publisher,
             new_room=self._new_room,

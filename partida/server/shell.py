@@ -24,9 +24,9 @@ REQUEST_ID_TYPES = (int, str)  # a tuple: `int | str` would be built again at ev
 
 
 class Shell:
-    def __init__(self, limiter: Limiter, directory: RoomDirectory, max_message_bytes: int) -> None:
+    def __init__(self, limiter: Limiter, room_directory: RoomDirectory, max_message_bytes: int) -> None:
         self.limiter = limiter
-        self.directory = directory  # asked for a room this node does not have
+        self.room_directory = room_directory  # asked for a room this node does not have
         self.max_message_bytes = max_message_bytes
         self.handlers: dict[str, Handler] = {}
 
@@ -94,7 +94,7 @@ class Shell:
         if not isinstance(getattr(request, "room", None), str):
             return missing
         try:
-            return await self.directory.room_elsewhere(session, request, missing, self.dispatch)
+            return await self.room_directory.room_elsewhere(session, request, missing, self.dispatch)
         except ProtocolError as exc:
             return exc
         except Exception:

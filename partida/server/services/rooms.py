@@ -79,7 +79,7 @@ class RoomService:
         registry: Registry,
         limiter: Limiter,
         lobby: Lobby,
-        directory: RoomDirectory,
+        room_directory: RoomDirectory,
         bots: BotDirectory,
         publisher: Publisher,
         new_room: NewRoom,
@@ -91,7 +91,7 @@ class RoomService:
         self.registry = registry
         self.limiter = limiter
         self.lobby = lobby
-        self.directory = directory  # where rooms are: the node's, with several
+        self.room_directory = room_directory  # where rooms are: the node's, with several
         self.bots = bots
         self.publisher = publisher
         self.new_room = new_room
@@ -178,7 +178,7 @@ class RoomService:
                     await room.close()
                 else:
                     continue
-                self.directory.left_memory(room)  # out of the directory too
+                self.room_directory.left_memory(room)  # out of the directory too
 
     async def _leave_rooms(self, session: Session) -> None:
         """A gone connection's seats, in every room it was in, one room after the other: one
@@ -330,7 +330,7 @@ class RoomService:
             endings=room.endings.to_data(),
             rated=terms.rated,
         )
-        await self.directory.entered(room)  # with several nodes: may give the room another code
+        await self.room_directory.entered(room)  # with several nodes: may give the room another code
         self.rooms[room.code] = room
         if owner is not None:
             self.waiting_by_address.add(owner.address, room)
