@@ -115,3 +115,76 @@ def test_tests_mirror_the_packages() -> None:
         elif where[0] not in packages:
             misplaced.append(f"tests/{'/'.join(where)}: tests/{where[0]}/ names no package of partida/")
     assert not misplaced, "\n".join(misplaced)
+
+
+# The modules of one node among several: no import circle may run through them (TYPE_CHECKING
+# imports count: they are the design's dependencies as much as the others).
+NODE_MODULES = {"cluster", "presence", "relay", "room_directory", "account_presence", "live_nodes"}
+
+
+def server_imports() -> dict[str, set[str]]:
+    """Module of partida/server (dotted, below `partida.server.`) -> the server modules it imports,
+    at any depth; `from partida.server import x` counts as importing the module x."""
+    server = PACKAGE / "server"
+    names = {
+        ".".join(path.relative_to(server).with_suffix("").parts).removesuffix(".__init__"): path
+        for path in server.rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {name: set() for name in names}
+    for name, path in names.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            for target in targets:
+                module = target.removeprefix("partida.server.")
+                if target.startswith("partida.server.") and module in names and module != name:
+                    graph[name].add(module)
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected sets of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in sorted(graph[module]):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            members = []
+            while True:
+                member = stack.pop()
+                members.append(member)
+                if member == module:
+                    break
+            if len(members) > 1:
+                circles.append(sorted(members))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_no_import_circle_runs_through_a_nodes_modules() -> None:
+    graph = server_imports()
+    assert {"relay", "presence"} <= graph["cluster"]  # the graph sees imports, TYPE_CHECKING ones too
+    circles = [circle for circle in import_circles(graph) if NODE_MODULES & set(circle)]
+    assert not circles, "import circles in partida/server:\n" + "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert import_circles(graph) == [["a", "b", "c"]]

@@ -1,9 +1,12 @@
 """The wiring: the one place that builds the server's parts and hands each service the few it
-uses, chooses the locator (a single server, or one node of several), and runs the life cycle.
+uses, chooses where rooms and accounts are looked for (a single server, or one node of several),
+and runs the life cycle.
 
 What each part does is in its own module: the shell turns frames into requests
 (`server/shell.py`), the services answer them (`server/services/`), rooms play games
-(`server/rooms.py`), the locator finds what is not here (`server/locator.py`, `server/cluster.py`).
+(`server/rooms.py`), the room directory and the presence find what is not here
+(`server/room_directory.py` and `server/cluster.py`, `server/account_presence.py` and
+`server/presence.py`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from partida.protocol import MAX_MESSAGE_BYTES
 from partida.room.endings import DEFAULT_ABANDON_AFTER
 from partida.room.terms import RoomTerms
 from partida.server import web
+from partida.server.account_presence import AccountPresence, SingleNodePresence
 from partida.server.addresses import Addresses
 from partida.server.challenges import Challenges
 from partida.server.cluster import DEFAULT_LEASE, Cluster, NodeParts
@@ -29,11 +33,13 @@ from partida.server.conversation import Conversation
 from partida.server.events import EventBus, open_bus
 from partida.server.ladders import LadderService
 from partida.server.limits import Limiter, Limits
+from partida.server.live_nodes import LiveNodes
 from partida.server.lobby import Lobby
-from partida.server.locator import Locator, SingleNode
 from partida.server.logins import Logins
+from partida.server.presence import Presence
 from partida.server.publisher import Publisher
 from partida.server.room_counts import RoomsByAddress
+from partida.server.room_directory import RoomDirectory, SingleNodeRooms
 from partida.server.rooms import Room, RoomPorts
 from partida.server.scheduler_lock import SchedulerLock
 from partida.server.seek_board import SeekBoard
@@ -51,6 +57,7 @@ from partida.server.tournaments import LOCK_KEY as TOURNAMENTS_LOCK
 from partida.server.tournaments import TournamentService
 from partida.server.transport import Link, Listener, serve
 from partida.storage.database import Database, default_url
+from partida.storage.nodes import NodeDirectory
 from partida.storage.sqlite_claim import SqliteClaim
 from partida.storage.store import Store, StoredGame
 from partida.storage.tournaments import TournamentStore
@@ -97,17 +104,22 @@ class Server:
         self.challenges = Challenges()
         self.publisher = Publisher()
         self.cluster: Cluster | None = None
-        self.locator: Locator = SingleNode()
+        self.room_directory: RoomDirectory = SingleNodeRooms()  # where rooms are
+        self.presence: AccountPresence = SingleNodePresence()  # where accounts are
         if config.node is not None:
-            self.cluster = Cluster(config.node, config.public_url or self.url, config.lease)
-            self.locator = self.cluster
-        self.lobby = Lobby(remote=self.locator.other_rooms)
-        self.shell = Shell(self.limiter, self.locator, config.max_message_bytes)
+            public_url = config.public_url or self.url
+            live = LiveNodes([public_url])
+            node_presence = Presence(config.node, public_url, live, self.registry, self.publisher, self.challenges)
+            self.cluster = Cluster(config.node, public_url, live, node_presence, config.lease)
+            self.room_directory = self.cluster
+            self.presence = node_presence
+        self.lobby = Lobby(remote=self.room_directory.other_rooms)
+        self.shell = Shell(self.limiter, self.room_directory, config.max_message_bytes)
         self.bots = BotDirectory(
             self.connections,
             self.registry,
             self.limiter,
-            self.locator,
+            self.presence,
             RoomsByAddress(self.rooms, lambda room: room.status in ("waiting", "playing")),
         )
         self.db: Database | None = None
@@ -161,7 +173,7 @@ class Server:
         else:
             try:
                 await self.cluster.start(
-                    self._node_parts(self.db, self.bus)
+                    self._node_parts(NodeDirectory(self.db), self.bus)
                 )  # resumes this node's and dead nodes' games
             except BaseException:
                 await self.bus.close()
@@ -195,7 +207,7 @@ class Server:
             self.registry,
             self.limiter,
             self.lobby,
-            self.locator,
+            self.room_directory,
             self.bots,
             self.publisher,
             new_room=self._new_room,
@@ -220,7 +232,7 @@ class Server:
         self.room_service = rooms
         self.lobby_service = LobbyService(self.lobby, self.limiter)
         self.challenge_service = ChallengeService(
-            self.challenges, self.connections, self.locator, self.bots, rooms, self.limiter, abandon_after
+            self.challenges, self.connections, self.presence, self.bots, rooms, self.limiter, abandon_after
         )
         self.seek_service = SeekService(
             self.seeks,
@@ -240,12 +252,12 @@ class Server:
             abandon_after,
             self.limiter,
             rooms.check_options,
-            locator=self.locator,
+            presence=self.presence,
             lock=SchedulerLock(db, self.cluster.name, TOURNAMENTS_LOCK, "the tournaments") if self.cluster else None,
         )
         self.room_ports.finished.append(self.tournaments.game_over)
         services = [
-            Greeting(self.store, self.logins, self.locator, bot_arrived=rooms.return_bot_to_its_seats),
+            Greeting(self.store, self.logins, self.presence, bot_arrived=rooms.return_bot_to_its_seats),
             self.bots,
             self.lobby_service,
             rooms,
@@ -259,16 +271,14 @@ class Server:
         for service in services:
             self.shell.register(service.handlers())
 
-    def _node_parts(self, db: Database, bus: EventBus) -> NodeParts:
+    def _node_parts(self, directory: NodeDirectory, bus: EventBus) -> NodeParts:
         return NodeParts(
-            db=db,
+            directory=directory,
             store=self.store,
             bus=bus,
-            publisher=self.publisher,
             registry=self.registry,
             limiter=self.limiter,
             rooms=self.rooms,
-            challenges=self.challenges,
             bots=self.connections.bots,
             resume=self.room_service.resume_games,
             seat_bot_again=self.room_service.return_bot_to_its_seats,
@@ -322,7 +332,7 @@ class Server:
         self.lobby_service.disconnected(session)
         self.challenge_service.disconnected(session)
         self.seek_service.disconnected(session)
-        self.locator.departed(session)
+        self.presence.departed(session)
         self.ladders.disconnected(session)
         await self.room_service.disconnected(session)
 

@@ -5,7 +5,7 @@ one node, named in the `room_leases` table; a node holds its rooms under its own
 renews every third of the lease time (`partida.storage.nodes`). From there:
 
 - A request naming a room another node owns is answered with the error `moved` and that node's
-  public URL; the client SDK follows it (the shell asks the locator, `room_elsewhere`).
+  public URL; the client SDK follows it (the shell asks the room directory, `room_elsewhere`).
 - A node whose lease has run out is taken for dead: the other nodes take its rows (each row by
   exactly one of them, `claim_expired`) and rebuild the games in play from their logs, exactly as
   a restarted server does (`RoomService.resume_games`), clocks included.
@@ -16,7 +16,10 @@ renews every third of the lease time (`partida.storage.nodes`). From there:
 - Every node's lobby lists every node's public rooms, from the summaries each node writes to
   its rows once a tick when they changed.
 
-A single server (no `--node`) has `SingleNode` for its locator and pays nothing for any of this.
+A node is the room directory of its server (`server/room_directory.py`); the accounts connected
+to it are its presence's (`server/presence.py`), which it starts once it has entered the directory
+and stops before its leases end. A single server (no `--node`) has `SingleNodeRooms` for its room
+directory and pays nothing for any of this.
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 from partida.protocol import ErrorCode, ProtocolError, error_message, server_message
 from partida.server.events import MqttEventBus
-from partida.server.presence import Presence
 from partida.server.relay import Relay
 from partida.server.rooms import PRIVATE_CODE_LENGTH, PUBLIC_CODE_LENGTH, new_room_code
 from partida.storage.database import StorageError, describe_error
@@ -40,16 +42,13 @@ from partida.storage.store import Store
 
 if TYPE_CHECKING:
     from partida.games.registry import Registry
-    from partida.server.challenges import Challenge, Challenges
     from partida.server.events import EventBus
     from partida.server.limits import Limiter
-    from partida.server.locator import Dispatch, OtherRooms
-    from partida.server.presence import RemoteChallenge
-    from partida.server.publisher import Publisher
+    from partida.server.live_nodes import LiveNodes
+    from partida.server.presence import Presence
+    from partida.server.room_directory import Dispatch, OtherRooms
     from partida.server.rooms import Room
     from partida.server.session import Session
-    from partida.storage.database import Database
-    from partida.storage.nodes import Presence as Where
     from partida.storage.store import StoredGame
 
 log = logging.getLogger(__name__)
@@ -62,25 +61,25 @@ DEFAULT_LEASE = 10.0  # seconds; a dead node's games resume on another node afte
 class NodeParts:
     """What a node uses of the server's parts: handed over at `Cluster.start`, once they exist."""
 
-    db: Database
+    directory: NodeDirectory  # the shared directory of nodes, room leases and accounts
     store: Store
     bus: EventBus
-    publisher: Publisher
     registry: Registry
     limiter: Limiter
     rooms: dict[str, Room]  # this node's rooms by code
-    challenges: Challenges
     bots: Callable[[], list[Session]]  # the bot accounts connected here
     resume: Callable[[list[StoredGame]], Awaitable[list[Room]]]  # rebuild games from their logs
     seat_bot_again: Callable[[Session], Awaitable[None]]  # a bot back to the seats it held
 
 
 class Cluster:
-    """The locator of a node among several (`server/locator.py`)."""
+    """The room directory of a node among several (`server/room_directory.py`)."""
 
     parts: NodeParts
 
-    def __init__(self, name: str, public_url: str, lease: float = DEFAULT_LEASE) -> None:
+    def __init__(
+        self, name: str, public_url: str, live: LiveNodes, presence: Presence, lease: float = DEFAULT_LEASE
+    ) -> None:
         if not 0.5 <= lease <= 3600:
             raise ValueError(f"a node's lease is 0.5 to 3600 seconds, not {lease}")
         self.name = name
@@ -96,8 +95,8 @@ class Cluster:
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self.taken_over = 0  # games this node took from dead nodes
-        self.node_urls: list[str] = [public_url]  # the live nodes' URLs, as of the last tick (`welcome`)
-        self.presence = Presence(self)  # accounts connected here, and reaching those elsewhere
+        self.live = live  # the live nodes' URLs, as of the last tick (`welcome`)
+        self.presence = presence  # accounts connected here: findable once the node is in the directory
         self._summoning: set[asyncio.Task[None]] = set()  # bots of rooms taken over, on their way back
 
     # Life cycle.
@@ -106,14 +105,14 @@ class Cluster:
         """Enter the node, resume the games it held under this name before (a restart) and those
         left by dead nodes or a single-node server, then keep the leases renewed."""
         self.parts = parts
-        self.directory = NodeDirectory(parts.db)
+        self.directory = parts.directory
         loop = asyncio.get_running_loop()
         sent = loop.time()
         await self.directory.register(self.name, self.public_url, self.lease)
         self.owned = set(await self.directory.renew(self.name, self.lease))
         self.fence.renewed(sent)
-        self.node_urls = await self.directory.live_urls()
-        await self.presence.start()
+        self.live.urls = await self.directory.live_urls()
+        await self.presence.start(self.directory, parts.bus if self.relaying else None)
         await self._resume(sorted(self.owned), [])
         await self.take_over()
         self._task = loop.create_task(self._run(), name=f"node-{self.name}")
@@ -175,7 +174,7 @@ class Cluster:
                 changed[game_id] = summary
         await self.directory.save_summaries(self.name, changed)
         self._summaries.update(changed)
-        self.node_urls = await self.directory.live_urls()
+        self.live.urls = await self.directory.live_urls()
         await self.take_over()
 
     def _drop_lost(self, lost: set[int]) -> None:
@@ -338,7 +337,9 @@ class Cluster:
         if relay is None:
             if where is None or where.node == self.name or not where.live:
                 return False
-            relay = Relay(self.parts, self.relays, code, where.game_id, where.public)
+            relay = Relay(
+                self.parts.bus, self.parts.store, self.parts.registry, self.relays, code, where.game_id, where.public
+            )
             await relay.open()
             if code in self.relays:  # opened meanwhile by another request: keep that one
                 await relay.close()
@@ -353,7 +354,7 @@ class Cluster:
         assert self.directory is not None
         return await self.directory.node_url(node)
 
-    # The locator's answers (server/locator.py).
+    # The room directory's answers (server/room_directory.py).
 
     @property
     def other_rooms(self) -> OtherRooms:
@@ -377,27 +378,6 @@ class Cluster:
 
     def left_memory(self, room: Room) -> None:
         self.forget(room)
-
-    async def arrived(self, session: Session) -> None:
-        await self.presence.arrived(session)
-
-    def departed(self, session: Session) -> None:
-        self.presence.left(session)
-
-    async def accounts_elsewhere(self, name: str) -> list[Where]:
-        return await self.presence.elsewhere(name)
-
-    async def summon(self, name: str, game: str) -> Session | None:
-        return await self.presence.summon(name, game)
-
-    def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
-        return self.presence.holds(challenge_id, session)
-
-    async def forward(self, challenge: Challenge, elsewhere: list[Where]) -> None:
-        await self.presence.forward(challenge, elsewhere)
-
-    async def decline(self, session: Session, request_id: Any, challenge_id: str, remote: RemoteChallenge) -> None:
-        await self.presence.decline(session, request_id, challenge_id, remote)
 
     async def lobby(self, game: str | None, status: str | None, after: int, limit: int) -> list[dict[str, Any]]:
         """A page of other nodes' public rooms for `list_rooms`: those of `game` and `status`

@@ -31,20 +31,23 @@ import contextlib
 import logging
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from partida.bots.declaration import bot_accepts
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol.accepts import Accepts, allows
 from partida.server import challenges
+from partida.server.account_presence import RemoteChallenge
 
 if TYPE_CHECKING:
     from partida.games.base import Game
     from partida.games.registry import Registry
-    from partida.server.challenges import Challenge
-    from partida.server.cluster import Cluster
+    from partida.server.challenges import Challenge, Challenges
+    from partida.server.events import EventBus
+    from partida.server.live_nodes import LiveNodes
+    from partida.server.publisher import Publisher
     from partida.server.session import Session
+    from partida.storage.nodes import NodeDirectory
     from partida.storage.nodes import Presence as Where
 
 log = logging.getLogger(__name__)
@@ -59,19 +62,28 @@ def plays(agent: str | None, games: list[str] | None, game: Game, registry: Regi
     return allows(bot_accepts(Accepts.from_hello(games), agent, registry), game)
 
 
-@dataclass
-class RemoteChallenge:
-    """A challenge that lives on another node, pushed to an account connected here."""
-
-    node: str
-    url: str
-    account_id: int
-    created: float = field(default_factory=time.monotonic)
-
-
 class Presence:
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
+    """The presence of a node among several (`server/account_presence.py`). It is built with the
+    server's parts; the directory and the bus exist once the database and the broker are open,
+    so they come with `start`, which the node calls once it has entered the directory."""
+
+    def __init__(
+        self,
+        node: str,
+        public_url: str,
+        live: LiveNodes,
+        registry: Registry,
+        publisher: Publisher,
+        challenges: Challenges,
+    ) -> None:
+        self.node = node  # this node's name: its rows and its topic on the broker
+        self.public_url = public_url  # where a summoned bot or a challenged person is sent
+        self.live = live  # the live nodes' URLs: a message naming another URL is ignored
+        self.registry = registry
+        self.publisher = publisher
+        self.challenges = challenges  # this node's open challenges, which a decline ends
+        self.directory: NodeDirectory | None = None  # set by `start`
+        self.relaying = False  # whether a broker carries messages between nodes (`start`)
         self.accounts: defaultdict[int, set[Session]] = defaultdict(set)  # account id -> connections here
         self.remote: dict[str, RemoteChallenge] = {}  # challenge id -> where it lives
         self._arrivals: defaultdict[int, list[asyncio.Future[Session]]] = defaultdict(list)
@@ -81,22 +93,28 @@ class Presence:
         self.forged = 0  # messages ignored for naming no live node of the directory
         self._urls_read = 0.0  # when the live nodes' URLs were last read for `_from_a_node`
 
-    async def start(self) -> None:
-        """Forget the accounts of this node's last life, and listen to the other nodes."""
-        assert self.cluster.directory is not None
-        await self.cluster.directory.left(self.cluster.name)
-        if self.cluster.relaying:
-            assert self.cluster.parts.bus is not None
-            subscription = self.cluster.parts.bus.subscribe(f"partida/nodes/{self.cluster.name}/#")
+    @property
+    def node_urls(self) -> list[str]:
+        return self.live.urls
+
+    async def start(self, directory: NodeDirectory, broker: EventBus | None) -> None:
+        """Forget the accounts of this node's last life, and listen to the other nodes (on
+        `broker`, the bus that reaches them; None: nothing does, and nobody elsewhere is found)."""
+        self.directory = directory
+        self.relaying = broker is not None
+        await directory.left(self.node)
+        if broker is not None:
+            subscription = broker.subscribe(f"partida/nodes/{self.node}/#")
             self._listener = asyncio.get_running_loop().create_task(self._listen(subscription))
 
     async def stop(self) -> None:
         for task in [*self._tasks, *([self._listener] if self._listener else [])]:
             task.cancel()
         await asyncio.gather(*self._tasks, *([self._listener] if self._listener else []), return_exceptions=True)
-        assert self.cluster.directory is not None
+        if self.directory is None:  # never started
+            return
         with contextlib.suppress(Exception):
-            await self.cluster.directory.left(self.cluster.name)
+            await self.directory.left(self.node)
 
     # Who is connected here.
 
@@ -110,16 +128,16 @@ class Presence:
             for waiter in self._arrivals.pop(identity.account_id, []):
                 if not waiter.done():
                     waiter.set_result(session)
-        assert self.cluster.directory is not None
+        assert self.directory is not None
         try:
             async with self._writing:
-                await self.cluster.directory.arrived(
-                    self.cluster.name, identity.account_id, identity.name, identity.kind, identity.agent, identity.games
+                await self.directory.arrived(
+                    self.node, identity.account_id, identity.name, identity.kind, identity.agent, identity.games
                 )
         except Exception as exc:
-            log.warning("node %s: could not note that %s is connected: %s", self.cluster.name, identity.name, exc)
+            log.warning("node %s: could not note that %s is connected: %s", self.node, identity.name, exc)
 
-    def left(self, session: Session) -> None:
+    def departed(self, session: Session) -> None:
         identity = session.identity
         if identity is None or identity.account_id is None:
             return
@@ -132,17 +150,17 @@ class Presence:
             self._spawn(self._forget(identity.account_id))
 
     async def _forget(self, account_id: int) -> None:
-        assert self.cluster.directory is not None
+        assert self.directory is not None
         async with self._writing:
             if account_id not in self.accounts:  # not back meanwhile
-                await self.cluster.directory.left(self.cluster.name, [account_id])
+                await self.directory.left(self.node, [account_id])
 
     async def elsewhere(self, name: str) -> list[Where]:
         """Where else the account `name` is connected (live nodes only), if a message can reach it."""
-        if not self.cluster.relaying:
+        if not self.relaying:
             return []
-        assert self.cluster.directory is not None
-        return await self.cluster.directory.connected(name, self.cluster.name)
+        assert self.directory is not None
+        return await self.directory.connected(name, self.node)
 
     # Bots of other nodes.
 
@@ -153,7 +171,7 @@ class Presence:
         if not bots:
             return None
         where = bots[0]
-        registry = self.cluster.parts.registry
+        registry = self.registry
         reason = plays(where.agent, where.games, registry.get(game), registry) if game in registry else None
         if reason is not None:
             raise ProtocolError(ErrorCode.BOT_DECLINES, f"the bot {where.name} {reason}")
@@ -162,10 +180,10 @@ class Presence:
         payload = {
             "type": "summon",
             "account_id": where.account_id,
-            "url": self.cluster.public_url,
-            "node": self.cluster.name,
+            "url": self.public_url,
+            "node": self.node,
         }
-        await self.cluster.parts.publisher.publish(f"nodes/{where.node}/summon", payload)
+        await self.publisher.publish(f"nodes/{where.node}/summon", payload)
         try:
             async with asyncio.timeout(SUMMON_WAIT):
                 return await waiter
@@ -187,12 +205,12 @@ class Presence:
             "type": "challenge",
             "challenge": challenge.to_data(),
             "account_id": challenge.account_id,
-            "url": self.cluster.public_url,
-            "node": self.cluster.name,
+            "url": self.public_url,
+            "node": self.node,
         }
         challenge.nodes = {w.node for w in elsewhere if w.account_id == challenge.account_id}
         for node in sorted(challenge.nodes):
-            await self.cluster.parts.publisher.publish(f"nodes/{node}/challenge", payload)
+            await self.publisher.publish(f"nodes/{node}/challenge", payload)
 
     def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
         """The challenge of another node pushed to this connection's account, if it is one."""
@@ -213,9 +231,9 @@ class Presence:
             "challenge": challenge_id,
             "by": by,
             "reason": "declined",
-            "node": self.cluster.name,
+            "node": self.node,
         }
-        await self.cluster.parts.publisher.publish(f"nodes/{remote.node}/declined", payload)
+        await self.publisher.publish(f"nodes/{remote.node}/declined", payload)
         session.send(server_message("challenge_declined", request_id, challenge=challenge_id, by=by))
 
     def _expire(self) -> None:
@@ -231,7 +249,7 @@ class Presence:
                 try:
                     await self._on_message(event.payload)
                 except Exception:
-                    log.exception("node %s: a message from another node failed", self.cluster.name)
+                    log.exception("node %s: a message from another node failed", self.node)
 
     async def _on_message(self, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
@@ -250,9 +268,7 @@ class Presence:
             node, url = str(payload.get("node")), str(payload.get("url"))
             if not here:  # gone meanwhile
                 gone = {"type": "declined", "challenge": data["id"], "by": data.get("to"), "reason": "not connected"}
-                await self.cluster.parts.publisher.publish(
-                    f"nodes/{node}/declined", {**gone, "node": self.cluster.name}
-                )
+                await self.publisher.publish(f"nodes/{node}/declined", {**gone, "node": self.node})
                 return
             self._expire()
             self.remote[data["id"]] = RemoteChallenge(node, url, account_id)
@@ -260,12 +276,12 @@ class Presence:
                 session.send(server_message("challenge", challenge=data))
         elif kind == "declined":
             challenge_id = str(payload.get("challenge"))
-            open_ = self.cluster.parts.challenges.open.get(challenge_id)
+            open_ = self.challenges.open.get(challenge_id)
             if open_ is not None and payload.get("reason") == "not connected":
                 open_.nodes.discard(str(payload.get("node")))
                 if open_.nodes:
                     return  # told on another node, where the person still is
-            challenge = self.cluster.parts.challenges.drop(challenge_id)
+            challenge = self.challenges.drop(challenge_id)
             if challenge is not None and not challenge.challenger.closed:
                 message = server_message(
                     "challenge_declined", challenge=challenge.id, by=payload.get("by"), reason=payload.get("reason")
@@ -273,25 +289,25 @@ class Presence:
                 challenge.challenger.send(message)
 
     async def _from_a_node(self, payload: dict[str, Any]) -> bool:
-        """Whether the `url` a message names is a live node's in the directory (the cluster's
+        """Whether the `url` a message names is a live node's in the directory (the node's
         list of them, read again at most once a second when a URL is not in it: a node that has
         just started). A message that fails is ignored, and counted in the log: the first, then
         every hundredth (whoever forges them could otherwise fill the log too)."""
         node, url = payload.get("node"), payload.get("url")
         if isinstance(node, str) and isinstance(url, str):
             now = time.monotonic()
-            if url not in self.cluster.node_urls and now - self._urls_read > 1.0:
-                assert self.cluster.directory is not None
+            if url not in self.live.urls and now - self._urls_read > 1.0:
+                assert self.directory is not None
                 self._urls_read = now
-                self.cluster.node_urls = await self.cluster.directory.live_urls()
-            if url in self.cluster.node_urls:
+                self.live.urls = await self.directory.live_urls()
+            if url in self.live.urls:
                 return True
         self.forged += 1
         if self.forged == 1 or self.forged % 100 == 0:
             log.warning(
                 "node %s: ignored %d message(s) from the broker naming no live node (the last: %s from node %r, "
                 "url %r); is the broker open to others than the nodes?",
-                self.cluster.name,
+                self.node,
                 self.forged,
                 payload.get("type"),
                 node,

@@ -27,9 +27,10 @@ from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.room.record import public_last
 
 if TYPE_CHECKING:
-    from partida.server.cluster import NodeParts
-    from partida.server.events import Subscription
+    from partida.games.registry import Registry
+    from partida.server.events import EventBus, Subscription
     from partida.server.session import Session
+    from partida.storage.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +40,19 @@ class Relay:
     `Session.rooms` (`spectators`, `call`, `disconnect`), so a closing connection leaves it as it
     leaves a room."""
 
-    def __init__(self, parts: NodeParts, relays: dict[str, Relay], code: str, game_id: int, public: bool) -> None:
-        self.parts = parts  # the bus it hears the room's events on, the store and the games
+    def __init__(
+        self,
+        bus: EventBus,
+        store: Store,
+        registry: Registry,
+        relays: dict[str, Relay],
+        code: str,
+        game_id: int,
+        public: bool,
+    ) -> None:
+        self.bus = bus  # where it hears the room's events (the broker's, with several nodes)
+        self.store = store  # the stored game a spectator starts from, and after a lost event
+        self.registry = registry
         self.relays = relays  # this node's relays by code: it leaves them when it closes
         self.code = code
         self.game_id = game_id
@@ -57,13 +69,12 @@ class Relay:
 
     async def open(self) -> None:
         """Subscribe first, then read the stored game, so no event falls between the two."""
-        assert self.parts.bus is not None
         pattern = f"partida/rooms/{self.event_name}/#"
-        self._subscription = self.parts.bus.subscribe(pattern)
+        self._subscription = self.bus.subscribe(pattern)
         try:
             # The broker sends the room's events from its acknowledgement on (a broker away
             # for longer: the first event after the stored game tells of the gap, see _on_event).
-            await self.parts.bus.subscribed(pattern, timeout=5)
+            await self.bus.subscribed(pattern, timeout=5)
             await self._load()
         except BaseException:
             self._subscription.close()
@@ -71,10 +82,10 @@ class Relay:
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"relay-{self.code}")
 
     async def _load(self) -> None:
-        stored = await self.parts.store.load_game(self.game_id)
+        stored = await self.store.load_game(self.game_id)
         if stored is None:
             raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"there is no room {self.code!r}")
-        self.game = self.parts.registry.get(stored.game)
+        self.game = self.registry.get(stored.game)
         state = self.game.replay(stored.options, stored.seed, stored.seats, stored.actions)
         self.seq = len(stored.actions)
         self.view = state.view(None)

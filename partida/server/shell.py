@@ -13,7 +13,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from partida.protocol import ErrorCode, ProtocolError, decode, error_message, parse_request
 from partida.server.limits import BYTES_PER_REQUEST, Limiter
-from partida.server.locator import Locator
+from partida.server.room_directory import RoomDirectory
 from partida.server.session import Session
 from partida.storage.database import StorageError, describe_error
 
@@ -24,9 +24,9 @@ REQUEST_ID_TYPES = (int, str)  # a tuple: `int | str` would be built again at ev
 
 
 class Shell:
-    def __init__(self, limiter: Limiter, locator: Locator, max_message_bytes: int) -> None:
+    def __init__(self, limiter: Limiter, room_directory: RoomDirectory, max_message_bytes: int) -> None:
         self.limiter = limiter
-        self.locator = locator
+        self.room_directory = room_directory  # asked for a room this node does not have
         self.max_message_bytes = max_message_bytes
         self.handlers: dict[str, Handler] = {}
 
@@ -90,11 +90,11 @@ class Shell:
             limited = None
 
     async def _elsewhere(self, session: Session, request: Any, missing: ProtocolError) -> ProtocolError | None:
-        """A room this node does not have: the locator's answer (None: served after all)."""
+        """A room this node does not have: the room directory's answer (None: served after all)."""
         if not isinstance(getattr(request, "room", None), str):
             return missing
         try:
-            return await self.locator.room_elsewhere(session, request, missing, self.dispatch)
+            return await self.room_directory.room_elsewhere(session, request, missing, self.dispatch)
         except ProtocolError as exc:
             return exc
         except Exception:

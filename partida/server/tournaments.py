@@ -46,9 +46,9 @@ from partida.protocol import messages as m
 from partida.protocol.accepts import allows, clock_seconds
 from partida.room.clocks import BadClock, ClockSpec
 from partida.room.terms import RoomTerms
+from partida.server.account_presence import AccountPresence, SingleNodePresence
 from partida.server.connections import Connections
 from partida.server.limits import Limiter
-from partida.server.locator import Locator, SingleNode
 from partida.server.pages import check_reading
 from partida.server.publisher import Publisher
 from partida.server.scheduler_lock import SchedulerLock
@@ -101,7 +101,7 @@ class TournamentService:
         abandon_after: float,
         limiter: Limiter,
         check_options: Callable[[Game, dict[str, Any] | None], dict[str, Any]],
-        locator: Locator | None = None,
+        presence: AccountPresence | None = None,
         lock: SchedulerLock | None = None,
         now: Callable[[], float] = time.time,
     ) -> None:
@@ -115,7 +115,7 @@ class TournamentService:
         self.limiter = limiter
         self.check_options = check_options  # the rooms' own: a tournament's tables are rooms
         self.pages = TournamentPages(store.page)
-        self.locator: Locator = locator if locator is not None else SingleNode()
+        self.presence: AccountPresence = presence if presence is not None else SingleNodePresence()
         # With several nodes: the lock (its own key) that makes one node run the tournaments.
         self.lock = lock
         self.now = now
@@ -433,13 +433,13 @@ class TournamentService:
         kinds: Mapping[int, tuple[str, str]],
     ) -> None:
         """Seat each entrant connected here; a bot connected only to another node is summoned
-        here first (`Locator.summon`), as a challenge does."""
+        here first (`AccountPresence.summon`), as a challenge does."""
         names = [kinds.get(a, (f"#{a}", "user"))[0] for a in accounts]
         for seat, account_id in enumerate(accounts):
             sessions = self.connections.of_account_id(account_id)
             if not sessions and kinds.get(account_id, ("", "user"))[1] == "bot":
                 try:
-                    summoned = await self.locator.summon(names[seat], info.game)
+                    summoned = await self.presence.summon(names[seat], info.game)
                 except ProtocolError as exc:
                     log.info("tournament %s: %s", info.name, exc.message)
                     summoned = None

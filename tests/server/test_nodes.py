@@ -18,8 +18,13 @@ from sqlalchemy import select
 from websockets.asyncio.client import connect
 
 from partida.client import Client, ConnectionLost
+from partida.games.registry import default_registry
 from partida.server.app import Server
+from partida.server.challenges import Challenges
 from partida.server.cluster import Cluster
+from partida.server.live_nodes import LiveNodes
+from partida.server.presence import Presence
+from partida.server.publisher import Publisher
 from partida.storage.database import Database, StorageError
 from partida.storage.models import NodeAccount
 from partida.storage.nodes import NodeDirectory, NodeTaken
@@ -220,8 +225,10 @@ async def test_exactly_one_node_claims_each_expired_room(nodes) -> None:  # type
 
 
 def test_a_lease_must_be_sane() -> None:
+    live = LiveNodes(["ws://a"])
+    presence = Presence("a", "ws://a", live, default_registry(), Publisher(), Challenges())
     with pytest.raises(ValueError):
-        Cluster("a", "ws://a", lease=0)
+        Cluster("a", "ws://a", live, presence, lease=0)
 
 
 def test_serve_refuses_node_flags_that_cannot_work(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from partida.client import Client, ServerError
 from partida.protocol import messages
 from partida.server.app import Server
 from partida.server.limits import Limiter, Limits
-from partida.server.locator import SingleNode
+from partida.server.room_directory import SingleNodeRooms
 from partida.server.shell import Shell
 
 
@@ -22,7 +22,7 @@ async def test_a_type_is_registered_once() -> None:
 
     async def second(session: object, request: object) -> None: ...
 
-    shell = Shell(Limiter(Limits()), SingleNode(), 1024)
+    shell = Shell(Limiter(Limits()), SingleNodeRooms(), 1024)
     shell.register({"ping": first})
     with pytest.raises(ValueError, match="ping"):
         shell.register({"ping": second, "hello": second})

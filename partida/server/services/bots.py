@@ -15,9 +15,9 @@ from partida.protocol import messages as m
 from partida.protocol.accepts import Accepts, allows, clock_seconds
 from partida.room.clocks import ClockSpec
 from partida.room.core import Seat
+from partida.server.account_presence import AccountPresence
 from partida.server.connections import Connections
 from partida.server.limits import Limiter
-from partida.server.locator import Locator
 from partida.server.room_counts import RoomsByAddress
 from partida.server.session import Session
 
@@ -33,13 +33,13 @@ class BotDirectory:
         connections: Connections,
         registry: Registry,
         limiter: Limiter,
-        locator: Locator,
+        presence: AccountPresence,
         games_by_address: RoomsByAddress,
     ) -> None:
         self.connections = connections
         self.registry = registry
         self.limiter = limiter
-        self.locator = locator
+        self.presence = presence  # bot accounts connected to other nodes
         self.games_by_address = games_by_address  # rooms with bots, by their creator's address
 
     def handlers(self) -> Mapping[str, Handler]:
@@ -236,7 +236,7 @@ class BotDirectory:
                 raise
             if self.account(wanted) is not None:
                 raise  # connected here, and does not play the game
-            bot = await self.locator.summon(wanted, game.name)
+            bot = await self.presence.summon(wanted, game.name)
             if bot is None:
                 raise
             self.check(bot, game, seats, clock, asker)

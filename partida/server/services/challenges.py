@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.room.terms import RoomTerms
+from partida.server.account_presence import AccountPresence
 from partida.server.challenges import Challenge, Challenges
 from partida.server.connections import Connections
 from partida.server.limits import Limiter
-from partida.server.locator import Locator
 from partida.server.services.bots import BotDirectory
 from partida.server.services.rooms import RoomService
 from partida.server.session import Session
@@ -26,7 +26,7 @@ class ChallengeService:
         self,
         challenges: Challenges,
         connections: Connections,
-        locator: Locator,
+        presence: AccountPresence,
         bots: BotDirectory,
         rooms: RoomService,
         limiter: Limiter,
@@ -35,7 +35,7 @@ class ChallengeService:
         self.challenges = challenges
         self.challenges.on_lapse = self.lapsed
         self.connections = connections
-        self.locator = locator
+        self.presence = presence  # the challenged connected to other nodes
         self.bots = bots
         self.rooms = rooms
         self.limiter = limiter
@@ -54,7 +54,7 @@ class ChallengeService:
         assert me is not None
         targets = self.connections.of_account(req.to)
         if not targets:
-            elsewhere = await self.locator.accounts_elsewhere(req.to)
+            elsewhere = await self.presence.elsewhere(req.to)
             if elsewhere:
                 await self._challenge_elsewhere(session, req, elsewhere)
                 return
@@ -114,11 +114,11 @@ class ChallengeService:
         if where.kind != "bot":
             self.challenges.add(challenge)
             session.send(server_message("challenge_sent", req.id, challenge=challenge.to_data()))
-            await self.locator.forward(challenge, elsewhere)
+            await self.presence.forward(challenge, elsewhere)
             return
         session.send(server_message("challenge_sent", req.id, challenge=challenge.to_data()))
         try:
-            bot = await self.locator.summon(where.name, terms.game.name)
+            bot = await self.presence.summon(where.name, terms.game.name)
             if bot is None:
                 raise ProtocolError(ErrorCode.NO_BOT_AVAILABLE, f"{where.name} is no longer connected")
             self.bots.check(bot, terms.game, terms.seats, terms.clock, session)
@@ -153,7 +153,7 @@ class ChallengeService:
         )
 
     async def on_accept(self, session: Session, req: m.AcceptChallenge) -> None:
-        remote = self.locator.holds(req.challenge, session)
+        remote = self.presence.holds(req.challenge, session)
         if remote is not None:  # it lives on the challenger's node: accepted there
             raise ProtocolError(
                 ErrorCode.MOVED,
@@ -175,9 +175,9 @@ class ChallengeService:
         )
 
     async def on_decline(self, session: Session, req: m.DeclineChallenge) -> None:
-        remote = self.locator.holds(req.challenge, session)
+        remote = self.presence.holds(req.challenge, session)
         if remote is not None:
-            await self.locator.decline(session, req.id, req.challenge, remote)
+            await self.presence.decline(session, req.id, req.challenge, remote)
             return
         challenge = self.challenges.take(req.challenge, session)
         assert session.identity is not None

@@ -10,7 +10,7 @@ from partida import __version__
 from partida.protocol import SUPPORTED_VERSIONS, ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.protocol.accepts import Accepts
-from partida.server.locator import Locator
+from partida.server.account_presence import AccountPresence
 from partida.server.logins import Logins
 from partida.server.services.bots import RESERVED_PREFIX
 from partida.server.session import Identity, Session
@@ -28,11 +28,11 @@ MAX_DECLARED_CLOCK = 86_400.0  # a day, the longest clock a room takes
 
 class Greeting:
     def __init__(
-        self, store: Store, logins: Logins, locator: Locator, bot_arrived: Callable[[Session], Awaitable[None]]
+        self, store: Store, logins: Logins, presence: AccountPresence, bot_arrived: Callable[[Session], Awaitable[None]]
     ) -> None:
         self.store = store
         self.logins = logins
-        self.locator = locator
+        self.presence = presence  # where accounts are: the node's, with several
         self.bot_arrived = bot_arrived  # a bot account logged in: back to the seats it held
 
     def handlers(self) -> Mapping[str, Handler]:
@@ -106,7 +106,7 @@ class Greeting:
         session.identity = identity
         session.version = req.version
         if identity.account_id is not None:
-            await self.locator.arrived(session)  # findable from other nodes
+            await self.presence.arrived(session)  # findable from other nodes
         session.send(
             server_message(
                 "welcome",
@@ -115,7 +115,7 @@ class Greeting:
                 server=f"partida {__version__}",
                 session=session.id,
                 you=identity.to_data(),
-                **({"nodes": self.locator.node_urls} if self.locator.node_urls is not None else {}),
+                **({"nodes": self.presence.node_urls} if self.presence.node_urls is not None else {}),
                 **({"resume": resume} if resume is not None else {}),
             )
         )

@@ -24,10 +24,10 @@ from partida.room.terms import RoomTerms
 from partida.server import ending_requests
 from partida.server.limits import Limiter
 from partida.server.lobby import Lobby
-from partida.server.locator import Locator
 from partida.server.publisher import Publisher
 from partida.server.rematch import offer_rematch, open_rematch
 from partida.server.room_counts import RoomsByAddress
+from partida.server.room_directory import RoomDirectory
 from partida.server.rooms import Room
 from partida.server.services.bots import BotDirectory
 from partida.server.session import Session
@@ -79,7 +79,7 @@ class RoomService:
         registry: Registry,
         limiter: Limiter,
         lobby: Lobby,
-        locator: Locator,
+        room_directory: RoomDirectory,
         bots: BotDirectory,
         publisher: Publisher,
         new_room: NewRoom,
@@ -91,7 +91,7 @@ class RoomService:
         self.registry = registry
         self.limiter = limiter
         self.lobby = lobby
-        self.locator = locator
+        self.room_directory = room_directory  # where rooms are: the node's, with several
         self.bots = bots
         self.publisher = publisher
         self.new_room = new_room
@@ -178,7 +178,7 @@ class RoomService:
                     await room.close()
                 else:
                     continue
-                self.locator.left_memory(room)  # out of the directory too
+                self.room_directory.left_memory(room)  # out of the directory too
 
     async def _leave_rooms(self, session: Session) -> None:
         """A gone connection's seats, in every room it was in, one room after the other: one
@@ -330,7 +330,7 @@ class RoomService:
             endings=room.endings.to_data(),
             rated=terms.rated,
         )
-        await self.locator.entered(room)  # with several nodes: may give the room another code
+        await self.room_directory.entered(room)  # with several nodes: may give the room another code
         self.rooms[room.code] = room
         if owner is not None:
             self.waiting_by_address.add(owner.address, room)
