@@ -16,7 +16,7 @@ from partida.protocol import ProtocolError
 if TYPE_CHECKING:
     from partida.server.challenges import Challenge
     from partida.server.presence import RemoteChallenge
-    from partida.server.rooms import Room
+    from partida.server.rooms.driver import Room
     from partida.server.session import Session
     from partida.storage.nodes import Presence as Where
 
