@@ -94,7 +94,7 @@ class Room:
     ) -> None:
         self.ports = ports
         self.public = public
-        self.rated = rated  # False from the start on when the ratings refuse the game as farming
+        self.rated = rated  # set False by the ratings when they refuse the game as farming at its start
         self.owner = owner
         self.code = code
         self.core = core
@@ -194,8 +194,8 @@ class Room:
         if self.rated and identity.account_id is not None:
             self._one_seat_per_account(identity.account_id)
         seat = core.free_seat(seat, identity.account_id)
-        token = new_seat_token()
-        core.sit(seat, Seat(identity.name, identity.kind, identity.account_id, identity.agent, session, token))
+        fresh = new_seat_token()
+        core.sit(seat, Seat(identity.name, identity.kind, identity.account_id, identity.agent, session, fresh))
         session.rooms.add(self)
         await self.after_seating(announce)
         return seat
