@@ -1,6 +1,6 @@
-"""Rooms: opening them (`create_room`, and for challenges, ladders and rematches), the requests
-a room answers (join, leave, watch, add_bot, start, act, the endings, rematch), resuming the
-games in play after a restart, and letting finished and abandoned rooms go.
+"""The room requests: `create_room` (and the terms challenges and seeks are checked against), the
+requests a room answers (join, leave, watch, add_bot, start, act, the endings, rematch), and a
+gone connection leaving its rooms.
 
 The rooms are the table's (`server/rooms/table.py`: open, resume, find, drop) and each room's
 rules its core's (`partida/room/core.py`); this service checks the terms a new room is opened with,
