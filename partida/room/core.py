@@ -2,7 +2,7 @@
 the endings and the result, changed only by commands that take plain values (who, what, the time
 `now` on the driver's monotonic clock) and return what the driver must do about it.
 
-The driver (`partida/server/rooms.py`) holds one core per room and runs its commands under the
+The driver (`partida/server/rooms/driver.py`) holds one core per room and runs its commands under the
 room's lock; it owns everything that waits or talks: the connections seated here (a seat's
 `session` is opaque to the core, which only compares it), the writes, the pushes, the events and
 the timer. A command never waits, so a core is tested with plain numbers and no event loop.
@@ -27,12 +27,13 @@ on (only their connections change).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from partida.games.base import Action, Decision, Game, IllegalAction, State
 from partida.protocol import ErrorCode, ProtocolError
@@ -136,6 +137,26 @@ class RulesFailed(Exception):
     rebuilt the state from the log, unchanged."""
 
 
+class StoredLog(Protocol):
+    """What a core is rebuilt from: a game as stored (`partida.storage.store.StoredGame` is one),
+    read as plain values."""
+
+    id: int
+    options: dict[str, Any]
+    seats: int
+    seed: int
+    seed_hash: str
+    public: bool
+    rated: bool
+    clock: dict[str, Any] | None
+    endings: dict[str, Any] | None
+    clock_state: list[float] | None
+    seat_list: list[tuple[int, int | None, str]]
+    seat_kinds: dict[int, str]
+    seat_tokens: dict[int, str | None]
+    actions: list[tuple[int, Any]]
+
+
 class RoomCore(Generic[H]):
     def __init__(self, terms: RoomTerms, seed: int, seed_hash: str) -> None:
         self.game: Game = terms.game
@@ -157,6 +178,30 @@ class RoomCore(Generic[H]):
         self.result: dict[str, Any] | None = None  # the final result, with its reason
         self._decisions: list[Decision] | None = None  # `state.pending()` until the state changes
         self._rng: random.Random | None = None
+
+    @classmethod
+    def from_stored(cls, game: Game, stored: StoredLog, abandon_after: float) -> RoomCore[H]:
+        """The core of a game in play rebuilt from storage (a restart, a node taking over a dead
+        node's game): its seats as they were started, held for their players, its ending
+        bookkeeping, and its log replayed. `abandon_after`: the grace period of a game stored
+        without one."""
+        clock = ClockSpec.parse(stored.clock) if stored.clock else None
+        terms = RoomTerms(game, dict(stored.options), stored.seats, stored.public, clock=clock, rated=stored.rated)
+        core: RoomCore[H] = cls(terms, stored.seed, stored.seed_hash)
+        core.endings = Endings.from_data(stored.seats, stored.endings, abandon_after)
+        core.game_id = stored.id
+        for seat, account_id, name in stored.seat_list:
+            # guest | user | bot, as before the restart (a bot's seat was "account": not a bot
+            # to the clients, which mark bots)
+            kind = stored.seat_kinds.get(seat) or ("guest" if account_id is None else "user")
+            core.seats[seat] = Seat(name, kind, account_id, token=stored.seat_tokens.get(seat) or "")
+        core.status = "playing"
+        core.adopt(stored.actions, stored.clock_state)
+        return core
+
+    def stored_as(self, game_id: int) -> None:
+        """The room's game has its row: its id, once, before anyone can take a seat."""
+        self.game_id = game_id
 
     @property
     def seq(self) -> int:
@@ -234,6 +279,10 @@ class RoomCore(Generic[H]):
         if kept[seat] is not None and kept[seat] != account_id:
             raise ProtocolError(ErrorCode.SEAT_KEPT, f"seat {seat} is kept for another player: watch the game")
         return seat
+
+    def sit(self, seat: int, occupant: Seat[H]) -> None:
+        """`occupant` takes `seat` (found free by `free_seat`, the game not started)."""
+        self.seats[seat] = occupant
 
     def seat_back(self, seat: int, session: H) -> H | None:
         """`session` holds `seat` again; returns the connection that held it until now, if
@@ -376,6 +425,15 @@ class RoomCore(Generic[H]):
         if self.clock_spec is not None:
             self.clock = Clock.new(self.clock_spec, self.num_seats, clock_state)
 
+    def catch_up(self, actions: Sequence[tuple[int, Action]], clock_state: list[float] | None) -> None:
+        """Take a stored log found ahead of the room (`adopt`), the ending bookkeeping carried
+        through the actions the room had not seen: a draw offer lapses as it would have. Seats,
+        their connections and the rest of the bookkeeping stay, since every other write of a
+        game is the room's own and waited for."""
+        for acted, _ in actions[self.seq :]:
+            self.endings.on_action(acted)
+        self.adopt(actions, clock_state)
+
     def sync_clock(self, acted: int | None, now: float) -> list[float] | None:
         """Charge `acted` and start the clocks of the seats to act now (the server's bot answers
         for `auto` seats at once: their clocks stay still). Returns the snapshot to store."""
@@ -415,6 +473,17 @@ class RoomCore(Generic[H]):
 
     def close_unstarted(self) -> None:
         self.status = "aborted"
+
+    def endings_kept(self) -> Endings:
+        """The ending bookkeeping as it is now, for `endings_back` if the write of a request's
+        change to it fails."""
+        return copy.deepcopy(self.endings)
+
+    def endings_back(self, kept: Endings) -> None:
+        """Undo an ending request whose write failed, unless the game ended meanwhile in memory:
+        otherwise the room would hold a resignation (or a lapsed offer) the database does not."""
+        if self.result is None:
+            self.endings = kept
 
     # Ending requests, for a seat in play (`seat_in_play`).
 
@@ -484,6 +553,27 @@ class RoomCore(Generic[H]):
             raise ProtocolError(ErrorCode.GAME_NOT_OVER, "a rematch is offered once the game is over")
         humans = [i for i, s in enumerate(self.seats) if s is not None and s.agent is None]
         return self.endings.offer_rematch(seat, humans)
+
+    def rematch_terms(self, public: bool, rated: bool) -> RoomTerms:
+        """The terms of this game's rematch: the same game, options, seats, clock and grace
+        period (`public` and `rated` are the driver's: a rated game refused as farming at its
+        start is casual, and so is its rematch)."""
+        return RoomTerms(
+            self.game,
+            dict(self.options),
+            self.num_seats,
+            public,
+            clock=self.clock_spec,
+            abandon_after=self.endings.abandon_after,
+            rated=rated,
+        )
+
+    def seat_rematch(self, old: Sequence[Seat[H] | None], tokens: Sequence[str]) -> list[Seat[H] | None]:
+        """Fill every seat at once with the players of the game `old` was seated for, everyone
+        one seat on (`rematch_seats`), each with a fresh token of `tokens`; returns the seats."""
+        assert self.status == "waiting" and not any(self.seats), "a rematch is seated in a new, empty room"
+        self.seats = rematch_seats(old, tokens)
+        return self.seats
 
     # Updates: the same fields for everyone, then what one seat alone may see.
 

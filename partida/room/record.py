@@ -148,8 +148,8 @@ def judge(
     held: Sequence[tuple[int, Action]], stored: Sequence[tuple[int, Action]], seat: int, action: Action
 ) -> Verdict:
     """Compare a room's log (`held`, without the action whose write failed) with the stored one,
-    after a write whose failure leaves unknown whether it landed (`server/mending.py` acts on the
-    verdict)."""
+    after a write whose failure leaves unknown whether it landed (`server/rooms/mending.py` acts
+    on the verdict)."""
     mine = [*held, (seat, action)]
     if len(stored) >= len(mine) and _same(stored[: len(mine)], mine):
         return Verdict(stored=True, differs=len(stored) > len(mine))

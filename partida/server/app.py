@@ -4,7 +4,7 @@ and runs the life cycle.
 
 What each part does is in its own module: the shell turns frames into requests
 (`server/shell.py`), the services answer them (`server/services/`), rooms play games
-(`server/rooms.py`), the room directory and the presence find what is not here
+(`server/rooms/`), the room directory and the presence find what is not here
 (`server/room_directory.py` and `server/cluster.py`, `server/account_presence.py` and
 `server/presence.py`).
 """
@@ -18,11 +18,9 @@ from typing import Any
 
 from websockets.http11 import Request, Response
 
-from partida.games.base import Game
 from partida.games.registry import Registry, default_registry
 from partida.protocol import MAX_MESSAGE_BYTES
 from partida.room.endings import DEFAULT_ABANDON_AFTER
-from partida.room.terms import RoomTerms
 from partida.server import web
 from partida.server.account_presence import AccountPresence, SingleNodePresence
 from partida.server.addresses import Addresses
@@ -38,9 +36,8 @@ from partida.server.lobby import Lobby
 from partida.server.logins import Logins
 from partida.server.presence import Presence
 from partida.server.publisher import Publisher
-from partida.server.room_counts import RoomsByAddress
 from partida.server.room_directory import RoomDirectory, SingleNodeRooms
-from partida.server.rooms import Room, RoomPorts
+from partida.server.rooms.table import Rooms
 from partida.server.scheduler_lock import SchedulerLock
 from partida.server.seek_board import SeekBoard
 from partida.server.services.bots import BotDirectory
@@ -59,7 +56,7 @@ from partida.server.transport import Link, Listener, serve
 from partida.storage.database import Database, default_url
 from partida.storage.nodes import NodeDirectory
 from partida.storage.sqlite_claim import SqliteClaim
-from partida.storage.store import Store, StoredGame
+from partida.storage.store import Store
 from partida.storage.tournaments import TournamentStore
 
 log = logging.getLogger(__name__)
@@ -96,7 +93,6 @@ class Server:
     def __init__(self, config: ServerConfig, registry: Registry | None = None) -> None:
         self.config = config
         self.registry = registry or default_registry(config.game_files, config.game_dirs)
-        self.rooms: dict[str, Room] = {}
         self.limiter = Limiter(config.limits)
         self.logins = Logins(config.limits)
         self.addresses = Addresses(config.trusted_proxies)
@@ -114,18 +110,21 @@ class Server:
             self.room_directory = self.cluster
             self.presence = node_presence
         self.lobby = Lobby(remote=self.room_directory.other_rooms)
+        # this node's rooms, their one holder
+        self.rooms = Rooms(
+            self.registry, self.lobby, self.room_directory, self.publisher, self.limiter.limits, config.abandon_after
+        )
         self.shell = Shell(self.limiter, self.room_directory, config.max_message_bytes)
         self.bots = BotDirectory(
             self.connections,
             self.registry,
             self.limiter,
             self.presence,
-            RoomsByAddress(self.rooms, lambda room: room.status in ("waiting", "playing")),
+            self.rooms.by_address(lambda room: room.core.status in ("waiting", "playing")),
         )
         self.db: Database | None = None
         self.store: Store = None  # type: ignore[assignment]  # set in start()
         self.bus: EventBus | None = None
-        self.room_ports: RoomPorts = None  # type: ignore[assignment]  # set in start()
         self.room_service: RoomService = None  # type: ignore[assignment]  # set in start()
         self.ladders: LadderService = None  # type: ignore[assignment]  # set in start()
         self.tournaments: TournamentService = None  # type: ignore[assignment]  # set in start()
@@ -169,7 +168,7 @@ class Server:
         self.publisher.bus = self.bus
         self._build_services(self.db)
         if self.cluster is None:
-            await self.room_service.resume_games()
+            await self.rooms.resume(await self.store.unfinished_games())
         else:
             try:
                 await self.cluster.start(
@@ -192,52 +191,37 @@ class Server:
         )
         if self.config.port == 0:
             self.config.port = next(iter(self._ws.sockets)).getsockname()[1]
-        self.room_service.start()
+        self.rooms.start()
         self.tournaments.start()
         self.ratings.start()
         log.info("serving on ws://%s:%d", self.config.host, self.config.port)
 
     def _build_services(self, db: Database) -> None:
         """Each service with the parts it uses, and its request types registered with the shell."""
-        abandon_after = self.config.abandon_after
-        self.room_ports = RoomPorts(self.store, self.publisher, self.lobby)
-        rooms = RoomService(
-            self.rooms,
-            self.store,
-            self.registry,
-            self.limiter,
-            self.lobby,
-            self.room_directory,
-            self.bots,
-            self.publisher,
-            new_room=self._new_room,
-            resumed_room=self._resumed_room,
-            abandon_after=abandon_after,
-        )
+        self.rooms.attach(self.store)
+        rooms = RoomService(self.rooms, self.registry, self.limiter, self.bots, self.publisher)
         lock = SchedulerLock(db, self.cluster.name) if self.cluster is not None else None
         self.ladders = LadderService(
             self.store,
             self.rooms,
             self.registry,
             self.publisher,
-            rooms.open_room,
-            abandon_after,
             nodes=self.cluster,
             lock=lock,
         )
-        self.room_ports.finished.append(self.ladders.game_over)
+        self.rooms.on_finished(self.ladders.game_over)
         self.ratings = RatingService(self.store, self.registry)
-        self.room_ports.started.append(self.ratings.game_started)
-        self.room_ports.finished.append(self.ratings.game_over)
+        self.rooms.on_started(self.ratings.game_started)
+        self.rooms.on_finished(self.ratings.game_over)
         self.room_service = rooms
         self.lobby_service = LobbyService(self.lobby, self.limiter)
         self.challenge_service = ChallengeService(
-            self.challenges, self.connections, self.presence, self.bots, rooms, self.limiter, abandon_after
+            self.challenges, self.connections, self.presence, self.bots, rooms, self.rooms, self.limiter
         )
         self.seek_service = SeekService(
             self.seeks,
             rooms,
-            rooms.open_room,
+            self.rooms,
             self.bots,
             rating_of=self.store.person_ratings.rating_of,
             limiter=self.limiter,
@@ -245,23 +229,21 @@ class Server:
         self.tournaments = TournamentService(
             TournamentStore(db),
             self.rooms,
-            rooms.open_room,
             self.registry,
             self.connections,
             self.publisher,
-            abandon_after,
             self.limiter,
             rooms.check_options,
             presence=self.presence,
             lock=SchedulerLock(db, self.cluster.name, TOURNAMENTS_LOCK, "the tournaments") if self.cluster else None,
         )
-        self.room_ports.finished.append(self.tournaments.game_over)
+        self.rooms.on_finished(self.tournaments.game_over)
         services = [
             Greeting(self.store, self.logins, self.presence, bot_arrived=rooms.return_bot_to_its_seats),
             self.bots,
             self.lobby_service,
             rooms,
-            HistoryService(self.store, self.registry, rooms.live_game),
+            HistoryService(self.store, self.registry, self.rooms.by_game_id),
             self.challenge_service,
             self.seek_service,
             self.ladders,
@@ -280,15 +262,9 @@ class Server:
             limiter=self.limiter,
             rooms=self.rooms,
             bots=self.connections.bots,
-            resume=self.room_service.resume_games,
+            resume=self.rooms.resume,
             seat_bot_again=self.room_service.return_bot_to_its_seats,
         )
-
-    def _new_room(self, terms: RoomTerms, owner: Session | None) -> Room:
-        return Room(self.room_ports, terms, owner)
-
-    def _resumed_room(self, game: Game, stored: StoredGame) -> Room:
-        return Room.resume(self.room_ports, game, stored, self.config.abandon_after)
 
     @property
     def url(self) -> str:
@@ -311,8 +287,7 @@ class Server:
         if self._ws is not None:
             self._ws.close()
             await self._ws.wait_closed()
-        if self.room_service is not None:
-            await self.room_service.stop()
+        await self.rooms.stop()
         if self.cluster is not None:
             await self.cluster.stop()
         if self.bus is not None:

@@ -8,7 +8,7 @@ renews every third of the lease time (`partida.storage.nodes`). From there:
   public URL; the client SDK follows it (the shell asks the room directory, `room_elsewhere`).
 - A node whose lease has run out is taken for dead: the other nodes take its rows (each row by
   exactly one of them, `claim_expired`) and rebuild the games in play from their logs, exactly as
-  a restarted server does (`RoomService.resume_games`), clocks included.
+  a restarted server does (`Rooms.resume`), clocks included.
 - A node that could not renew its lease stops writing before the lease can run out (`fence`):
   its rooms refuse actions with `storage_unavailable` rather than write a move that the node
   taking over might not see. So no game is played on two nodes at once, and no acknowledged move
@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 from partida.protocol import ErrorCode, ProtocolError, error_message, server_message
 from partida.server.events import MqttEventBus
 from partida.server.relay import Relay
-from partida.server.rooms import PRIVATE_CODE_LENGTH, PUBLIC_CODE_LENGTH, new_room_code
 from partida.storage.database import StorageError, describe_error
 from partida.storage.fencing import Fence
 from partida.storage.nodes import CodeTaken, NodeDirectory
@@ -47,7 +46,8 @@ if TYPE_CHECKING:
     from partida.server.live_nodes import LiveNodes
     from partida.server.presence import Presence
     from partida.server.room_directory import Dispatch, OtherRooms
-    from partida.server.rooms import Room
+    from partida.server.rooms.driver import Room
+    from partida.server.rooms.table import Rooms
     from partida.server.session import Session
     from partida.storage.store import StoredGame
 
@@ -66,7 +66,7 @@ class NodeParts:
     bus: EventBus
     registry: Registry
     limiter: Limiter
-    rooms: dict[str, Room]  # this node's rooms by code
+    rooms: Rooms  # this node's rooms
     bots: Callable[[], list[Session]]  # the bot accounts connected here
     resume: Callable[[list[StoredGame]], Awaitable[list[Room]]]  # rebuild games from their logs
     seat_bot_again: Callable[[Session], Awaitable[None]]  # a bot back to the seats it held
@@ -165,7 +165,7 @@ class Cluster:
             for game_id in gone:
                 self._summaries.pop(game_id, None)
             await self.directory.release(self.name, gone)
-        local = {room.game_id: room for room in self.parts.rooms.values()}
+        local = {room.core.game_id: room for room in self.parts.rooms.values()}
         changed = {}
         for game_id in self.owned:
             room = local.get(game_id)  # not yet there while it is being resumed
@@ -181,15 +181,11 @@ class Cluster:
         """Rooms another node has taken (this node was cut off past its lease): they leave
         this node at once; their players find the new owner through `moved`."""
         for code, room in list(self.parts.rooms.items()):
-            if room.game_id in lost:
-                log.warning("node %s: lost the lease on room %s (game %s)", self.name, code, room.game_id)
-                del self.parts.rooms[code]
+            if room.core.game_id in lost:
+                log.warning("node %s: lost the lease on room %s (game %s)", self.name, code, room.core.game_id)
                 gone = error_message(ErrorCode.MOVED, f"room {code} has moved to another node", room=code)
-                for session in {*room.spectators, *(s.session for s in room.seats if s and s.session)}:
-                    session.rooms.discard(room)
-                    session.send(gone)
-                asyncio.get_running_loop().create_task(room.close())
-                self._summaries.pop(room.game_id, None)
+                self.parts.rooms.lose(room, gone)
+                self._summaries.pop(room.core.game_id, None)
 
     # Takeover.
 
@@ -221,7 +217,13 @@ class Cluster:
         await self.directory.release(self.name, stale)
         rooms = await parts.resume(stored)
         for room in rooms:
-            log.info("node %s: took over room %s (game %s) at move %d", self.name, room.code, room.game_id, room.seq)
+            log.info(
+                "node %s: took over room %s (game %s) at move %d",
+                self.name,
+                room.code,
+                room.core.game_id,
+                room.core.seq,
+            )
         for session in parts.bots():
             await parts.seat_bot_again(session)
         for room in rooms:
@@ -235,7 +237,7 @@ class Cluster:
         for them."""
         missing = [
             (seat, held.name)
-            for seat, held in enumerate(room.seats)
+            for seat, held in enumerate(room.core.seats)
             if held is not None and held.kind == "bot" and held.account_id is not None and held.session is None
         ]
         for seat, name in missing:
@@ -247,14 +249,14 @@ class Cluster:
         """Asked again every `SUMMON_RETRY_S` until the seat is held again or the game is over: a
         bot that was connected to the dead node is on its way to another one, and in no node's
         presence until it gets there (if it comes here, its hello seats it: `bot_arrived`)."""
-        while room.status == "playing":
-            held = room.seats[seat]
+        while room.core.status == "playing":
+            held = room.core.seats[seat]
             if held is None or held.session is not None:
                 return
             try:
-                bot = await self.presence.summon(name, room.game.name)
-                held = room.seats[seat]
-                if bot is not None and room.status == "playing" and held is not None and held.session is None:
+                bot = await self.presence.summon(name, room.core.game.name)
+                held = room.core.seats[seat]
+                if bot is not None and room.core.status == "playing" and held is not None and held.session is None:
                     await room.call(lambda bot=bot: room.seat_bot(bot, seat))
                     return
             except Exception as exc:
@@ -269,21 +271,18 @@ class Cluster:
         assert self.directory is not None
         for _ in range(10):
             try:
-                await self.directory.add_room(room.game_id, room.code, self.name, room.summary())
+                await self.directory.add_room(room.core.game_id, room.code, self.name, room.summary())
             except CodeTaken:
-                length = PUBLIC_CODE_LENGTH if room.public else PRIVATE_CODE_LENGTH
-                room.code = new_room_code(length)
-                while room.code in self.parts.rooms:
-                    room.code = new_room_code(length)
-                await self.directory.recode(room.game_id, room.code)
+                self.parts.rooms.recode(room)
+                await self.directory.recode(room.core.game_id, room.code)
                 continue
-            self.owned.add(room.game_id)
+            self.owned.add(room.core.game_id)
             return
         raise StorageError("could not find a free room code")
 
     def forget(self, room: Room) -> None:
         """A room left this node's memory (finished a while ago, or never started): its row goes."""
-        self._gone.append(room.game_id)
+        self._gone.append(room.core.game_id)
 
     async def find(self, code: str) -> bool:
         """For a request naming a room this node does not have: raise `moved` with the URL of

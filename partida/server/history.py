@@ -16,7 +16,7 @@ from partida.room.record import steps as steps_of
 from partida.room.record import told
 
 if TYPE_CHECKING:
-    from partida.server.rooms import Room
+    from partida.room.core import RoomCore
     from partida.storage.store import StoredGame
 
 MAX_LISTED = 200
@@ -45,9 +45,10 @@ def listing(stored: StoredGame) -> dict[str, Any]:
     }
 
 
-def record(stored: StoredGame, game: Game, live: Room | None, *, steps: bool = False) -> dict[str, Any]:
+def record(stored: StoredGame, game: Game, live: RoomCore[Any] | None, *, steps: bool = False) -> dict[str, Any]:
     """A `game` reply: the whole game once finished, the spectators' picture while live; with
-    `steps`, the spectators' picture after every move."""
+    `steps`, the spectators' picture after every move. `live`: the core of the room playing it
+    here, if any."""
     data = listing(stored)
     data.update(options=stored.options, seats_count=stored.seats, seed_hash=stored.seed_hash, clock=stored.clock)
     data["moves"] = len(stored.actions)

@@ -42,8 +42,8 @@ from partida.storage.store import Store
 
 if TYPE_CHECKING:
     from partida.server.cluster import Cluster
-    from partida.server.rooms import Room
-    from partida.server.services.rooms import OpenRoom
+    from partida.server.rooms.driver import Room
+    from partida.server.rooms.table import Rooms
     from partida.server.session import Session
     from partida.server.shell import Handler
 
@@ -93,20 +93,16 @@ class LadderService:
     def __init__(
         self,
         store: Store,
-        rooms: Mapping[str, Room],
+        rooms: Rooms,
         registry: Registry,
         publisher: Publisher,
-        open_room: OpenRoom,
-        abandon_after: float,
         nodes: Cluster | None = None,
         lock: SchedulerLock | None = None,
     ) -> None:
         self.store = store
-        self.rooms = rooms  # this node's rooms by code
+        self.rooms = rooms  # this node's rooms: its games' are opened there
         self.registry = registry
         self.publisher = publisher
-        self.open_room = open_room
-        self.abandon_after = abandon_after
         # With several nodes: the shared directory the scheduler's node writes counts to, and
         # the lock that makes one node the scheduler (server/scheduler_lock.py).
         self.nodes = nodes
@@ -129,7 +125,7 @@ class LadderService:
             live = await self._load(info)
             for game in await self.store.ladders.games(info.id, live=True):
                 room = self.rooms.get(game.room_code)
-                if room is not None and room.game_id == game.game_id:
+                if room is not None and room.core.game_id == game.game_id:
                     live.rooms[room.code] = room
                     for _, account_id, _ in game.seats:
                         if account_id is not None:
@@ -385,13 +381,13 @@ class LadderService:
 
     async def _adopt(self, live: LiveLadder) -> None:
         in_progress = await self.store.ladders.games(live.info.id, live=True)
-        known = {room.game_id for room in live.rooms.values()} | set(live.remote)
+        known = {room.core.game_id for room in live.rooms.values()} | set(live.remote)
         for game in in_progress:
             if game.game_id in known:
                 continue
             accounts = [account_id for _, account_id, _ in game.seats if account_id is not None]
             room = self.rooms.get(game.room_code)
-            if room is not None and room.game_id == game.game_id:
+            if room is not None and room.core.game_id == game.game_id:
                 live.rooms[room.code] = room
             else:
                 live.remote[game.game_id] = accounts
@@ -420,13 +416,13 @@ class LadderService:
         if live.remote:
             await self._settle_remote(live)
         for code, room in list(live.rooms.items()):
-            if room.status in ("waiting", "playing"):
+            if room.core.status in ("waiting", "playing"):
                 continue
             del live.rooms[code]
-            for seat in room.seats:
+            for seat in room.core.seats:
                 if seat is not None and seat.account_id is not None:
                     self.playing[seat.account_id] = max(0, self.playing.get(seat.account_id, 0) - 1)
-            changes = await self.store.ladders.game_ratings(room.game_id)
+            changes = await self.store.ladders.game_ratings(room.core.game_id)
             if changes:
                 await self._announce_ratings(live, room, changes)
 
@@ -434,7 +430,7 @@ class LadderService:
         payload = {
             "ladder": live.info.name,
             "room": room.code,
-            "game_id": room.game_id,
+            "game_id": room.core.game_id,
             "ratings": [c.to_data() for c in changes],
         }
         message = server_message("rating", **payload)
@@ -491,9 +487,10 @@ class LadderService:
         info = live.info
         game = self.registry.get(info.game)
         clock = ClockSpec.parse(info.clock)
-        terms = RoomTerms(game, info.options, info.seats, public=True, clock=clock, abandon_after=self.abandon_after)
-        room = await self.open_room(terms, None)
-        await self.store.ladders.add_game(info.id, room.game_id)
+        grace = self.rooms.abandon_after
+        terms = RoomTerms(game, info.options, info.seats, public=True, clock=clock, abandon_after=grace)
+        room = await self.rooms.open(terms, None)
+        await self.store.ladders.add_game(info.id, room.core.game_id)
         live.rooms[room.code] = room
         accounts = {member.account_id for member in members}
         for seat, member in enumerate(members):
@@ -506,7 +503,7 @@ class LadderService:
         payload = {
             "ladder": info.name,
             "room": room.code,
-            "game_id": room.game_id,
+            "game_id": room.core.game_id,
             "game": info.game,
             "clock": info.clock,
             "seats": [{"seat": seat, "name": member.name} for seat, member in enumerate(members)],

@@ -25,7 +25,7 @@ from partida.protocol import Encoding, ErrorCode, ProtocolError, encode, server_
 from partida.server.pages import page_reply, page_size
 
 if TYPE_CHECKING:
-    from partida.server.rooms import Room
+    from partida.server.rooms.driver import Room
     from partida.server.session import Session
 
 PAGE_SIZE = 50  # rooms in a page when the request names no limit (protocol versions 1 and 2 alike)
@@ -93,12 +93,12 @@ class Lobby:
         if not room.public:
             return
         entry = self._listed.get(room.code)
-        listed = room.status in LISTED
+        listed = room.core.status in LISTED
         if entry is not None and entry[1] is not room:
             return  # another room under a code this node no longer holds
         if entry is not None:
             seq, _, (game, status) = entry
-            if listed and status == room.status:
+            if listed and status == room.core.status:
                 self._touch(room.code)
                 return
             for key in _keys(game, status):
@@ -106,9 +106,9 @@ class Lobby:
             del self._listed[room.code]
         if listed:
             seq = entry[0] if entry is not None else next(self._seqs)
-            for key in _keys(room.game.name, room.status):
+            for key in _keys(room.core.game.name, room.core.status):
                 self._index(key).add(seq, room)
-            self._listed[room.code] = (seq, room, (room.game.name, room.status))
+            self._listed[room.code] = (seq, room, (room.core.game.name, room.core.status))
         self._touch(room.code)
 
     def _index(self, key: Filter) -> _Index:

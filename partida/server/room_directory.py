@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from partida.protocol import ProtocolError
 
 if TYPE_CHECKING:
-    from partida.server.rooms import Room
+    from partida.server.rooms.driver import Room
     from partida.server.session import Session
 
 # Runs a request here (the shell's dispatch), for a room the directory has just brought here.

@@ -14,19 +14,19 @@ from __future__ import annotations
 import collections
 import itertools
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from partida.protocol import PROTOCOL_VERSION, Encoding, encode
 from partida.protocol.accepts import Accepts
 from partida.server.limits import ConnectionLimits
 
 if TYPE_CHECKING:
-    from partida.server.rooms import Room
     from partida.server.transport import Link
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 OUTBOX_BYTES = 4 * 1024 * 1024  # default bound of one connection's queued output
 WRITE_AHEAD = 64 * 1024  # bytes the connection may hold unwritten before messages wait in the outbox
@@ -59,6 +59,20 @@ def send_all(sessions: Iterable[Session], message: dict[str, Any]) -> None:
             session.close_soon(1011, "the server could not encode a message")
 
 
+class InRoom(Protocol):
+    """What a room offers the connections in it (a room of this node, `server/rooms/driver.py`,
+    or another node's watched through its events, `server/relay.py`): a connection that goes
+    leaves each, one command at a time. Declared here so a connection knows its rooms without
+    depending on them."""
+
+    code: str
+    spectators: set[Session]
+
+    async def call_here(self, command: Callable[[], Awaitable[T]]) -> T: ...
+
+    async def disconnect(self, session: Session) -> None: ...
+
+
 @dataclass
 class Identity:
     """Who a session is: a guest, a user account or a bot account (kind), and for bots the agent
@@ -81,7 +95,7 @@ class Session:
     id: int = field(default_factory=lambda: next(_ids))
     encoding: Encoding = Encoding.MSGPACK
     identity: Identity | None = None
-    rooms: set[Room] = field(default_factory=set)
+    rooms: set[InRoom] = field(default_factory=set)  # the rooms it sits or watches in
     address: str = ""
     outbox_limit: int = OUTBOX_BYTES
     limits: ConnectionLimits | None = None  # None for sessions the server makes itself

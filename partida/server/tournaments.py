@@ -68,8 +68,8 @@ from partida.storage.tournaments import (
 )
 
 if TYPE_CHECKING:
-    from partida.server.rooms import Room
-    from partida.server.services.rooms import OpenRoom
+    from partida.server.rooms.driver import Room
+    from partida.server.rooms.table import Rooms
     from partida.server.session import Session
     from partida.server.shell import Handler
 
@@ -93,12 +93,10 @@ class TournamentService:
     def __init__(
         self,
         store: TournamentStore,
-        rooms: Mapping[str, Room],
-        open_room: OpenRoom,
+        rooms: Rooms,
         registry: Registry,
         connections: Connections,
         publisher: Publisher,
-        abandon_after: float,
         limiter: Limiter,
         check_options: Callable[[Game, dict[str, Any] | None], dict[str, Any]],
         presence: AccountPresence | None = None,
@@ -106,12 +104,10 @@ class TournamentService:
         now: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
-        self.rooms = rooms  # this node's rooms by code
-        self.open_room = open_room
+        self.rooms = rooms  # this node's rooms: its tables are opened there
         self.registry = registry
         self.connections = connections
         self.publisher = publisher
-        self.abandon_after = abandon_after
         self.limiter = limiter
         self.check_options = check_options  # the rooms' own: a tournament's tables are rooms
         self.pages = TournamentPages(store.page)
@@ -386,7 +382,8 @@ class TournamentService:
         whoever is connected. A round another scheduler recorded first is left to it."""
         game = self.registry.get(info.game)
         clock = ClockSpec.parse(info.clock)
-        terms = RoomTerms(game, info.options, info.seats, public=False, clock=clock, abandon_after=self.abandon_after)
+        grace = self.rooms.abandon_after
+        terms = RoomTerms(game, info.options, info.seats, public=False, clock=clock, abandon_after=grace)
         number = max((t.table for t in await self.store.tables(info.id, round)), default=0)
         rows: list[tuple[int, list[int], int | None, dict[str, Any] | None]] = []
         opened: list[tuple[int, Room, list[int]]] = []
@@ -396,8 +393,8 @@ class TournamentService:
                 bye = {"ranks": [1], "bye": True, "points": 0.0 if info.format == "round-robin" else 1.0}
                 rows.append((number, accounts, None, bye))
                 continue
-            room = await self.open_room(replace(terms, kept=tuple(accounts)), None)
-            rows.append((number, accounts, room.game_id, None))
+            room = await self.rooms.open(replace(terms, kept=tuple(accounts)), None)
+            rows.append((number, accounts, room.core.game_id, None))
             opened.append((number, room, accounts))
         try:
             await self.store.open_round(info.id, round, rows)
@@ -461,7 +458,7 @@ class TournamentService:
                     await room.call(lambda s=session, i=seat: room.seat_bot(s, i))
                 else:
                     await room.call(lambda s=session, i=seat: room.join(s, i, None))
-                    pushed["token"] = room.token_for(seat)
+                    pushed["token"] = room.core.token_for(seat)
             except ProtocolError as exc:
                 log.info("tournament %s: could not seat %s: %s", info.name, session.name, exc.message)
                 continue
@@ -480,7 +477,7 @@ class TournamentService:
             since = self._paired_at.setdefault(key, self.now())
             if self.now() - since < NO_SHOW_SECONDS:
                 continue  # a room not here yet may still come: resumed after a restart, taken over from a dead node
-            present = [i for i, s in enumerate(room.seats) if s is not None] if room is not None else []
+            present = [i for i, s in enumerate(room.core.seats) if s is not None] if room is not None else []
             ranks = [1 if seat in present else 2 for seat in range(len(table.accounts))]
             result = {"ranks": ranks, "reason": "no_show"} if present else {"ranks": [0] * len(ranks), "void": True}
             await self.store.decide(info.id, table.round, table.table, result)

@@ -45,7 +45,7 @@ async def test_search_agents_are_neither_listed_nor_seated_for_hidden_informatio
     room = await ada.create_room("crazyeights", seat=0, auto_start=False)
     message = await _declines(ada.add_bot(room["room"], "alphabeta"))
     assert "alphabeta does not play crazyeights" in message
-    assert [s.name for s in server.rooms[room["room"]].seats if s is not None] == ["ada"]  # nothing seated
+    assert [s.name for s in server.rooms[room["room"]].core.seats if s is not None] == ["ada"]  # nothing seated
     assert all(not s.rooms for s in server.bot_sessions())
     # the same bot where it can play: seated
     added = await ada.create_room("tictactoe", seat=0, bots={1: "mcts"}, clock=CLOCK)

@@ -73,10 +73,10 @@ async def test_a_game_left_without_a_move_ends_on_the_bots_clock(server, connect
     player = await connect(name="ann")
     code = (await player.create_room("tictactoe", seat=0, bots={1: "random"}))["room"]
     for _ in range(100):
-        if server.rooms[code].status == "finished":
+        if server.rooms[code].core.status == "finished":
             break
         await asyncio.sleep(0.05)
-    assert server.rooms[code].status == "finished" and server.rooms[code].result["reason"] == "time"
+    assert server.rooms[code].core.status == "finished" and server.rooms[code].core.result["reason"] == "time"
 
 
 async def test_thinking_goes_to_each_party_in_turn() -> None:

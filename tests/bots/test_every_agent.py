@@ -114,6 +114,6 @@ async def test_a_sample_of_pairings_plays_to_the_end_through_the_server(
     )
     room = server.rooms[created["room"]]
     async with asyncio.timeout(120):
-        while room.status != "finished":
+        while room.core.status != "finished":
             await asyncio.sleep(0.1)
-    assert room.seats[0] is not None and room.seats[0].agent == agent
+    assert room.core.seats[0] is not None and room.core.seats[0].agent == agent

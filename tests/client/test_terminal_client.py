@@ -123,7 +123,7 @@ async def test_a_seat_token_alone_takes_the_seat_back(server: Server, connect) -
         with pytest.raises(ServerError) as refused:
             await mallory.join(code, seat=seat, token=token)
         assert refused.value.code == "auth_failed"
-    assert server.rooms[code].seats[1].session is not None and server.rooms[code].seats[0].name == "alice"
+    assert server.rooms[code].core.seats[1].session is not None and server.rooms[code].core.seats[0].name == "alice"
 
 
 @pytest.fixture
@@ -386,7 +386,7 @@ async def test_a_friend_joins_and_watches_by_the_invite_link_itself(server: Serv
     status, out = await _partida("watch", link.replace(code, "NOPE12"), lines="")
     assert status == 2 and "there is no room 'NOPE12'" in out, out  # asked of the link's server
     bob = asyncio.create_task(_partida("play", "--room", link, "--name", "bob", lines=""))
-    while server.rooms[code].seats[1] is None:
+    while server.rooms[code].core.seats[1] is None:
         await asyncio.sleep(0.05)
     await ann.resign(code)
     status, out = await bob

@@ -29,7 +29,7 @@ async def test_terminal_shows_clocks_disconnects_and_resigns(connect, server) ->
     await bob.join(code)
     await bob.close()
     for _ in range(200):
-        if server.rooms[code].seats[1].session is None:
+        if server.rooms[code].core.seats[1].session is None:
             break
         await asyncio.sleep(0.01)
     prompts: list[str] = []

@@ -138,8 +138,8 @@ def seated(name: str = "tictactoe", seats: int = 2, clock: dict[str, Any] | None
     game = default_registry().get(name)
     core: RoomCore[int] = RoomCore(RoomTerms(game, {}, seats, clock=ClockSpec.parse(clock), **terms), 5, seed_hash(5))
     for i in range(seats):
-        core.seats[core.free_seat(None)] = Seat(f"p{i}", "user", 100 + i, None, i, f"token-{i}")
-    core.game_id = 9
+        core.sit(core.free_seat(None), Seat(f"p{i}", "user", 100 + i, None, i, f"token-{i}"))
+    core.stored_as(9)
     return core
 
 
@@ -336,3 +336,114 @@ def test_a_rematch_needs_every_human_seat_and_rotates_the_seats() -> None:
     again = rematch_seats(core.seats, ["a", "b", "c", "d"])
     assert [s.name for s in again] == ["p3", "p0", "p1", "p2"]  # type: ignore[union-attr]
     assert [s.session for s in again] == [3, 0, 1, 2] and [s.token for s in again] == ["a", "b", "c", "d"]  # type: ignore[union-attr]
+
+
+# What the driver used to write into a core from outside: now the core's own commands.
+
+
+def in_play(name: str = "tictactoe", moves: int = 3, **fields: Any) -> SimpleNamespace:
+    """A game in play as storage returns it: `moves` actions of a whole random game."""
+    actions = played(name, 2, 11)[:moves]
+    data = dict(
+        id=41,
+        game=name,
+        options={},
+        seats=2,
+        seed=11,
+        seed_hash=seed_hash(11),
+        public=False,
+        rated=True,
+        status="playing",
+        result=None,
+        clock={"initial": 60, "increment": 2},
+        endings={"abandon_after": 30.0, "resigned": [], "timeouts": [1, 0], "auto": []},
+        clock_state=[50.0, 40.0],
+        seat_list=[(0, 100, "ada"), (1, None, "guest-bo")],
+        seat_kinds={0: "bot"},
+        seat_tokens={0: "token-ada", 1: None},
+        actions=actions,
+    )
+    return SimpleNamespace(**{**data, **fields})
+
+
+def test_a_core_rebuilt_from_a_stored_game_holds_its_seats_and_replays_its_log() -> None:
+    game = default_registry().get("tictactoe")
+    stored = in_play()
+    core: RoomCore[int] = RoomCore.from_stored(game, stored, abandon_after=120.0)
+    assert (core.game_id, core.seed, core.seed_hash, core.status) == (41, 11, seed_hash(11), "playing")
+    assert [(s.name, s.kind, s.account_id, s.session, s.token) for s in core.seats] == [  # type: ignore[union-attr]
+        ("ada", "bot", 100, None, "token-ada"),
+        ("guest-bo", "guest", None, None, ""),  # a guest's seat stored without a kind or a token
+    ]
+    assert core.actions == stored.actions and core.seq == 3
+    assert core.state is not None and core.state.view(None) == game.replay({}, 11, 2, stored.actions).view(None)
+    assert core.clock is not None and core.clock.remaining == [50.0, 40.0]  # the snapshot of the last action
+    assert core.endings.timeouts == [1, 0] and core.endings.abandon_after == 30.0  # the stored grace wins
+    assert core.token_for(0) == "token-ada"
+
+
+def test_a_game_stored_without_a_grace_or_clock_takes_the_default() -> None:
+    game = default_registry().get("tictactoe")
+    core: RoomCore[int] = RoomCore.from_stored(game, in_play(clock=None, endings=None, clock_state=None), 120.0)
+    assert core.clock is None and core.clock_spec is None and core.endings.abandon_after == 120.0
+
+
+def test_a_log_found_ahead_is_taken_and_a_draw_offer_lapses_as_it_would_have() -> None:
+    core = started()
+    move(core)  # seat 0 has moved: seat 1 to act
+    core.offer_draw(1)
+    assert core.endings.draw_offer == 1
+    ahead = played("tictactoe", 2, 11)
+    log = [core.actions[0], *[(seat, action) for seat, action in ahead[1:3]]]  # seat 0 answered the offer
+    core.catch_up(log, None)
+    assert core.actions == log and core.seq == 3 and core.endings.draw_offer is None
+    assert core.state is not None and core.state.view(None) == core.game.replay({}, 5, 2, log).view(None)
+
+
+def test_a_log_found_ahead_by_the_offerers_own_move_keeps_the_offer() -> None:
+    core = started()
+    move(core)
+    core.offer_draw(0)  # seat 0 offers; only seat 1's move makes it lapse
+    core.catch_up([*core.actions], None)
+    assert core.endings.draw_offer == 0
+
+
+def test_an_ending_request_whose_write_failed_is_taken_back_unless_the_game_ended() -> None:
+    core = started("hearts", 4)
+    kept = core.endings_kept()
+    assert core.resign(2) == [SaveEndings(), Push(), Settle()]
+    assert core.endings.resigned == [2]
+    core.endings_back(kept)
+    assert core.endings.resigned == []
+    kept = core.endings_kept()
+    core.resign(3)
+    core.finish({"scores": [1, 1, 0, 0], "ranks": [1, 1, 3, 3], "winners": [0, 1], "reason": "resign"}, now=0.0)
+    core.endings_back(kept)  # the game ended in memory: what ended it stands
+    assert core.endings.resigned == [3]
+
+
+def test_a_rematch_has_the_same_terms_and_seats_everyone_one_seat_on() -> None:
+    core = seated("hearts", 4, clock={"initial": 60, "increment": 2})
+    core.begin(core.new_state(by_owner=True))
+    core.finish({"scores": [1, 0, 0, 0], "ranks": [1, 2, 2, 2], "winners": [0], "reason": "resign"}, now=0.0)
+    terms = core.rematch_terms(public=True, rated=False)
+    assert (terms.game, terms.options, terms.seats, terms.public, terms.rated) == (core.game, {}, 4, True, False)
+    assert terms.clock == core.clock_spec and terms.abandon_after == core.endings.abandon_after
+    assert terms.options is not core.options  # the rematch's own copy
+    again: RoomCore[int] = RoomCore(terms, 6, seed_hash(6))
+    seats = again.seat_rematch(core.seats, ["a", "b", "c", "d"])
+    assert seats is again.seats and [s.name for s in seats] == ["p3", "p0", "p1", "p2"]  # type: ignore[union-attr]
+    assert [s.session for s in seats] == [3, 0, 1, 2] and [s.token for s in seats] == ["a", "b", "c", "d"]  # type: ignore[union-attr]
+    assert again.full() and again.status == "waiting"
+    with pytest.raises(AssertionError):
+        again.seat_rematch(core.seats, ["e", "f", "g", "h"])  # seated once, in a new room
+
+
+def test_a_seat_taken_and_a_game_stored_are_the_cores_own_commands() -> None:
+    game = default_registry().get("tictactoe")
+    core: RoomCore[str] = RoomCore(RoomTerms(game, {}, 2), 5, seed_hash(5))
+    core.stored_as(12)
+    core.sit(core.free_seat(1), Seat("ada", "user", 7, None, "conn-ada", "t"))
+    assert core.game_id == 12 and core.seats_of("conn-ada") == [1] and core.seats[0] is None
+    with refused(ErrorCode.SEAT_TAKEN):
+        core.free_seat(1)

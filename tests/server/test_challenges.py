@@ -65,7 +65,7 @@ async def test_a_declined_challenge_tells_the_challenger(server: Server, connect
     await dave.decline(pushed["challenge"]["id"])
     answer = await asyncio.wait_for(carol.challenges.get(), 5)
     assert (answer["type"], answer["challenge"], answer["by"]) == ("challenge_declined", sent["id"], "dave")
-    assert not [r for r in server.rooms.values() if r.game.name == "othello"]
+    assert not [r for r in server.rooms.values() if r.core.game.name == "othello"]
 
 
 async def test_a_challenge_lapses_when_its_challenger_leaves(server: Server, connect) -> None:
@@ -185,8 +185,8 @@ async def test_a_challenge_accepted_as_its_challenger_leaves_seats_nobody(server
     with pytest.raises(ServerError) as refused:
         await answer
     assert refused.value.code == "no_such_challenge" and "its challenger left" in refused.value.message
-    assert not [room for room in server.rooms.values() if room.status == "playing"]
-    assert all(room.status == "aborted" for room in server.rooms.values())
+    assert not [room for room in server.rooms.values() if room.core.status == "playing"]
+    assert all(room.core.status == "aborted" for room in server.rooms.values())
 
 
 async def _taken(server: Server, challenge: str) -> bool:

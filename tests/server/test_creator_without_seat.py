@@ -42,10 +42,10 @@ async def test_a_creator_without_a_seat_hears_nothing_of_the_game_until_it_watch
         # `game_over` in the step that finishes it (the in-process event bus never waits).
         room = server.rooms[created["room"]]
         for _ in range(250):
-            if room.status == "finished":
+            if room.core.status == "finished":
                 break
             await asyncio.sleep(0.02)
-        assert room.status == "finished"
+        assert room.core.status == "finished"
         await _request(ws, pushed, type="ping", id=1000)  # answered after anything sent ada before it
         assert pushed == []
 

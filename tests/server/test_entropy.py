@@ -4,6 +4,7 @@ forked child never gets its parent's next bytes."""
 import collections
 import os
 
+from partida.room.core import RoomCore
 from partida.room.seed import seed_hash
 from partida.room.terms import RoomTerms
 from partida.server import entropy
@@ -52,20 +53,20 @@ def test_a_pool_hands_out_each_item_once_in_order_across_refills() -> None:
 
 
 def test_a_forked_child_does_not_share_a_pool() -> None:
-    from partida.server import rooms
+    from partida.server.rooms import codes
 
-    rooms.new_seat_token()  # the pool holds unused tokens now
+    codes.new_seat_token()  # the pool holds unused tokens now
     read, write = os.pipe()
     child = os.fork()
     if child == 0:
-        os.write(write, rooms.new_seat_token().encode())
+        os.write(write, codes.new_seat_token().encode())
         os._exit(0)
     os.waitpid(child, 0)
-    assert os.read(read, 24).decode() != rooms.new_seat_token()
+    assert os.read(read, 24).decode() != codes.new_seat_token()
 
 
 def test_room_secrets_from_pools_have_their_sizes_and_never_repeat() -> None:
-    from partida.server import rooms
+    from partida.server.rooms import codes as rooms
 
     alphabet = set(rooms.CODE_ALPHABET)
     for length in (rooms.PUBLIC_CODE_LENGTH, rooms.PRIVATE_CODE_LENGTH, 9):
@@ -75,7 +76,7 @@ def test_room_secrets_from_pools_have_their_sizes_and_never_repeat() -> None:
     tokens = [rooms.new_seat_token() for _ in range(1000)]
     urlsafe = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
     assert len(set(tokens)) == 1000 and all(len(t) == 24 and set(t) <= urlsafe for t in tokens)
-    seeds = [rooms.Room(None, RoomTerms(None), None) for _ in range(300)]  # type: ignore[arg-type]
+    seeds = [RoomCore(RoomTerms(None), *rooms.new_seed()) for _ in range(300)]  # type: ignore[arg-type]
     assert len({room.seed for room in seeds}) == 300
     assert all(0 <= room.seed < 2**63 and room.seed_hash == seed_hash(room.seed) for room in seeds)
     assert max(room.seed for room in seeds).bit_length() >= 60

@@ -62,7 +62,7 @@ async def test_a_live_game_is_read_as_its_spectators_see_it(server: Server, conn
     update = await alice.next_update(created["room"])
     record = await (await connect(name="carol")).game(update["game_id"])
     assert record["status"] == "playing" and "seed" not in record and "log" not in record
-    assert record["view"] == server.rooms[created["room"]].state.view(None)
+    assert record["view"] == server.rooms[created["room"]].core.state.view(None)
 
 
 async def test_bad_history_requests_get_codes(connect) -> None:
@@ -161,7 +161,7 @@ async def test_a_live_game_replays_step_by_step_as_spectators_saw_it(server: Ser
         {"seat": 0, "action": 4, "text": None},
         {"seat": 1, "action": 0, "text": None},
     ]
-    assert record["steps"][-1]["view"] == server.rooms[code].state.view(None)  # type: ignore[union-attr]
+    assert record["steps"][-1]["view"] == server.rooms[code].core.state.view(None)  # type: ignore[union-attr]
     assert "steps" not in await reader.game(update["game_id"])  # only when asked
 
 

@@ -120,7 +120,7 @@ async def test_spectators_of_another_nodes_room_are_served_from_its_events(nodes
             break
         seen.append(message["seq"])
     assert seen[:4] == [2, 3, 4, 5] and message["result"]["winners"] == [0]
-    assert message["seed"] == str(a.rooms[code].seed)  # revealed at the end, as on the room's node
+    assert message["seed"] == str(a.rooms[code].core.seed)  # revealed at the end, as on the room's node
     await carol.leave(code)
     assert code not in b.cluster.relays
     for client in (alice, bob, carol):
@@ -170,12 +170,12 @@ async def test_a_node_that_stops_hands_its_games_over(nodes) -> None:  # type: i
         for _ in range(20):
             await bob.next_message(code, timeout=5)
     await bob.join(code, seat=1, token=bob_token)  # asked of node b: it takes the game over
-    assert code in b.rooms and b.rooms[code].seq == 2
-    assert b.rooms[code].clock is not None  # the clock resumes as after a restart
+    assert code in b.rooms and b.rooms[code].core.seq == 2
+    assert b.rooms[code].core.clock is not None  # the clock resumes as after a restart
     alice = await Client.connect(b.url, name="alice")
     await alice.join(code, seat=0, token=alice_token)
     await alice.act(code, 8)
-    stored = await b.store.load_game(b.rooms[code].game_id)
+    stored = await b.store.load_game(b.rooms[code].core.game_id)
     assert [action for _, action in stored.actions] == [4, 0, 8]
     for client in (alice, bob):
         await client.close()
@@ -206,7 +206,7 @@ async def test_exactly_one_node_claims_each_expired_room(nodes) -> None:  # type
         code = (await alice.create_room("tictactoe", seat=0))["room"]
         await bob.join(code)
         codes.append(code)
-    game_ids = {a.rooms[c].game_id for c in codes}
+    game_ids = {a.rooms[c].core.game_id for c in codes}
     directory = a.cluster.directory
     await a.cluster.stop()  # leases end; the rooms stay in memory, so no takeover may write them
     db = await Database.open(nodes.url)
@@ -268,10 +268,10 @@ async def test_the_browser_client_follows_moved_to_the_rooms_node(nodes) -> None
             await page.wait_for_selector("#board")
             assert await page.text_content("#room-code") == code
             for _ in range(100):
-                if a.rooms[code].seats[1] is not None:
+                if a.rooms[code].core.seats[1] is not None:
                     break
                 await asyncio.sleep(0.05)
-            seat = a.rooms[code].seats[1]
+            seat = a.rooms[code].core.seats[1]
             assert seat is not None and seat.name == "bob" and seat.session is not None
             assert errors == []
         finally:

@@ -37,8 +37,8 @@ async def test_a_challenge_to_a_bot_on_another_node_is_played_to_the_end(three: 
         final = await asyncio.wait_for(alice.play(code, play_randomly(1)), 30)
         assert final["status"] == "finished"
         room = a.rooms[code]
-        assert [s.name for s in room.seats if s is not None] == ["alice", "otto"]
-        stored = await a.store.load_game(room.game_id)
+        assert [s.name for s in room.core.seats if s is not None] == ["alice", "otto"]
+        stored = await a.store.load_game(room.core.game_id)
         assert stored is not None and stored.status == "finished"
 
         # It declared tic-tac-toe only. Summoned here for the first game, it is connected to this
@@ -68,7 +68,7 @@ async def test_add_bot_seats_a_named_bot_connected_to_another_node(three: list[S
         assert added["seat"] == 1
         final = await asyncio.wait_for(alice.play(code, play_randomly(2)), 30)
         assert final["status"] == "finished"
-        assert [s.name for s in a.rooms[code].seats if s is not None] == ["alice-guest", "tessa"]
+        assert [s.name for s in a.rooms[code].core.seats if s is not None] == ["alice-guest", "tessa"]
 
         with pytest.raises(ServerError) as refused:  # it declared tic-tac-toe only
             room = (await alice.create_room("othello", seat=0, public=False))["room"]

@@ -55,7 +55,7 @@ async def test_a_rated_room_seats_accounts_and_refuses_guests(server: Server, co
     with pytest.raises(ServerError) as refused:
         await guest.join(code)
     assert refused.value.code == "rated_needs_account"
-    assert server.rooms[code].seats[1] is None  # the refusal changed nothing
+    assert server.rooms[code].core.seats[1] is None  # the refusal changed nothing
     joined = await bob.join(code)
     assert joined["summary"]["rated"] is True and joined["summary"]["status"] == "playing"
     async with server.db.session() as session:
@@ -126,9 +126,9 @@ async def test_one_account_cannot_take_both_seats_of_a_rated_room(server: Server
         with pytest.raises(ServerError) as refused:
             await client.join(code, seat=seat)
         assert refused.value.code == "rated_seat_twice" and "rated" in refused.value.message
-    assert server.rooms[code].seats[1] is None and server.rooms[code].status == "waiting"
+    assert server.rooms[code].core.seats[1] is None and server.rooms[code].core.status == "waiting"
     taken_back = await again.join(code, seat=0, token=created["token"])  # its own seat, by its token
-    assert taken_back["seat"] == 0 and server.rooms[code].seats[1] is None
+    assert taken_back["seat"] == 0 and server.rooms[code].core.seats[1] is None
     casual = (await ada.create_room("tictactoe", seat=0, clock=BLITZ))["room"]
     assert (await again.join(casual, seat=1))["seat"] == 1
     await bots("random")

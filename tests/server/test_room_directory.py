@@ -22,7 +22,7 @@ from partida.server.live_nodes import LiveNodes
 from partida.server.presence import Presence
 from partida.server.publisher import Publisher
 from partida.server.room_directory import SingleNodeRooms
-from partida.server.rooms import PUBLIC_CODE_LENGTH
+from partida.server.rooms.codes import PUBLIC_CODE_LENGTH
 from partida.server.session import Session
 from partida.storage.nodes import Claimed, CodeTaken, Location
 
@@ -108,20 +108,38 @@ class Directory:
         ][:limit]
 
 
-class Room:
-    """What the directory reads of a room: its game, code, visibility and summary (and of one
-    taken over, its seats, to summon the bots that held them)."""
+class Core:
+    """What the directory reads of a room's core: its game id, status, seats and move count."""
 
-    def __init__(self, game_id: int, code: str, public: bool = True, status: str = "waiting") -> None:
+    def __init__(self, game_id: int, status: str) -> None:
         self.game_id = game_id
-        self.code = code
-        self.public = public
         self.status = status
         self.seats: list[Any] = []
         self.seq = 0
 
+
+class Room:
+    """What the directory reads of a room: its code, visibility, summary and core (and of one
+    taken over, its seats, to summon the bots that held them)."""
+
+    def __init__(self, game_id: int, code: str, public: bool = True, status: str = "waiting") -> None:
+        self.code = code
+        self.public = public
+        self.core = Core(game_id, status)
+
     def summary(self) -> dict[str, Any]:
-        return {"code": self.code, "game_id": self.game_id, "public": self.public, "status": "waiting"}
+        return {"code": self.code, "game_id": self.core.game_id, "public": self.public, "status": "waiting"}
+
+
+class Table(dict[str, Any]):
+    """The node's rooms as the cluster changes them: a room re-coded before it enters, a room lost
+    to another node."""
+
+    def recode(self, room: Room) -> None:
+        room.code = next(c for c in ("UVWXYZ", "QRSTUV") if c != room.code and c not in self)
+
+    def lose(self, room: Room, notice: dict[str, Any]) -> None:
+        self.pop(room.code, None)
 
 
 @dataclass
@@ -148,7 +166,7 @@ class Request:
 class Node:
     def __init__(self, bus: EventBus) -> None:
         self.directory = Directory()
-        self.rooms: dict[str, Any] = {}
+        self.rooms = Table()
         self.store = Store([])
         self.codes: dict[int, str] = {}  # game id -> its room code, for the rooms rebuilt on taking over
         self.live = LiveNodes([HERE])
@@ -161,7 +179,7 @@ class Node:
             bus=bus,
             registry=registry,
             limiter=Limiter(Limits()),
-            rooms=self.rooms,
+            rooms=self.rooms,  # type: ignore[arg-type]
             bots=list,
             resume=self.resume,  # type: ignore[arg-type]
             seat_bot_again=self.seat_bot_again,

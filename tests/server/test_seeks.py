@@ -226,7 +226,7 @@ async def test_bots_answer_only_seeks_that_allow_bots(server: Server, connect) -
     seated = await asyncio.wait_for(bot.seated.get(), 5)
     pushed = await asyncio.wait_for(gina.seek_events.get(), 5)
     assert seated["room"] == pushed["room"] == taken["room"] and pushed["opponent"] == "seeker-bot"
-    seats = server.rooms[taken["room"]].seats
+    seats = server.rooms[taken["room"]].core.seats
     assert (seats[seated["seat"]].kind, seats[pushed["seat"]].name) == ("bot", "gina")
     code = taken["room"]
     finals = await asyncio.wait_for(
@@ -478,8 +478,8 @@ async def test_a_seek_paired_as_its_poster_leaves_seats_nobody(server: Server, c
     else:
         assert (await answer)["paired"] is False  # it waits for another opponent instead
         assert [s["by"]["name"] for s in await other.list_seeks()] == ["other"]
-    assert not [room for room in server.rooms.values() if room.status == "playing"]
-    assert all(room.status == "aborted" for room in server.rooms.values())
+    assert not [room for room in server.rooms.values() if room.core.status == "playing"]
+    assert all(room.core.status == "aborted" for room in server.rooms.values())
     assert other.seek_events.empty()
 
 

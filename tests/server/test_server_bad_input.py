@@ -54,7 +54,7 @@ async def started_room(connect) -> tuple[Client, Client, str]:  # type: ignore[n
 
 
 async def board(server, code: str) -> list[int]:  # type: ignore[no-untyped-def]
-    return list(server.rooms[code].state.view(None)["board"])
+    return list(server.rooms[code].core.state.view(None)["board"])
 
 
 @pytest.mark.parametrize(
@@ -167,7 +167,7 @@ async def test_actions_after_the_end_are_refused(connect, server) -> None:
     alice, bob, code = await started_room(connect)
     for seat, square in [(0, 0), (1, 3), (0, 1), (1, 4), (0, 2)]:
         await (alice if seat == 0 else bob).act(code, square)
-    assert server.rooms[code].status == "finished"
+    assert server.rooms[code].core.status == "finished"
     with pytest.raises(ServerError) as exc:
         await bob.act(code, 8)
     assert exc.value.code == "game_over"
@@ -181,7 +181,7 @@ async def test_a_flood_of_garbage_leaves_other_rooms_playing(connect, server) ->
         await raw.ws.send(frame)
     for seat, square in [(0, 0), (1, 3), (0, 1), (1, 4), (0, 2)]:
         await (alice if seat == 0 else bob).act(code, square)
-    assert server.rooms[code].state.result().winners == [0]
+    assert server.rooms[code].core.state.result().winners == [0]
     await raw.send({"type": "ping", "id": 1})
     while (message := await raw.recv())["type"] != "pong":
         assert message["type"] == "error"

@@ -84,7 +84,7 @@ async def test_a_restart_charges_the_outage_to_nobody(db_url: str) -> None:
     await second.start()
     try:
         room = second.rooms[code]
-        assert room.clock.remaining == stored and room.result is None
+        assert room.core.clock.remaining == stored and room.core.result is None
         bob = await Client.connect(second.url, name="bob")
         await bob.join(code, seat=1, token=bob_token)
         update = await bob.next_update(code, 5)

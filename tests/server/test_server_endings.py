@@ -37,14 +37,14 @@ async def test_resign_gives_the_other_seat_the_game(connect, server: Server) -> 
 
 
 async def test_finished_games_reach_their_subscribers_once_stored(connect, server: Server) -> None:
-    """Ladders and tournaments learn of a finished game from `RoomPorts.finished`, in order,
+    """Ladders and tournaments learn of a finished game from `Rooms.on_finished`, in order,
     once, after its result is stored."""
     told: list[tuple[str, str, str | None]] = []
 
     def subscriber(room: Any) -> None:
-        told.append((room.code, room.status, room.result and room.result["reason"]))
+        told.append((room.code, room.core.status, room.core.result and room.core.result["reason"]))
 
-    server.room_ports.finished.append(subscriber)
+    server.rooms.on_finished(subscriber)
     try:
         alice, bob, code = await two_player_room(connect)
         await bob.resign(code)
@@ -53,7 +53,7 @@ async def test_finished_games_reach_their_subscribers_once_stored(connect, serve
         await refused("game_over", alice.resign(code))
         assert len(told) == 1
     finally:
-        server.room_ports.finished.remove(subscriber)
+        server.rooms.ports.finished.remove(subscriber)
 
 
 async def test_a_draw_agreed(connect, server: Server) -> None:
@@ -77,7 +77,7 @@ async def test_a_draw_declined_and_a_draw_offer_lapsing(connect, server: Server)
     await bob.act(code, 0)  # the offerer's opponent moves: the offer lapses
     await refused("no_draw_offer", bob.accept_draw(code))
     room = server.rooms[code]
-    assert room.status == "playing" and room.seq == 2 and room.endings.draw_offer is None
+    assert room.core.status == "playing" and room.core.seq == 2 and room.core.endings.draw_offer is None
 
 
 async def test_abort_before_every_seat_has_moved(connect, server: Server) -> None:
@@ -153,13 +153,13 @@ async def test_an_abandoned_game_before_two_moves_is_aborted(connect, server: Se
 
 async def test_a_seat_back_within_the_grace_period_plays_on(connect, server: Server) -> None:
     alice, bob, code = await two_player_room(connect, abandon_after=0.5)
-    token = server.rooms[code].token_for(1)
+    token = server.rooms[code].core.token_for(1)
     await bob.close()
     bob = await connect(name="bob")
     await bob.join(code, seat=1, token=token)
     await alice.act(code, 4)
     await bob.act(code, 0)
-    assert server.rooms[code].status == "playing" and not server.rooms[code].endings.away
+    assert server.rooms[code].core.status == "playing" and not server.rooms[code].core.endings.away
 
 
 async def test_bad_requests_change_nothing(connect, server: Server) -> None:
@@ -177,7 +177,7 @@ async def test_bad_requests_change_nothing(connect, server: Server) -> None:
     watcher = await connect(name="watcher")
     await refused("not_seated", watcher.resign(code))
     await refused("no_such_room", alice.resign("NOSUCH"))
-    assert room.status == "playing" and room.seq == 2 and room.result is None
+    assert room.core.status == "playing" and room.core.seq == 2 and room.core.result is None
     await alice.act(code, 8)  # the game goes on
     for clock in (
         {"initial": -5, "increment": 1},
@@ -200,7 +200,7 @@ async def test_draws_are_for_two_seat_games(connect, server: Server) -> None:
     await carol.join(code)
     await refused("draw_unavailable", alice.offer_draw(code))
     await refused("draw_unavailable", bob.accept_draw(code))
-    assert server.rooms[code].result is None
+    assert server.rooms[code].core.result is None
 
 
 async def test_resign_in_a_three_seat_game_drops_the_seat_out(connect, server: Server) -> None:
@@ -210,7 +210,7 @@ async def test_resign_in_a_three_seat_game_drops_the_seat_out(connect, server: S
     await carol.join(code)
     await carol.resign(code)
     await refused("already_resigned", carol.resign(code))
-    assert server.rooms[code].result is None  # the game goes on, the server's bot plays carol's seat
+    assert server.rooms[code].core.result is None  # the game goes on, the server's bot plays carol's seat
     await bob.resign(code)  # one seat left: alice wins
     final = await final_update(alice, code)
     assert final["result"]["reason"] == "resign"
@@ -226,7 +226,7 @@ async def test_a_resignation_says_why_in_the_stored_result(connect, server: Serv
     await carol.join(code)
     await refused("bad_field", carol.resign(code, note=""))
     await refused("bad_field", carol.resign(code, note="x" * 301))
-    assert server.rooms[code].endings.resigned == []  # a refused note resigns nothing
+    assert server.rooms[code].core.endings.resigned == []  # a refused note resigns nothing
     await carol.resign(code, note="stdio bot 'python bot.py': bad JSON: 'hello'")
     await bob.resign(code)  # no note: none recorded for bob
     final = await final_update(alice, code)
@@ -247,7 +247,7 @@ async def test_a_game_nobody_returns_to_after_a_restart_ends(db_url: str) -> Non
     await bob.join(code)
     for seat, (player, square) in enumerate([(alice, 4), (bob, 0), (alice, 8)]):
         await player.act(code, square, seq=seat)
-    game_id = first.rooms[code].game_id
+    game_id = first.rooms[code].core.game_id
     await alice.close()
     await bob.close()
     await first.stop()
@@ -255,7 +255,7 @@ async def test_a_game_nobody_returns_to_after_a_restart_ends(db_url: str) -> Non
     second = Server(ServerConfig(port=0, db_url=db_url))
     await second.start()
     try:
-        assert second.rooms[code].result is None  # resumed, waiting for its players
+        assert second.rooms[code].core.result is None  # resumed, waiting for its players
         watcher = await Client.connect(second.url, name="watcher")
         await watcher.watch(code)
         final = await final_update(watcher, code, 10)

@@ -238,7 +238,7 @@ async def test_no_request_in_the_catalogue_causes_an_internal_error_or_a_traceba
     alice, bob = await Client.connect(server.url, name="alice"), await Client.connect(server.url, name="bob")
     code = (await alice.create_room("tictactoe", seat=0, public=False))["room"]
     await bob.join(code)
-    game_id = server.rooms[code].game_id
+    game_id = server.rooms[code].core.game_id
     await server.store.create_user("carol", "long enough password")
     carol = await Client.connect(server.url, name="carol", password="long enough password")  # challenged
     waiting_seek = (await carol.seek("othello", clock={"per_move": 30}))["seek"]["id"]  # taken, cancelled

@@ -105,7 +105,7 @@ async def check_views_through_server(server, connect, game_name: str, seats: int
 
     await asyncio.gather(*(record_player(i) for i in range(seats)), record_spectator())
     room = server.rooms[code]
-    stored = await server.store.load_game(room.game_id)
+    stored = await server.store.load_game(room.core.game_id)
     game = server.registry.get(game_name)
     state = game.new_state(game.resolve_options(options), stored.seed, seats)
     views_by_seq = [{s: state.view(s) for s in [None, *range(seats)]}]

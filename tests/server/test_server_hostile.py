@@ -59,7 +59,7 @@ async def test_a_token_kept_from_an_earlier_seating_does_not_take_the_seat(conne
         await mallory.join(code, seat=1, token=old)
     assert refused.value.code == "auth_failed"
     room = server.rooms[code]
-    assert room.seats[1].name == "friend" and room.seats[1].session is not None
+    assert room.core.seats[1].name == "friend" and room.core.seats[1].session is not None
     # the friend's own token still reclaims the seat from another connection
     again = await connect(name="friend")
     assert (await again.join(code, seat=1, token=friends))["seat"] == 1
@@ -150,10 +150,10 @@ async def test_a_failed_start_leaves_the_room_waiting(server, connect) -> None:
     with pytest.raises(ServerError) as failed:
         await alice.start(code)
     assert failed.value.code == "storage_unavailable"
-    assert server.rooms[code].status == "waiting" and server.rooms[code].state is None
+    assert server.rooms[code].core.status == "waiting" and server.rooms[code].core.state is None
     server.store.start_game = real  # type: ignore[method-assign]
     await alice.start(code)
-    assert server.rooms[code].status == "playing"
+    assert server.rooms[code].core.status == "playing"
 
 
 # 3. A slow reader is disconnected before its outbox grows without bound.
@@ -250,7 +250,7 @@ async def test_booleans_and_floats_are_not_squares(server, connect) -> None:
             await alice.act(code, answer)
         assert refused.value.code == "illegal_action"
     await alice.act(code, 5)
-    stored = await server.store.load_game(server.rooms[code].game_id)
+    stored = await server.store.load_game(server.rooms[code].core.game_id)
     assert stored is not None and stored.actions == [(0, 5)]
 
 

@@ -21,7 +21,7 @@ from partida.bots.runner import BotRunner
 from partida.client import Client, ConnectionLost, ServerError, patiently
 from partida.server.app import Server, ServerConfig
 from partida.server.limits import Limits, TokenBucket, retry
-from partida.server.services import rooms as room_service
+from partida.server.rooms import table as rooms_table
 from partida.server.shell import Shell
 
 
@@ -345,7 +345,7 @@ async def test_a_bot_reconnects_after_a_restart_and_takes_its_seat_back(db_url: 
             human.play(code, lambda u, p: p.random_answer(rng), on_error=lambda e: errors.append(e.code)), 20
         )
         assert final["status"] == "finished" and not errors
-        assert second.rooms[code].seats[1].name == "a-bot"
+        assert second.rooms[code].core.seats[1].name == "a-bot"
         await human.close()
     finally:
         task.cancel()
@@ -371,7 +371,7 @@ async def test_password_checks_run_one_at_a_time_and_the_queue_is_bounded(limite
 async def test_a_finished_room_leaves_its_players_connections_when_it_is_reaped(limited, monkeypatch) -> None:
     """Connections that stay (a bot playing game after game) do not hold every room they ever
     sat in: once a finished room leaves the server, its players' connections forget it."""
-    monkeypatch.setattr(room_service, "FINISHED_ROOM_TTL", 0.1)
+    monkeypatch.setattr(rooms_table, "FINISHED_ROOM_TTL", 0.1)
     server = await limited(waiting_room_ttl=0.2)  # the reaper looks every 0.1 s
     ann, bea = await Client.connect(server.url, name="ann"), await Client.connect(server.url, name="bea")
     code = (await ann.create_room("tictactoe", seat=0, public=False))["room"]
@@ -380,7 +380,7 @@ async def test_a_finished_room_leaves_its_players_connections_when_it_is_reaped(
     assert all(room in s.rooms for s in server.sessions)
     for cell, client in zip((0, 3, 1, 4, 2), (ann, bea, ann, bea, ann), strict=True):
         await client.act(code, cell)
-    assert room.status == "finished"
+    assert room.core.status == "finished"
     for _ in range(100):
         if code not in server.rooms:
             break

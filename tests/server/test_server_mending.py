@@ -90,7 +90,7 @@ async def test_a_stored_log_ahead_of_the_room_is_adopted_and_the_late_answer_tol
     carol = await Client.connect(started.url, name="carol")
     await carol.watch(code)
     room = started.rooms[code]
-    store_behind_the_back(db_url, room.game_id, 1, 1, 4, clock=[77.0, 55.0])
+    store_behind_the_back(db_url, room.core.game_id, 1, 1, 4, clock=[77.0, 55.0])
 
     with pytest.raises(ServerError) as refused:
         await bob.act(code, 2, seq=1)  # not the stored move: Bob's answer came too late
@@ -106,8 +106,8 @@ async def test_a_stored_log_ahead_of_the_room_is_adopted_and_the_late_answer_tol
         assert 50.0 < remaining[0] <= 77.0  # Alice's runs again from what the snapshot left her
 
     await alice.act(code, 5, seq=2)  # the game goes on from the stored log
-    assert room.seq == 3
-    stored = await started.store.load_game(room.game_id)
+    assert room.core.seq == 3
+    stored = await started.store.load_game(room.core.game_id)
     assert stored is not None and stored.actions == [(0, 3), (1, 4), (0, 5)]
     for client in (alice, bob, carol):
         await client.close()
@@ -117,21 +117,21 @@ async def test_a_restart_after_adopting_the_stored_log_resumes_the_same_game(db_
     first = Server(ServerConfig(port=0, db_url=db_url))
     await first.start()
     alice, bob, code = await two_players(first)
-    game_id = first.rooms[code].game_id
+    game_id = first.rooms[code].core.game_id
     store_behind_the_back(db_url, game_id, 1, 1, 0)
     with pytest.raises(ServerError) as refused:
         await bob.act(code, 8)
     assert refused.value.code == "stale_decision"
     await alice.close()
     await bob.close()
-    board = first.rooms[code].state.view(None)["board"]
+    board = first.rooms[code].core.state.view(None)["board"]
     await first.stop()
 
     second = Server(ServerConfig(port=0, db_url=db_url))
     await second.start()
     try:
-        assert second.rooms[code].seq == 2
-        assert second.rooms[code].state.view(None)["board"] == board == [1, EMPTY, EMPTY, 0] + [EMPTY] * 5
+        assert second.rooms[code].core.seq == 2
+        assert second.rooms[code].core.state.view(None)["board"] == board == [1, EMPTY, EMPTY, 0] + [EMPTY] * 5
     finally:
         await second.stop()
 
@@ -143,7 +143,7 @@ async def winning_move_stored_behind_the_back(started: Server, db_url: str) -> t
     await bob.act(code, 0)
     await alice.act(code, 4)
     await bob.act(code, 1)
-    store_behind_the_back(db_url, started.rooms[code].game_id, 4, 0, 5)
+    store_behind_the_back(db_url, started.rooms[code].core.game_id, 4, 0, 5)
     return alice, bob, code
 
 
@@ -153,7 +153,7 @@ async def assert_alice_won(started: Server, code: str, *clients: Client) -> None
     for client in clients:
         update = await update_at(client, code, 5)
         assert update["status"] == "finished" and update["result"]["winners"] == [0]
-    stored = await started.store.load_game(started.rooms[code].game_id)
+    stored = await started.store.load_game(started.rooms[code].core.game_id)
     assert stored is not None and stored.status == "finished" and stored.result["winners"] == [0]
 
 
@@ -180,12 +180,12 @@ async def test_a_stored_ending_action_that_stands_is_recorded_with_its_result(st
 async def test_a_write_that_fails_as_a_duplicate_of_the_same_action_stands(started: Server, db_url: str) -> None:
     alice, bob, code = await two_players(started)
     room = started.rooms[code]
-    store_behind_the_back(db_url, room.game_id, 1, 1, 4)
+    store_behind_the_back(db_url, room.core.game_id, 1, 1, 4)
     reply = await bob.act(code, 4, seq=1)  # the stored action: accepted
     assert reply["seq"] == 2
     assert (await update_at(alice, code, 2))["decision"] is not None
     await alice.act(code, 5, seq=2)
-    stored = await started.store.load_game(room.game_id)
+    stored = await started.store.load_game(room.core.game_id)
     assert stored is not None and stored.actions == [(0, 3), (1, 4), (0, 5)]
     await alice.close()
     await bob.close()
@@ -201,7 +201,7 @@ async def test_a_move_committed_by_a_writer_process_that_died_before_answering_s
     room = started.rooms[code]
     backend, pid, acting = await sent_to_a_stopped_writer(started, bob.act(code, 4, seq=1))
     try:
-        store_behind_the_back(db_url, room.game_id, 1, 1, 4)
+        store_behind_the_back(db_url, room.core.game_id, 1, 1, 4)
     finally:
         os.kill(pid, signal.SIGKILL)
     reply = await acting
@@ -210,7 +210,7 @@ async def test_a_move_committed_by_a_writer_process_that_died_before_answering_s
     assert update["view"]["board"][4] == 1 and update["decision"] is not None
     await alice.act(code, 5, seq=2)  # a new writer process stores the next move
     assert backend._child is not None and backend._child.process.pid != pid
-    stored = await started.store.load_game(room.game_id)
+    stored = await started.store.load_game(room.core.game_id)
     assert stored is not None and stored.actions == [(0, 3), (1, 4), (0, 5)]
     await alice.close()
     await bob.close()
@@ -225,9 +225,9 @@ async def test_a_move_a_dead_writer_process_did_not_store_is_undone(started: Ser
     with pytest.raises(ServerError) as refused:
         await acting
     assert refused.value.code == "storage_unavailable"
-    assert room.seq == 1
+    assert room.core.seq == 1
     await bob.act(code, 4, seq=1)
-    stored = await started.store.load_game(room.game_id)
+    stored = await started.store.load_game(room.core.game_id)
     assert stored is not None and stored.actions == [(0, 3), (1, 4)]
     await alice.close()
     await bob.close()
@@ -242,17 +242,17 @@ async def test_on_postgresql_the_room_adopts_a_log_ahead_and_accepts_a_stored_ac
     try:
         alice, bob, code = await two_players(server, {"initial": 100, "increment": 0})
         room = server.rooms[code]
-        await store_behind_the_back_on_postgres(url, room.game_id, 1, 1, 4, clock=[77.0, 55.0])
+        await store_behind_the_back_on_postgres(url, room.core.game_id, 1, 1, 4, clock=[77.0, 55.0])
         with pytest.raises(ServerError) as refused:
             await bob.act(code, 2, seq=1)
         assert refused.value.code == "stale_decision"
         update = await update_at(alice, code, 2)
         assert update["view"]["board"][4] == 1 and update["decision"] is not None
         assert update["clock"]["remaining"][1] == 55.0
-        await store_behind_the_back_on_postgres(url, room.game_id, 2, 0, 5)
+        await store_behind_the_back_on_postgres(url, room.core.game_id, 2, 0, 5)
         assert (await alice.act(code, 5, seq=2))["seq"] == 3  # the stored action: it stands
         await bob.act(code, 8, seq=3)
-        stored = await server.store.load_game(room.game_id)
+        stored = await server.store.load_game(room.core.game_id)
         assert stored is not None and stored.actions == [(0, 3), (1, 4), (0, 5), (1, 8)]
         await alice.close()
         await bob.close()
@@ -278,11 +278,11 @@ async def test_a_fenced_node_undoes_a_refused_move_without_adopting_the_log(post
         await asyncio.gather(cluster._task, return_exceptions=True)
         cluster._task = None
         cluster.fence.valid_until = 0.0
-        await store_behind_the_back_on_postgres(url, room.game_id, 1, 1, 4)
+        await store_behind_the_back_on_postgres(url, room.core.game_id, 1, 1, 4)
         with pytest.raises(ServerError) as refused:
             await bob.act(code, 2, seq=1)
         assert refused.value.code == "storage_unavailable"
-        assert room.seq == 1 and room.state.view(None)["board"][4] == EMPTY
+        assert room.core.seq == 1 and room.core.state.view(None)["board"][4] == EMPTY
         await alice.close()
         await bob.close()
     finally:
@@ -294,14 +294,14 @@ def start_behind_the_back(db_url: str, room: Any) -> None:
     another connection to the SQLite file; the start time is the game's creation time, in the
     format the server wrote that."""
     with contextlib.closing(sqlite3.connect(sqlite_path(db_url), timeout=10)) as conn:
-        for index, seat in enumerate(room.seats):
+        for index, seat in enumerate(room.core.seats):
             conn.execute(
                 "INSERT INTO seats (game_id, seat, account_id, name, token) VALUES (?, ?, ?, ?, ?)",
-                (room.game_id, index, seat.account_id, seat.name, seat.token),
+                (room.core.game_id, index, seat.account_id, seat.name, seat.token),
             )
         changed = conn.execute(
             "UPDATE games SET status = 'playing', started_at = created_at WHERE id = ? AND status = 'waiting'",
-            (room.game_id,),
+            (room.core.game_id,),
         ).rowcount
         assert changed == 1
         conn.commit()
@@ -334,10 +334,10 @@ async def test_a_start_committed_by_a_writer_process_that_died_before_answering_
     finally:
         os.kill(pid, signal.SIGKILL)
     await starting
-    assert room.status == "playing"
+    assert room.core.status == "playing"
     assert (await update_at(alice, code, 0))["decision"] is not None
     await alice.act(code, 4, seq=0)  # a new writer process stores the first move
-    stored = await started.store.load_game(room.game_id)
+    stored = await started.store.load_game(room.core.game_id)
     assert stored is not None and stored.status == "playing" and stored.actions == [(0, 4)]
     await alice.close()
     await bob.close()
@@ -352,7 +352,7 @@ async def test_a_start_stored_already_stands_where_every_retry_failed_on_its_sea
     room = started.rooms[code]
     start_behind_the_back(db_url, room)
     await alice.start(code)
-    assert room.status == "playing"
+    assert room.core.status == "playing"
     await alice.act(code, 4, seq=0)
     assert (await update_at(bob, code, 1))["decision"] is not None
     await alice.close()
@@ -372,9 +372,9 @@ async def test_an_ending_request_whose_write_failed_can_be_asked_again(started: 
     with pytest.raises(ServerError) as refused:
         await asking
     assert refused.value.code == "storage_unavailable"
-    assert started.rooms[code].result is None
+    assert started.rooms[code].core.result is None
     await request(code)  # not `already_resigned`, not `no_draw_offer`
-    stored = await started.store.load_game(started.rooms[code].game_id)
+    stored = await started.store.load_game(started.rooms[code].core.game_id)
     assert stored is not None and stored.status == "finished"
     assert stored.result["reason"] == ("resign" if ending == "resign" else "draw_agreed")
     await alice.close()
@@ -399,7 +399,7 @@ async def test_a_loss_on_time_whose_write_failed_is_stored_on_a_retry(started: S
     while (final := await alice.next_update(code, timeout=10))["status"] != "finished":
         pass
     assert final["result"]["reason"] == "time" and final["result"]["winners"] == [0]
-    stored = await started.store.load_game(started.rooms[code].game_id)
+    stored = await started.store.load_game(started.rooms[code].core.game_id)
     assert stored is not None and stored.status == "finished" and stored.result["reason"] == "time"
     await alice.close()
     await bob.close()

@@ -33,8 +33,8 @@ async def test_restart_mid_game_loses_no_acknowledged_move(db_url: str) -> None:
     await second.start()
     try:
         room = second.rooms[code]
-        assert room.seq == 3
-        assert room.state.view(None)["board"] == [0, -1, -1, -1, 1, -1, -1, -1, 0]
+        assert room.core.seq == 3
+        assert room.core.state.view(None)["board"] == [0, -1, -1, -1, 1, -1, -1, -1, 0]
         alice = await Client.connect(second.url, name="alice")
         bob = await Client.connect(second.url, name="bob")
         await alice.join(code, seat=0, token=alice_token)
@@ -45,7 +45,7 @@ async def test_restart_mid_game_loses_no_acknowledged_move(db_url: str) -> None:
         await alice.act(code, 6)
         await bob.act(code, 1)
         await alice.act(code, 7)  # X completes the bottom row 6-7-8
-        stored = await second.store.load_game(room.game_id)
+        stored = await second.store.load_game(room.core.game_id)
         assert stored.status == "finished"
         assert [a for _, a in stored.actions] == [0, 4, 8, 2, 6, 1, 7]
         assert stored.result["winners"] == [0]
@@ -109,7 +109,7 @@ async def test_a_game_that_cannot_be_resumed_keeps_no_other_from_playing(db_url:
     await bob.act(stuck, 0)
     await alice.act(stuck, 4)
     await bob.act(stuck, 1)
-    stuck_id = first.rooms[stuck].game_id
+    stuck_id = first.rooms[stuck].core.game_id
     store_behind_the_back(db_url, stuck_id, 4, 0, 5)  # X completes 3-4-5; no result stored
     for client in (*playing[:2], *ending[:2]):
         await client.close()
@@ -125,7 +125,7 @@ async def test_a_game_that_cannot_be_resumed_keeps_no_other_from_playing(db_url:
     await second.start()
     try:
         assert stuck not in second.rooms
-        assert second.rooms[playing[2]].seq == 1 and second.rooms[playing[2]].status == "playing"
+        assert second.rooms[playing[2]].core.seq == 1 and second.rooms[playing[2]].core.status == "playing"
         stored = await second.store.load_game(stuck_id)
         assert stored is not None and stored.status == "playing" and len(stored.actions) == 5
     finally:
@@ -160,11 +160,11 @@ async def test_restart_on_postgresql(postgres) -> None:  # type: ignore[no-untyp
     second = Server(ServerConfig(port=0, db_url=url))
     await second.start()
     try:
-        assert second.rooms[code].seq == 1
+        assert second.rooms[code].core.seq == 1
         bob = await Client.connect(second.url, name="bob")
         await bob.join(code, seat=1, token=bob_token)
         await bob.act(code, 0)
-        stored = await second.store.load_game(second.rooms[code].game_id)
+        stored = await second.store.load_game(second.rooms[code].core.game_id)
         assert [a for _, a in stored.actions] == [4, 0]
         await bob.close()
     finally:

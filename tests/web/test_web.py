@@ -124,7 +124,7 @@ async def test_two_people_and_a_spectator_play_tictactoe_through_an_invite_link(
     # Leaving before the start frees the seat; the invite link brings ada back to it.
     await page.click("#leave")
     await page.wait_for_selector("#create-room")
-    assert server.rooms[code].seats[0] is None
+    assert server.rooms[code].core.seats[0] is None
     await page.goto(invite)
     await page.wait_for_selector("#waiting")
     assert await page.locator("li.me").count() == 1
@@ -151,7 +151,7 @@ async def test_two_people_and_a_spectator_play_tictactoe_through_an_invite_link(
     assert "ada wins" in await watcher.page.locator("#result").inner_text()
     seed = await page.locator("#seed").inner_text()
     room = server.rooms[code]
-    assert seed == str(room.seed)  # exact, though seeds exceed 2^53
+    assert seed == str(room.core.seed)  # exact, though seeds exceed 2^53
     assert (await watcher.page.locator('[data-square="4"]').inner_text()) == "O"
     log = await watcher.page.locator("#log").inner_text()
     assert "bob plays b2" in log
@@ -202,7 +202,7 @@ async def test_a_person_plays_othello_against_a_bot_to_the_end_by_clicking(
             await page.wait_for_function("() => document.querySelector('#status').textContent === ''")
             assert dropped and all(s not in server.sessions for s in dropped)
     assert moves >= 2
-    view = server.rooms[await page.locator("#room-code").inner_text()].state.view(None)  # type: ignore[union-attr]
+    view = server.rooms[await page.locator("#room-code").inner_text()].core.state.view(None)  # type: ignore[union-attr]
     black, white = view["counts"]
     assert await page.locator('[data-count="black"]').inner_text() == f"ada (you): {black}"
     assert await page.locator('[data-count="white"]').inner_text() == f"test-random: {white}"
@@ -269,7 +269,7 @@ async def test_a_recycle_card_game_plays_to_the_end_in_the_generic_renderer(
     # The finished public game, replayed from its end: every hand face down at every step.
     await cy.page.click("#replay-this")
     await cy.page.wait_for_selector("#replay-board .recycle")
-    moves = len(server.rooms[code].actions)
+    moves = len(server.rooms[code].core.actions)
     assert await cy.page.locator("#replay-step").inner_text() == f"move {moves} of {moves}"
     await cy.page.click("#replay-first")
     assert await cy.page.locator('#replay-board [data-zone="HAND"] .pcard.back').count() == 24
@@ -286,10 +286,11 @@ async def test_a_duel_through_mulligan_land_creature_attack_and_block(
 ) -> None:
     """A person (white, in the browser) against a scripted opponent (red, a protocol client that
     plays lands and creatures, attacks with everything and never blocks)."""
-    from partida.server import entropy, rooms
+    from partida.server import entropy
+    from partida.server.rooms import codes
 
     fixed = [(DUEL_SEED, seed_hash(DUEL_SEED))]
-    monkeypatch.setattr(rooms, "_SEEDS", entropy.Pool(lambda n: fixed * n))  # every room's seed is DUEL_SEED
+    monkeypatch.setattr(codes, "_SEEDS", entropy.Pool(lambda n: fixed * n))  # every room's seed is DUEL_SEED
     games = {g["name"]: g for g in await (await connect(name="warm-up")).list_games()}
     cards = games["duel"]["cards"]
     red = await connect(name="red")
@@ -347,7 +348,7 @@ async def test_a_duel_through_mulligan_land_creature_attack_and_block(
     assert "ada (you) blocks: " in log, log
     # The board: our creatures with power/toughness, the opponent's hand only as a count.
     assert await page.locator('[data-side="0"] .perm.creature').count() >= 1
-    hand = server.rooms[code].state.view(0)["hand"]  # type: ignore[union-attr]
+    hand = server.rooms[code].core.state.view(0)["hand"]  # type: ignore[union-attr]
     assert await page.locator("[data-hand]").count() == len(hand)
     assert "in hand" in await page.locator('[data-player="1"]').inner_text()
     # A spectator (the seats are full, so the link means watching) sees the table, no hand.
@@ -641,7 +642,7 @@ async def test_the_move_record_reaches_a_reload_and_a_late_spectator_and_replays
     assert "xena wins" in await cy.page.locator("#result .headline").inner_text()
     assert "1 a win" in await cy.page.locator("#scores").inner_text()
     # Its replay has an address: a reload stays there, and the phone never scrolls sideways.
-    game_id = server.rooms[code].game_id
+    game_id = server.rooms[code].core.game_id
     await cy.page.click("#replay-this")
     await cy.page.wait_for_selector("#replay")
     assert cy.page.url.endswith(f"/#/replay/{game_id}")
@@ -684,7 +685,7 @@ async def test_a_link_carrying_a_seat_token_asks_before_taking_the_seat(
     assert len(asked) == 1 and f"room {code}" in asked[0] and "mallory" in asked[0]
     assert await page.evaluate("localStorage.getItem('partida.name')") == "dan"
     assert await page.locator("#you").inner_text() == "dan (guest)"
-    assert server.rooms[code].seats[0] is not None and await page.locator('li.me[data-seat="1"]').count() == 1
+    assert server.rooms[code].core.seats[0] is not None and await page.locator('li.me[data-seat="1"]').count() == 1
     assert "#" not in page.url
     assert dan.errors == [], dan.errors
 
@@ -768,9 +769,9 @@ async def test_two_people_pair_through_seeks_and_a_listed_seek_is_taken_by_a_cli
     await bob.page.click("#seek")
     for person in (ada, bob):
         await person.page.wait_for_selector("#board")
-    (room,) = [r for r in server.rooms.values() if r.status == "playing"]
-    assert not room.public and room.clock_spec.per_move == 30
-    x, o = (ada, bob) if room.seats[0].name == "ada" else (bob, ada)
+    (room,) = [r for r in server.rooms.values() if r.core.status == "playing"]
+    assert not room.public and room.core.clock_spec.per_move == 30
+    x, o = (ada, bob) if room.core.seats[0].name == "ada" else (bob, ada)
     await x.click_and_wait('[data-square="0"]')
     await o.click_and_wait('[data-square="3"]')
     await x.click_and_wait('[data-square="1"]')

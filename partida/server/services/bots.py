@@ -18,7 +18,8 @@ from partida.room.core import Seat
 from partida.server.account_presence import AccountPresence
 from partida.server.connections import Connections
 from partida.server.limits import Limiter
-from partida.server.room_counts import RoomsByAddress
+from partida.server.rooms.counts import RoomsByAddress
+from partida.server.rooms.driver import Room
 from partida.server.session import Session
 
 if TYPE_CHECKING:
@@ -113,14 +114,12 @@ class BotDirectory:
                 return False
             return seat.account_id == account if account is not None else seat.session is asker
 
-        return sum(
-            1 for room in bot.rooms if room.status in ("waiting", "playing") and any(theirs(s) for s in room.seats)
-        )
+        return sum(1 for room in _games_on(bot) if any(theirs(s) for s in room.core.seats))
 
     @staticmethod
     def games_of(bot: Session) -> int:
         """The games a bot connection is seated in that are not over."""
-        return sum(1 for room in bot.rooms if room.status in ("waiting", "playing"))
+        return sum(1 for _ in _games_on(bot))
 
     def account(self, name: str) -> Session | None:
         """The connection of the bot account `name` here, if it is connected here."""
@@ -134,11 +133,7 @@ class BotDirectory:
 
     def games_for(self, bot: Session, address: str) -> int:
         """The games of `bot` not over that `address` asked for."""
-        return sum(
-            1
-            for room in bot.rooms
-            if room.status in ("waiting", "playing") and self.games_by_address.holds(address, room)
-        )
+        return sum(1 for room in _games_on(bot) if self.games_by_address.holds(address, room))
 
     def may_take(self, bot: Session, asker: Session | None) -> None:
         """`asker`'s address keeps at most `games_per_bot_per_address` of `bot`'s games."""
@@ -254,3 +249,8 @@ def _clock_seconds(clock: ClockSpec | None) -> float:
     if clock is None:
         return clock_seconds(None)
     return clock_seconds(clock.initial, clock.increment, clock.per_move)
+
+
+def _games_on(bot: Session) -> list[Room]:
+    """The rooms of this node `bot` is in whose game is not over (not another node's, watched)."""
+    return [r for r in bot.rooms if isinstance(r, Room) and r.core.status in ("waiting", "playing")]

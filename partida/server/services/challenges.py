@@ -13,6 +13,7 @@ from partida.server.account_presence import AccountPresence
 from partida.server.challenges import Challenge, Challenges
 from partida.server.connections import Connections
 from partida.server.limits import Limiter
+from partida.server.rooms.table import Rooms
 from partida.server.services.bots import BotDirectory
 from partida.server.services.rooms import RoomService
 from partida.server.session import Session
@@ -28,18 +29,18 @@ class ChallengeService:
         connections: Connections,
         presence: AccountPresence,
         bots: BotDirectory,
-        rooms: RoomService,
+        terms: RoomService,
+        rooms: Rooms,
         limiter: Limiter,
-        abandon_after: float,
     ) -> None:
         self.challenges = challenges
         self.challenges.on_lapse = self.lapsed
         self.connections = connections
         self.presence = presence  # the challenged connected to other nodes
         self.bots = bots
+        self.terms = terms  # checks a challenge's terms as it checks a new room's
         self.rooms = rooms
         self.limiter = limiter
-        self.abandon_after = abandon_after
 
     def handlers(self) -> Mapping[str, Handler]:
         return {"challenge": self.on_challenge, "accept": self.on_accept, "decline": self.on_decline}
@@ -66,7 +67,7 @@ class ChallengeService:
         assert target is not None and target.account_id is not None
         if target.account_id == me.account_id:
             raise ProtocolError(ErrorCode.BAD_FIELD, "challenge: you cannot challenge yourself")
-        terms = self.rooms.check_terms(session, req.game, req.options, req.seats, req.clock)
+        terms = self.terms.check_terms(session, req.game, req.options, req.seats, req.clock)
         game, clock = terms.game, terms.clock
         if target.kind == "bot":
             self.bots.may_play_bots(session)
@@ -107,7 +108,7 @@ class ChallengeService:
         where = elsewhere[0]
         if where.account_id == me.account_id:
             raise ProtocolError(ErrorCode.BAD_FIELD, "challenge: you cannot challenge yourself")
-        terms = self.rooms.check_terms(session, req.game, req.options, req.seats, req.clock)
+        terms = self.terms.check_terms(session, req.game, req.options, req.seats, req.clock)
         challenge = Challenge(
             session, where.account_id, where.name, terms.game, terms.options, terms.seats, terms.clock
         )
@@ -193,9 +194,13 @@ class ChallengeService:
         is seated as a bot), other seats free for whoever gets the code. Returns the opponent's
         room summary, seat and token; the challenger is told by `challenge_accepted`."""
         terms = RoomTerms(
-            challenge.game, challenge.options, challenge.seats, clock=challenge.clock, abandon_after=self.abandon_after
+            challenge.game,
+            challenge.options,
+            challenge.seats,
+            clock=challenge.clock,
+            abandon_after=self.rooms.abandon_after,
         )
-        room = await self.rooms.open_room(terms, challenge.challenger)
+        room = await self.rooms.open(terms, challenge.challenger)
         assert opponent.identity is not None
         is_bot = opponent.identity.kind == "bot"
         seats: list[int] = []
@@ -216,7 +221,7 @@ class ChallengeService:
                     room=room.code,
                     summary=room.summary(),
                     seat=0,
-                    token=room.token_for(0),
+                    token=room.core.token_for(0),
                 )
             )
             seats.append(await room.seat_bot(opponent, 1) if is_bot else await room.join(opponent, 1, None))
@@ -225,4 +230,4 @@ class ChallengeService:
         if is_bot:
             self.bots.games_by_address.add(challenge.challenger.address, room)
             return room.summary(), seats[0], None
-        return room.summary(), seats[0], room.token_for(seats[0])
+        return room.summary(), seats[0], room.core.token_for(seats[0])

@@ -10,7 +10,7 @@ from partida.games.registry import Registry, UnknownGame
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.server import history
-from partida.server.rooms import Room
+from partida.server.rooms.driver import Room
 from partida.server.session import Session
 from partida.storage.store import Store
 
@@ -49,4 +49,8 @@ class HistoryService:
         except UnknownGame as exc:
             raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
         live = self.live_game(stored.id)
-        session.send(server_message("stored_game", req.id, game=history.record(stored, game, live, steps=req.steps)))
+        session.send(
+            server_message(
+                "stored_game", req.id, game=history.record(stored, game, live and live.core, steps=req.steps)
+            )
+        )

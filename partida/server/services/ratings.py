@@ -21,7 +21,7 @@ from partida.competition.ratings import ClockClass
 from partida.games.registry import Registry, UnknownGame
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
-from partida.server.rooms import Room
+from partida.server.rooms.driver import Room
 from partida.server.session import Session, send_all
 from partida.storage.person_ratings import board_data
 from partida.storage.store import Store
@@ -86,14 +86,14 @@ class RatingService:
 
     async def _judge(self, room: Room) -> None:
         """The farming verdict, taken when the game starts so that its players know at once."""
-        seats = [s for s in room.seats if s is not None]
+        seats = [s for s in room.core.seats if s is not None]
         accounts = [s.account_id for s in seats]
         # A bot account's address is none of its own (a bot host plays many accounts at once).
         addresses = [
             None if s.kind == "bot" or s.session is None or not s.session.address else s.session.address for s in seats
         ]
         try:
-            verdict = await self.store.judge_farming(room.game_id, accounts, addresses, time.time())
+            verdict = await self.store.judge_farming(room.core.game_id, accounts, addresses, time.time())
         except Exception:
             log.exception("room %s: the farming verdict could not be stored; the game stays rated", room.code)
             return
@@ -104,7 +104,7 @@ class RatingService:
         told = server_message(
             "rating_verdict",
             room=room.code,
-            game_id=room.game_id,
+            game_id=room.core.game_id,
             verdict=verdict,
             rated=verdict != "refuse",
             message=VERDICT_TEXT[verdict],
@@ -113,16 +113,16 @@ class RatingService:
 
     async def _rate(self, room: Room) -> None:
         try:
-            changes = await self.store.rate_game(room.game_id)
+            changes = await self.store.rate_game(room.core.game_id)
         except Exception:
-            log.exception("room %s: rating game %s failed; it is rated at the next start", room.code, room.game_id)
+            log.exception("room %s: rating game %s failed; it is rated at the next start", room.code, room.core.game_id)
             return
         if changes:
             first = changes[0]
             told = server_message(
                 "rating_changed",
                 room=room.code,
-                game_id=room.game_id,
+                game_id=room.core.game_id,
                 game=first["game"],
                 clock_class=first["clock_class"],
                 changes=changes,
@@ -131,7 +131,7 @@ class RatingService:
 
     @staticmethod
     def _tell_seats(room: Room, message: dict[str, Any]) -> None:
-        send_all((s.session for s in room.seats if s is not None and s.session is not None), message)
+        send_all((s.session for s in room.core.seats if s is not None and s.session is not None), message)
 
     # Requests.
 

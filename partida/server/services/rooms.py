@@ -1,9 +1,11 @@
-"""Rooms: opening them (`create_room`, and for challenges, ladders and rematches), the requests
-a room answers (join, leave, watch, add_bot, start, act, the endings, rematch), resuming the
-games in play after a restart, and letting finished and abandoned rooms go.
+"""The room requests: `create_room` (and the terms challenges and seeks are checked against), the
+requests a room answers (join, leave, watch, add_bot, start, act, the endings, rematch), and a
+gone connection leaving its rooms.
 
-The room itself (its seats, clocks, endings and game) is `server/rooms.py`; this service finds it
-by code, checks the terms a new one is opened with, and runs each request as one of its commands.
+The rooms are the table's (`server/rooms/table.py`: open, resume, find, drop) and each room's
+rules its core's (`partida/room/core.py`); this service checks the terms a new room is opened with,
+finds the room a request names, and runs each request as one of its commands (the ending requests
+as the core's rule for each, carried out by the driver's `request_ending`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -20,18 +21,14 @@ from partida.games.registry import Registry, UnknownGame
 from partida.protocol import Encoding, ErrorCode, ProtocolError, encode, server_message
 from partida.protocol import messages as m
 from partida.room.clocks import MAX_SECONDS, BadClock, ClockSpec
+from partida.room.core import Effect, RoomCore
 from partida.room.terms import RoomTerms
-from partida.server import ending_requests
 from partida.server.limits import Limiter
-from partida.server.lobby import Lobby
 from partida.server.publisher import Publisher
-from partida.server.rematch import offer_rematch, open_rematch
-from partida.server.room_counts import RoomsByAddress
-from partida.server.room_directory import RoomDirectory
-from partida.server.rooms import Room
+from partida.server.rooms.rematch import offer_rematch
+from partida.server.rooms.table import Rooms
 from partida.server.services.bots import BotDirectory
 from partida.server.session import Session
-from partida.storage.store import Store, StoredGame
 
 if TYPE_CHECKING:
     from partida.server.shell import Handler
@@ -39,19 +36,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 NOTE_MAX = 300  # characters of a resignation's note (why a bridge's engine gave up)
-FINISHED_ROOM_TTL = 600.0  # seconds a finished room stays reachable for late viewers
-# Ending requests: the rule that carries each out, and the reply that says it was done.
-ENDING_REQUESTS = {
-    "resign": (ending_requests.resign, "resigned"),
-    "offer_draw": (ending_requests.offer_draw, "draw_offered"),
-    "accept_draw": (ending_requests.accept_draw, "draw_accepted"),
-    "decline_draw": (ending_requests.decline_draw, "draw_declined"),
-    "abort": (ending_requests.abort, "aborted"),
+EndingRule = Callable[[RoomCore[Session], int], list[Effect]]
+# Ending requests: the core's rule for each (a request that does not apply is refused with a
+# stable error code and changes nothing), and the reply that says it was done.
+ENDING_REQUESTS: dict[str, tuple[EndingRule, str]] = {
+    "resign": (RoomCore.resign, "resigned"),
+    "offer_draw": (RoomCore.offer_draw, "draw_offered"),
+    "accept_draw": (RoomCore.accept_draw, "draw_accepted"),
+    "decline_draw": (RoomCore.decline_draw, "draw_declined"),
+    "abort": (RoomCore.abort, "aborted"),
 }
-
-NewRoom = Callable[[RoomTerms, Session | None], Room]
-OpenRoom = Callable[[RoomTerms, Session | None], Awaitable[Room]]
-ResumedRoom = Callable[[Game, StoredGame], Room]
 
 
 def checked_note(note: str) -> str:
@@ -73,34 +67,14 @@ def check_rated(session: Session, clock: ClockSpec | None) -> None:
 
 class RoomService:
     def __init__(
-        self,
-        rooms: dict[str, Room],
-        store: Store,
-        registry: Registry,
-        limiter: Limiter,
-        lobby: Lobby,
-        room_directory: RoomDirectory,
-        bots: BotDirectory,
-        publisher: Publisher,
-        new_room: NewRoom,
-        resumed_room: ResumedRoom,
-        abandon_after: float,
+        self, rooms: Rooms, registry: Registry, limiter: Limiter, bots: BotDirectory, publisher: Publisher
     ) -> None:
-        self.rooms = rooms  # this node's rooms by code
-        self.store = store
+        self.rooms = rooms  # this node's rooms; their default grace when the creator names none
         self.registry = registry
         self.limiter = limiter
-        self.lobby = lobby
-        self.room_directory = room_directory  # where rooms are: the node's, with several
         self.bots = bots
         self.publisher = publisher
-        self.new_room = new_room
-        self.resumed_room = resumed_room
-        self.abandon_after = abandon_after  # grace of an absent seat when the creator names none
-        self.waiting_by_address = RoomsByAddress(rooms, lambda room: room.status == "waiting")
-        self.public_by_address = RoomsByAddress(rooms, lambda room: room.status in ("waiting", "playing"))
         self.bot_games_by_address = bots.games_by_address
-        self._reaper: asyncio.Task[None] | None = None
 
     def handlers(self) -> Mapping[str, Handler]:
         return {
@@ -115,70 +89,11 @@ class RoomService:
             "rematch": self.on_rematch,
         }
 
-    def start(self) -> None:
-        self._reaper = asyncio.get_running_loop().create_task(self._reap_finished_rooms())
-
-    async def stop(self) -> None:
-        if self._reaper is not None:
-            self._reaper.cancel()
-        for room in list(self.rooms.values()):
-            await room.close()
-
     async def disconnected(self, session: Session) -> None:
         """A gone connection leaves every room it was in."""
         if session.rooms:
             # one task of its own leaves every room, to the last, even if this one is cancelled
             await asyncio.shield(asyncio.ensure_future(self._leave_rooms(session)))
-
-    def live_game(self, game_id: int) -> Room | None:
-        """The room playing the stored game `game_id` here, if any."""
-        return next((r for r in self.rooms.values() if r.game_id == game_id), None)
-
-    async def resume_games(self, games: list[StoredGame] | None = None) -> list[Room]:
-        """Rebuild every unfinished game from its log (or `games`: a node taking over a dead
-        node's); players return to their seats."""
-        rooms = []
-        for stored in await self.store.unfinished_games() if games is None else games:
-            room = None
-            try:
-                room = self.resumed_room(self.registry.get(stored.game), stored)
-                self.rooms[room.code] = room
-                room.open()
-                self.lobby.changed(room)
-                await room.call(room.finish_resumed)
-            except Exception:
-                # An unknown game, a log its rules refuse, or its due result or its bot's move
-                # refused by the database: the game stays in the database as it is, for the next
-                # start; one such game must not keep the others (and the server) from playing.
-                log.exception("could not resume game %s (%s); leaving it as it is", stored.id, stored.game)
-                if room is not None:
-                    self.rooms.pop(room.code, None)
-                    await room.close()
-                continue
-            log.info("resumed game %s in room %s at move %d", stored.id, room.code, room.seq)
-            rooms.append(room)
-        return rooms
-
-    async def _reap_finished_rooms(self) -> None:
-        """Finished rooms leave memory after a while; rooms that never start are closed (their
-        games stored as aborted), so abandoned rooms do not pile up."""
-        loop = asyncio.get_running_loop()
-        waiting_ttl = self.limiter.limits.waiting_room_ttl
-        while True:
-            await asyncio.sleep(min(30.0, max(waiting_ttl / 2, 0.05)) if waiting_ttl else 30.0)
-            now = loop.time()
-            for code, room in list(self.rooms.items()):
-                if room.finished_at is not None and now - room.finished_at > FINISHED_ROOM_TTL:
-                    del self.rooms[code]
-                    await room.close()
-                elif waiting_ttl and room.status == "waiting" and time.time() - room.created > waiting_ttl:
-                    with contextlib.suppress(Exception):
-                        await room.call(room.close_unstarted)
-                    self.rooms.pop(code, None)
-                    await room.close()
-                else:
-                    continue
-                self.room_directory.left_memory(room)  # out of the directory too
 
     async def _leave_rooms(self, session: Session) -> None:
         """A gone connection's seats, in every room it was in, one room after the other: one
@@ -193,21 +108,15 @@ class RoomService:
         put them back in the games they were playing."""
         assert session.identity is not None
         for room in list(self.rooms.values()):
-            if room.status != "playing":
+            if room.core.status != "playing":
                 continue
-            for seat, occupant in enumerate(room.seats):
+            for seat, occupant in enumerate(room.core.seats):
                 if (
                     occupant is not None
                     and occupant.account_id == session.identity.account_id
                     and occupant.session is None
                 ):
                     await room.call(lambda room=room, seat=seat: room.seat_bot(session, seat))
-
-    def room(self, code: str) -> Room:
-        room = self.rooms.get(code.strip().upper())
-        if room is None:
-            raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"there is no room {code!r}")
-        return room
 
     def check_terms(
         self, session: Session, name: str, raw_options: dict[str, Any] | None, raw_seats: int | None, raw_clock: Any
@@ -225,12 +134,12 @@ class RoomService:
             raise ProtocolError(ErrorCode.BAD_OPTIONS, str(exc)) from None
         if session.limits is not None:
             limit = self.limiter.limits.waiting_rooms_per_address
-            self.limiter.may_create_room(session.limits, self.waiting_by_address.count(session.address, limit))
+            self.limiter.may_create_room(session.limits, self.rooms.waiting_by_address.count(session.address, limit))
         try:
             clock = ClockSpec.parse(raw_clock)
         except BadClock as exc:
             raise ProtocolError(ErrorCode.BAD_CLOCK, str(exc)) from None
-        return RoomTerms(game, options, seats, clock=clock, abandon_after=self.abandon_after)
+        return RoomTerms(game, options, seats, clock=clock, abandon_after=self.rooms.abandon_after)
 
     def check_options(self, game: Game, raw_options: dict[str, Any] | None) -> dict[str, Any]:
         """`raw_options` resolved by `game`, within the size cap: a room's, and a tournament's
@@ -257,7 +166,8 @@ class RoomService:
         game, seats, clock = terms.game, terms.seats, terms.clock
         if req.public and session.limits is not None:
             limit = self.limiter.limits.public_rooms_per_address
-            self.limiter.may_open_public_room(session.limits, self.public_by_address.count(session.address, limit))
+            public = self.rooms.public_by_address.count(session.address, limit)
+            self.limiter.may_open_public_room(session.limits, public)
         if req.bots:
             self.bots.may_play_bots(session)
         if req.bots and clock is None:
@@ -275,7 +185,7 @@ class RoomService:
                     ErrorCode.RATED_SEAT_TWICE,
                     "a rated room seats each account once: one account in two seats would play itself",
                 )
-        grace = self.abandon_after if req.abandon_after is None else req.abandon_after
+        grace = self.rooms.abandon_after if req.abandon_after is None else req.abandon_after
         if not 0 < grace <= MAX_SECONDS:
             raise ProtocolError(
                 ErrorCode.BAD_OPTIONS, f"abandon_after must be more than 0 and at most a day, not {grace}"
@@ -292,7 +202,7 @@ class RoomService:
             abandon_after=grace,
             rated=req.rated,
         )
-        room = await self.open_room(terms, session)
+        room = await self.rooms.open(terms, session)
         if bots:
             self.bot_games_by_address.add(session.address, room)
         if self.publisher.publishes("lobby/room_created"):
@@ -308,37 +218,10 @@ class RoomService:
         for bot_seat, (bot_session, _) in bots.items():
             await room.call(lambda b=bot_session, s=bot_seat: room.seat_bot(b, s))
         if seat is not None:
-            token = room.token_for(seat)
+            token = room.core.token_for(seat)
         session.send(
             server_message("room_created", req.id, room=room.code, summary=room.summary(), seat=seat, token=token)
         )
-
-    async def open_room(self, terms: RoomTerms, owner: Session | None) -> Room:
-        """A new room, stored and running (for `create_room` and rematches)."""
-        room = self.new_room(terms, owner)
-        while room.code in self.rooms:
-            room = self.new_room(terms, owner)
-        room.game_id = await self.store.create_game(
-            terms.game.name,
-            terms.options,
-            room.seed,
-            room.seed_hash,
-            terms.seats,
-            room.code,
-            terms.public,
-            clock=terms.clock.to_data() if terms.clock else None,
-            endings=room.endings.to_data(),
-            rated=terms.rated,
-        )
-        await self.room_directory.entered(room)  # with several nodes: may give the room another code
-        self.rooms[room.code] = room
-        if owner is not None:
-            self.waiting_by_address.add(owner.address, room)
-            if terms.public:
-                self.public_by_address.add(owner.address, room)
-        room.open()
-        self.lobby.changed(room)
-        return room
 
     async def _parse_bot_seats(
         self, bots: dict[Any, str], terms: RoomTerms, clock: ClockSpec | None, asker: Session
@@ -356,32 +239,33 @@ class RoomService:
         return chosen
 
     async def on_join(self, session: Session, req: m.Join) -> None:
-        room = self.room(req.room)
+        room = self.rooms.room(req.room)
         seat = await room.call_here(lambda: room.join(session, req.seat, req.token))
         session.send(
             server_message(
-                "joined", req.id, room=room.code, summary=room.summary(), seat=seat, token=room.token_for(seat)
+                "joined", req.id, room=room.code, summary=room.summary(), seat=seat, token=room.core.token_for(seat)
             )
         )
 
     async def on_leave(self, session: Session, req: m.Leave) -> None:
-        room = self.room(req.room)
+        room = self.rooms.room(req.room)
         await room.call_here(lambda: room.leave(session))
         session.send(server_message("left", req.id, room=room.code))
 
     async def on_watch(self, session: Session, req: m.Watch) -> None:
-        room = self.room(req.room)
+        room = self.rooms.room(req.room)
         if room not in session.rooms:
             self.limiter.may_watch(sum(1 for r in session.rooms if session in r.spectators))
         session.send(server_message("watching", req.id, room=room.code, summary=room.summary()))
         await room.call_here(lambda: room.watch(session))
 
     async def on_add_bot(self, session: Session, req: m.AddBot) -> None:
-        room = self.room(req.room)
+        room = self.rooms.room(req.room)
         if room.owner is not None and session is not room.owner:
             raise ProtocolError(ErrorCode.NOT_OWNER, "only the room's creator can add bots to it")
         self.bots.may_play_bots(session)
-        bot = await self.bots.find(req.agent, room.game, room.num_seats, room.clock_spec, session)
+        core = room.core
+        bot = await self.bots.find(req.agent, core.game, core.num_seats, core.clock_spec, session)
         seat = await room.call(lambda: room.seat_bot(bot, req.seat))
         self.bot_games_by_address.add(session.address, room)
         session.send(
@@ -389,34 +273,41 @@ class RoomService:
         )
 
     async def on_start(self, session: Session, req: m.Start) -> None:
-        room = self.room(req.room)
+        room = self.rooms.room(req.room)
         await room.call_here(lambda: room.start(session))
         session.send(server_message("started", req.id, room=room.code, summary=room.summary()))
 
     def on_act(self, session: Session, req: m.Act) -> Awaitable[int]:
         # The room's own coroutine, not one awaiting it: every move passes here.
-        return self.room(req.room).act(session, req.action, req.seq, req.seat, reply_to=req.id)
+        return self.rooms.room(req.room).act(session, req.action, req.seq, req.seat, reply_to=req.id)
 
-    # Endings: resign, draw offers, abort (server/ending_requests.py), rematch (server/rematch.py).
+    # Endings: resign, draw offers, abort (the core's rules), rematch (server/rooms/rematch.py).
 
     async def on_ending(self, session: Session, req: m.SeatRequest) -> None:
-        """resign, offer_draw, accept_draw, decline_draw and abort: one rule each in
-        server/ending_requests.py, run as room commands, then the reply that names it."""
-        command, reply = ENDING_REQUESTS[req.type]
-        room = self.room(req.room)
+        """resign, offer_draw, accept_draw, decline_draw and abort: the core's rule for each,
+        carried out by the room as one of its commands, then the reply that names it. Two seats:
+        a resignation makes the other the winner; more, the seat drops out (the server's random
+        bot answers for it, it ranks last) and the game goes on until one seat is left; a note
+        says why, kept in the result's `notes`."""
+        rule, reply = ENDING_REQUESTS[req.type]
+        room = self.rooms.room(req.room)
         if isinstance(req, m.Resign) and req.note is not None:
             note = checked_note(req.note)
-            await room.call_here(lambda: ending_requests.resign(room, session, req.seat, note))
+
+            def resign(core: RoomCore[Session], seat: int) -> list[Effect]:
+                return core.resign(seat, note)
+
+            await room.call_here(lambda: room.request_ending(session, req.seat, resign))
         else:
-            await room.call_here(lambda: command(room, session, req.seat))
+            await room.call_here(lambda: room.request_ending(session, req.seat, rule))
         session.send(server_message(reply, req.id, room=room.code))
 
     async def on_rematch(self, session: Session, req: m.Rematch) -> None:
-        room = self.room(req.room)
+        room = self.rooms.room(req.room)
         ready = await room.call(lambda: offer_rematch(room, session, req.seat))
-        new = await room.call(lambda: open_rematch(self.open_room, room)) if ready else None
+        new = await room.call(lambda: self.rooms.rematch(room)) if ready else None
         again = room.rematch_room
-        if new is not None and again is not None and any(s is not None and s.agent for s in again.seats):
+        if new is not None and again is not None and any(s is not None and s.agent for s in again.core.seats):
             # the new game with a bot is the asker's, as its first was: counted for its address
             self.bot_games_by_address.add(session.address, again)
         session.send(server_message("rematch_offered", req.id, room=room.code, rematch=new))

@@ -24,10 +24,11 @@ from partida.room.clocks import ClockSpec
 from partida.room.terms import RoomTerms
 from partida.server.limits import Limiter
 from partida.server.pages import check_reading
+from partida.server.rooms.table import Rooms
 from partida.server.seek_board import OpenSeek, SeekBoard, check_page_request
 from partida.server.seek_board import reply as seeks_reply
 from partida.server.services.bots import BotDirectory
-from partida.server.services.rooms import OpenRoom, RoomService
+from partida.server.services.rooms import RoomService
 from partida.server.session import Session
 
 if TYPE_CHECKING:
@@ -48,16 +49,16 @@ class SeekService:
     def __init__(
         self,
         board: SeekBoard,
-        rooms: RoomService,
-        open_room: OpenRoom,
+        terms: RoomService,
+        rooms: Rooms,
         bots: BotDirectory,
         rating_of: RatingOf,
         limiter: Limiter,
     ) -> None:
         self.board = board
         self.limiter = limiter
-        self.rooms = rooms  # checks a seek's terms as it checks a new room's
-        self.open_room = open_room
+        self.terms = terms  # checks a seek's terms as it checks a new room's
+        self.rooms = rooms
         self.bots = bots
         self.rating_of = rating_of
 
@@ -75,7 +76,7 @@ class SeekService:
         self.board.unwatch(session)
 
     async def on_seek(self, session: Session, req: m.Seek) -> None:
-        terms = self.rooms.check_terms(session, req.game, req.options, req.seats, req.clock)
+        terms = self.terms.check_terms(session, req.game, req.options, req.seats, req.clock)
         if terms.seats != 2:
             raise ProtocolError(
                 ErrorCode.BAD_SEEK, "seeks are for two players: for more, create a room and share its code"
@@ -215,7 +216,7 @@ class SeekService:
                 self.bots.may_take(bot, person)
         clock = first.terms.clock or (self.bots.game_clock() if bots else None)
         terms = replace(first.terms, public=False, auto_start=True, clock=clock, rated=first.seek.rated)
-        room = await self.open_room(terms, None)
+        room = await self.rooms.open(terms, None)
         if secrets.randbelow(2):
             sessions.reverse()
             seeks.reverse()
@@ -234,7 +235,7 @@ class SeekService:
                     tokens[session] = None
                 else:
                     await room.join(session, seat, None)
-                    tokens[session] = room.token_for(seat)
+                    tokens[session] = room.core.token_for(seat)
 
         await room.call(seat_both)
         for seek in seeks:

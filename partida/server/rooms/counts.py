@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from partida.server.rooms import Room
+    from partida.server.rooms.driver import Room
 
 
 class RoomsByAddress:
     def __init__(self, rooms: Mapping[str, Room], counts: Callable[[Room], bool]) -> None:
-        self._rooms = rooms  # the server's rooms by code: a room no longer there counts no more
+        self._rooms = rooms  # the rooms table: a room no longer there counts no more
         self._counts = counts
         self._by_address: dict[str, set[Room]] = {}
         self._swept_at: dict[str, int] = {}  # address -> its set's size after its last sweep

@@ -4,15 +4,16 @@ Bots accept by themselves. Players learn of it by a `rematch` message (bots by `
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from partida.protocol import server_message
-from partida.room.core import Seat, rematch_seats
 from partida.room.terms import RoomTerms
-from partida.server.rooms import Room, new_seat_token
+from partida.server.rooms.codes import new_seat_token
+from partida.server.rooms.driver import Room
 
 if TYPE_CHECKING:
-    from partida.server.services.rooms import OpenRoom
+    from partida.room.core import Seat
     from partida.server.session import Session
 
 
@@ -24,31 +25,22 @@ async def offer_rematch(room: Room, session: Session, seat: int | None) -> bool:
     return ready
 
 
-async def open_rematch(open_room: OpenRoom, old: Room) -> dict[str, Any]:
+async def open_rematch(open_room: Callable[[RoomTerms, Session | None], Awaitable[Room]], old: Room) -> dict[str, Any]:
     """Open the rematch of `old` (run in `old`'s task, so it opens once); returns its summary."""
     if old.rematch_room is not None:
         return old.rematch_room.summary()
-    terms = RoomTerms(
-        old.game,
-        dict(old.options),
-        old.num_seats,
-        old.public,
-        clock=old.clock_spec,
-        abandon_after=old.endings.abandon_after,
-        rated=old.rated,
-    )
-    new = await open_room(terms, None)
+    new = await open_room(old.core.rematch_terms(old.public, old.rated), None)
     old.rematch_room = new
-    seats = rematch_seats(old.seats, [new_seat_token() for _ in old.seats])
-    await new.call(lambda: seat_rematch(new, seats, old.code))
+    tokens = [new_seat_token() for _ in old.core.seats]
+    await new.call(lambda: seat_rematch(new, old.core.seats, tokens, old.code))
     return new.summary()
 
 
-async def seat_rematch(room: Room, seats: list[Seat[Session] | None], old_code: str) -> None:
+async def seat_rematch(room: Room, old: list[Seat[Session] | None], tokens: list[str], old_code: str) -> None:
     """Fill every seat of the new room at once, tell each player where they sit, then start."""
-    room.core.seats = list(seats)
+    seats = room.core.seat_rematch(old, tokens)
     summary = room.summary()
-    for index, seat in enumerate(room.seats):
+    for index, seat in enumerate(seats):
         if seat is None or seat.session is None:
             continue
         seat.session.rooms.add(room)

@@ -9,34 +9,34 @@ halfway.
 
 After every accepted action the room writes it to the action log and only then pushes the new
 views, so an acknowledged action survives a crash; on restart the room is rebuilt by replaying
-its log (`Room.resume`). A write that fails may have landed all the same: the room then asks the
-stored log, the truth, what happened (`mending`).
+its log (`RoomCore.from_stored`, through the rooms table). A write that fails may have landed all
+the same: the room then asks the stored log, the truth, what happened (`mending.py`).
 
 One timer per room fires at the core's nearest deadline (a seat's time running out, or an absent
 seat's grace period ending) and runs as a command like any other, in a task of its own. A room is
 handed its ports (`RoomPorts`), never the server: what it can touch outside itself is that list.
+
+A room is read through its core (`room.core.status`, `room.core.seats`...): the driver adds only
+what waits or talks. The rooms table (`table.py`) opens, resumes and drops rooms; nothing else
+holds them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import copy
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from partida.games.base import Action, Decision, Game, State
+from partida.games.base import Action, Decision
 from partida.protocol import ErrorCode, ProtocolError, server_message
-from partida.room.clocks import Clock, ClockSpec
 from partida.room.core import Answer, Effect, End, Push, RoomCore, RulesFailed, SaveEndings, Seat, Settle
-from partida.room.endings import Endings
-from partida.room.seed import seed_hash
-from partida.room.terms import RoomTerms
-from partida.server import entropy, mending, parties
+from partida.server import parties
+from partida.server.rooms import mending
+from partida.server.rooms.codes import new_seat_token
 from partida.server.session import send_all
 from partida.storage.database import log_failure
 
@@ -48,68 +48,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are read aloud and typed
-
-
-PUBLIC_CODE_LENGTH = 6  # listed anyway: short, to read aloud
-PRIVATE_CODE_LENGTH = 12  # 60 bits: the code is the only key to a private room
-
-
-# byte -> letter, for `bytes.translate`: the alphabet's 32 letters divide 256, so uniformly
-_CODE_LETTERS = bytes(ord(CODE_ALPHABET[byte % len(CODE_ALPHABET)]) for byte in range(256))
-
-
-def _room_codes(length: int) -> Callable[[int], list[str]]:
-    def make(n: int) -> list[str]:
-        letters = entropy.token_bytes(length * n).translate(_CODE_LETTERS).decode("ascii")
-        return [letters[i : i + length] for i in range(0, length * n, length)]
-
-    return make
-
-
-_CODES = {length: entropy.Pool(_room_codes(length)) for length in (PUBLIC_CODE_LENGTH, PRIVATE_CODE_LENGTH)}
+# Seconds before a room tries again a timer's write that failed (`Room._on_timer`).
+TIMER_RETRY_S = 1.0
 
 
 def _closed(code: str) -> ProtocolError:
     return ProtocolError(ErrorCode.NO_SUCH_ROOM, f"room {code} has closed")
-
-
-def new_room_code(length: int = PUBLIC_CODE_LENGTH) -> str:
-    """`length` letters of the alphabet, uniformly: each random byte gives one letter without
-    bias (the bytes of many codes from one call to the system's generator, mapped in C)."""
-    pool = _CODES.get(length)
-    return _room_codes(length)(1)[0] if pool is None else pool.take()
-
-
-def _seeds(n: int) -> list[tuple[int, str]]:
-    """`n` new games' seeds (63 random bits each, as `entropy.randbits(63)` draws them) with
-    their commitments."""
-    raw = entropy.token_bytes(8 * n)
-    seeds = [int.from_bytes(raw[i : i + 8], "big") >> 1 for i in range(0, 8 * n, 8)]
-    return [(seed, seed_hash(seed)) for seed in seeds]
-
-
-_SEEDS = entropy.Pool(_seeds)
-# Seconds before a room tries again a timer's write that failed (`Room._on_timer`).
-TIMER_RETRY_S = 1.0
-SEAT_TOKEN_BYTES = 18  # a multiple of 3: each token is 24 base64 letters, with no padding
-
-
-def _seat_tokens(n: int) -> list[str]:
-    text = base64.urlsafe_b64encode(entropy.token_bytes(SEAT_TOKEN_BYTES * n)).decode("ascii")
-    size = SEAT_TOKEN_BYTES // 3 * 4
-    return [text[i : i + size] for i in range(0, size * n, size)]
-
-
-_SEAT_TOKENS = entropy.Pool(_seat_tokens)
-
-
-def new_seat_token() -> str:
-    """A secret that reclaims a seat, drawn afresh each time someone takes the seat: it belongs to
-    that holder alone, so a token kept from an earlier seating (say, by a creator who sat in every
-    seat before a friend took one) stops working. Stored with the seat when the game starts, so it
-    survives a restart. 18 random bytes as URL-safe base64 (as `secrets.token_urlsafe(18)`)."""
-    return _SEAT_TOKENS.take()
 
 
 class LobbyListener(Protocol):
@@ -123,14 +67,14 @@ class LobbyListener(Protocol):
 
 @dataclass(frozen=True, eq=False)
 class RoomPorts:
-    """All a room's driver touches outside itself, handed by the wiring (server/app.py): the
+    """All a room's driver touches outside itself, handed by the rooms table (`table.py`): the
     store its game is written to, the publisher of its events, the lobby, and the subscribers to
-    finished games. A room holds no server and looks nothing up elsewhere.
+    started and finished games. A room holds no server and looks nothing up elsewhere.
 
     `finished`: called in order, once per game that ends in this room (a ladder waking its
     scheduler, a tournament seating its next round), after the result is stored and told. The
-    list is the wiring's: services that start later append themselves. A subscriber must not
-    block and must not raise.
+    lists are the table's (`Rooms.on_finished`): services that start later add themselves. A
+    subscriber must not block and must not raise.
 
     `started`: the same, once per game that starts in this room, after the start is stored and
     before anyone is told (the ratings' farming verdict, taken while the first move is awaited)."""
@@ -145,13 +89,15 @@ class RoomPorts:
 class Room:
     """One room: its core, the connections in it (seated and watching), its lock and its timer."""
 
-    def __init__(self, ports: RoomPorts, terms: RoomTerms, owner: Session | None, code: str | None = None) -> None:
+    def __init__(
+        self, ports: RoomPorts, core: RoomCore[Session], owner: Session | None, code: str, *, public: bool, rated: bool
+    ) -> None:
         self.ports = ports
-        self.public = terms.public
-        self.rated = terms.rated
+        self.public = public
+        self.rated = rated  # set False by the ratings when they refuse the game as farming at its start
         self.owner = owner
-        self.code = code or new_room_code(PUBLIC_CODE_LENGTH if terms.public else PRIVATE_CODE_LENGTH)
-        self.core: RoomCore[Session] = RoomCore(terms, *_SEEDS.take())
+        self.code = code
+        self.core = core
         self.spectators: set[Session] = set()
         self.created = time.time()
         self.finished_at: float | None = None  # the loop's time: finished rooms are reaped after a while
@@ -160,72 +106,6 @@ class Room:
         self._turn = asyncio.Lock()  # held by the command running now; the others wait in order
         self._open = False  # between open and close: commands are accepted
         self._timed: set[asyncio.Task[None]] = set()  # timer commands under way
-
-    # The core's state, as the services, the lobby, the ladders and the tests read it.
-
-    @property
-    def game(self) -> Game:
-        return self.core.game
-
-    @property
-    def options(self) -> dict[str, Any]:
-        return self.core.options
-
-    @property
-    def num_seats(self) -> int:
-        return self.core.num_seats
-
-    @property
-    def clock_spec(self) -> ClockSpec | None:
-        return self.core.clock_spec
-
-    @property
-    def seed(self) -> int:
-        return self.core.seed
-
-    @property
-    def seed_hash(self) -> str:
-        return self.core.seed_hash
-
-    @property
-    def game_id(self) -> int:
-        return self.core.game_id
-
-    @game_id.setter
-    def game_id(self, value: int) -> None:
-        self.core.game_id = value  # once, when the room's game is stored
-
-    @property
-    def seats(self) -> list[Seat[Session] | None]:
-        return self.core.seats
-
-    @property
-    def status(self) -> str:
-        return self.core.status
-
-    @property
-    def state(self) -> State | None:
-        return self.core.state
-
-    @property
-    def actions(self) -> list[tuple[int, Action]]:
-        return self.core.actions
-
-    @property
-    def clock(self) -> Clock | None:
-        return self.core.clock
-
-    @property
-    def endings(self) -> Endings:
-        return self.core.endings
-
-    @property
-    def result(self) -> dict[str, Any] | None:
-        return self.core.result
-
-    @property
-    def seq(self) -> int:
-        return len(self.core.actions)
 
     # Commands.
 
@@ -240,7 +120,7 @@ class Room:
         self._disarm()
         self._open = False
         self.ports.lobby.removed(self)
-        for session in self._audience():
+        for session in self.audience():
             session.rooms.discard(self)
         for task in list(self._timed):
             task.cancel()
@@ -294,15 +174,6 @@ class Room:
             "rematch": sorted(core.endings.rematch),
         }
 
-    def seats_of(self, session: Session) -> list[int]:
-        return self.core.seats_of(session)
-
-    def own_seat(self, session: Session, seat: int | None) -> int:
-        return self.core.own_seat(session, seat)
-
-    def seat_in_play(self, session: Session, seat: int | None) -> int:
-        return self.core.seat_in_play(session, seat)
-
     # Commands (run one at a time, under the room's lock, through `call`).
 
     async def join(self, session: Session, seat: int | None, token: str | None, announce: bool = True) -> int:
@@ -323,9 +194,8 @@ class Room:
         if self.rated and identity.account_id is not None:
             self._one_seat_per_account(identity.account_id)
         seat = core.free_seat(seat, identity.account_id)
-        core.seats[seat] = Seat(
-            identity.name, identity.kind, identity.account_id, identity.agent, session, new_seat_token()
-        )
+        fresh = new_seat_token()
+        core.sit(seat, Seat(identity.name, identity.kind, identity.account_id, identity.agent, session, fresh))
         session.rooms.add(self)
         await self.after_seating(announce)
         return seat
@@ -363,7 +233,7 @@ class Room:
                 room=self.code,
                 summary=self.summary(),
                 seat=seat,
-                token=self.token_for(seat),
+                token=self.core.token_for(seat),
                 party=self.party_for(bot),
             )
         )
@@ -383,9 +253,6 @@ class Room:
         if owner is not None and owner is not bot and owner.identity is not None:
             keys.add(parties.holder(owner.identity.account_id, owner.address, owner.identity.name))
         return parties.party(str(me.account_id or me.name), keys or [f"room:{self.code}"])
-
-    def token_for(self, seat: int) -> str:
-        return self.core.token_for(seat)
 
     async def leave(self, session: Session) -> None:
         self.spectators.discard(session)
@@ -420,7 +287,7 @@ class Room:
             # on a restart (the game would still be stored as waiting). The write may have
             # landed all the same: the stored game decides.
             log_failure(log, exc, "room %s: could not store the start; asking the stored game", self.code)
-            if not await mending.start_stored(self, seats, tokens, exc):
+            if not await mending.start_stored(self.ports.store, core.game_id, self.code, seats, tokens, exc):
                 raise ProtocolError(ErrorCode.STORAGE, "the start could not be stored; try again") from None
         core.begin(state)
         self.ports.lobby.changed(self)
@@ -511,8 +378,17 @@ class Room:
         except Exception as exc:
             log_failure(log, exc, "room %s: could not store action %d; asking the stored log", self.code, move.seq)
             # The write may have landed anyway, or the log may be ahead of the room: it decides.
-            outcome = await mending.after_failed_write(self, seat, action, move.result, exc)
-            if outcome is mending.Outcome.RELOADED:
+            outcome, stored = await mending.after_failed_write(
+                self.ports.store, core, self.code, seat, action, move.result, exc
+            )
+            if stored is not None:  # the log differed: the room takes it
+                await self._take_stored(stored)
+                if outcome is mending.Outcome.STALE:
+                    raise ProtocolError(
+                        ErrorCode.STALE_DECISION,
+                        f"that decision has passed: the stored game is at move {core.seq} "
+                        "(the new views have been sent)",
+                    ) from None
                 return
             if outcome is mending.Outcome.ABSENT:
                 core.undo(move)
@@ -562,14 +438,13 @@ class Room:
         the database does not, and refuse the request when it is asked again."""
         core = self.core
         seat = core.seat_in_play(session, seat)
-        before = copy.deepcopy(core.endings)
+        kept = core.endings_kept()
         effects = rule(core, seat)
         written = next((i + 1 for i, e in enumerate(effects) if isinstance(e, End | SaveEndings)), 0)
         try:
             await self.perform(effects[:written])
         except Exception:
-            if core.result is None:  # not ended in memory: nothing of the request stands
-                core.endings = before
+            core.endings_back(kept)  # not ended in memory: nothing of the request stands
             raise
         await self.perform(effects[written:])
 
@@ -608,7 +483,7 @@ class Room:
         assert result is not None
         seed = str(self.core.seed)
         ended = server_message("game_over", room=self.code, game_id=self.core.game_id, result=result, seed=seed)
-        send_all(self._audience(), ended)
+        send_all(self.audience(), ended)
         topic = f"rooms/{self.event_name}/game_over"
         if self.ports.publisher.publishes(topic):
             await self.ports.publisher.publish(
@@ -627,8 +502,9 @@ class Room:
         await self.settle_adopted_log(restarted=True)
 
     async def settle_adopted_log(self, ended: dict[str, Any] | None = None, *, restarted: bool = False) -> None:
-        """Go on from a log the room has just adopted (`adopt_log`): after a restart
-        (`finish_resumed`), or when the stored log turned out ahead of the room (`mending`). A game
+        """Go on from a log the room has just adopted: after a restart (`finish_resumed`, the
+        core built by `RoomCore.from_stored`), or when the stored log turned out ahead of the room
+        (`_take_stored`). A game
         that has ended is announced: `ended` is the result it is stored with, or its last action
         ended it and the result is stored now, before anyone is told. Otherwise the clocks start
         from the snapshot stored with the last action, the server's bot answers for its seats and
@@ -739,7 +615,7 @@ class Room:
         self.ports.lobby.changed(self)
         await self.ports.store.finish_game(self.core.game_id, None, status="aborted")
         self.broadcast_room()
-        for session in self._audience():
+        for session in self.audience():
             session.rooms.discard(self)
 
     def event_base(self) -> dict[str, Any]:
@@ -747,7 +623,7 @@ class Room:
 
     # Pushing views. Every seat gets its own view; spectators get the public one.
 
-    def _audience(self) -> set[Session]:
+    def audience(self) -> set[Session]:
         sessions = {s.session for s in self.core.seats if s is not None and s.session is not None}
         return sessions | self.spectators
 
@@ -775,34 +651,12 @@ class Room:
 
     def broadcast_room(self) -> None:
         self.ports.lobby.changed(self)
-        audience = [session for session in self._audience() if not session.closed]
+        audience = [session for session in self.audience() if not session.closed]
         if audience:  # built only for someone to get it (players who went, say, leave a room nobody is in)
             send_all(audience, server_message("room", room=self.code, summary=self.summary()))
 
-    # Restart.
-
-    @classmethod
-    def resume(cls, ports: RoomPorts, game: Game, stored: StoredGame, abandon_after: float) -> Room:
-        """Rebuild a room from storage by replaying its log; seats wait for their players.
-        `abandon_after`: the grace period of a game stored without one."""
-        clock = ClockSpec.parse(stored.clock) if stored.clock else None
-        terms = RoomTerms(game, dict(stored.options), stored.seats, stored.public, clock=clock, rated=stored.rated)
-        room = cls(ports, terms, None, code=stored.room_code)
-        core = room.core
-        core.endings = Endings.from_data(stored.seats, stored.endings, abandon_after)
-        core.seed = stored.seed
-        core.seed_hash = stored.seed_hash
-        core.game_id = stored.id
-        for seat, account_id, name in stored.seat_list:
-            # guest | user | bot, as before the restart (a bot's seat was "account": not a bot
-            # to the clients, which mark bots)
-            kind = stored.seat_kinds.get(seat) or ("guest" if account_id is None else "user")
-            core.seats[seat] = Seat(name, kind, account_id, token=stored.seat_tokens.get(seat) or "")
-        core.status = "playing"
-        room.adopt_log(stored)
-        return room
-
-    def adopt_log(self, stored: StoredGame) -> None:
-        """Take the stored log as the game (`RoomCore.adopt`): a restart does (`resume`), and so
-        does a room whose log turned out ahead of it (`mending`)."""
-        self.core.adopt(stored.actions, stored.clock_state)
+    async def _take_stored(self, stored: StoredGame) -> None:
+        """Replace the room's game with the stored one, found ahead of it (`mending`), as a
+        restart rebuilds it (`RoomCore.catch_up`), and tell everyone."""
+        self.core.catch_up(stored.actions, stored.clock_state)
+        await self.settle_adopted_log(mending.stored_end(stored))
