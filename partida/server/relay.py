@@ -113,6 +113,11 @@ class Relay:
     async def call(self, command: Any) -> Any:
         return await command()
 
+    async def call_here(self, command: Any) -> Any:
+        """How the rooms service runs a gone connection's leaving in each of its rooms
+        (`session.InRoom`): a relay has no lock to take, its commands run as they come."""
+        return await command()
+
     async def disconnect(self, session: Session) -> None:
         await self.leave(session)
 

@@ -133,7 +133,9 @@ async def test_the_last_spectator_leaving_closes_the_relay(bus: EventBus) -> Non
     await relay.watch(bob)
     await relay.leave(ada)
     assert relays == {"ABCDEF": relay} and relay not in ada.rooms
-    await relay.disconnect(bob)  # a closing connection leaves it as it leaves a room
+    # a closing connection leaves it as it leaves a room: the rooms service runs each room's
+    # `disconnect` through `call_here`, in the connection's own task
+    await relay.call_here(lambda: relay.disconnect(bob))
     assert relays == {} and relay not in bob.rooms
     assert not bus.wants(f"{TOPIC}/action")  # no longer subscribed
 
