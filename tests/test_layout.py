@@ -117,11 +117,6 @@ def test_tests_mirror_the_packages() -> None:
     assert not misplaced, "\n".join(misplaced)
 
 
-# The modules of one node among several: no import circle may run through them (TYPE_CHECKING
-# imports count: they are the design's dependencies as much as the others).
-NODE_MODULES = {"cluster", "presence", "relay", "room_directory", "account_presence", "live_nodes"}
-
-
 def server_imports() -> dict[str, set[str]]:
     """Module of partida/server (dotted, below `partida.server.`) -> the server modules it imports,
     at any depth; `from partida.server import x` counts as importing the module x."""
@@ -178,13 +173,74 @@ def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return circles
 
 
-def test_no_import_circle_runs_through_a_nodes_modules() -> None:
+def test_the_server_has_no_import_circle() -> None:
+    """Every module of the server can be read, tested and replaced from the bottom up: no two
+    import each other, directly or round a circle. TYPE_CHECKING imports count: they are the
+    design's dependencies as much as the others."""
     graph = server_imports()
     assert {"relay", "presence"} <= graph["cluster"]  # the graph sees imports, TYPE_CHECKING ones too
-    circles = [circle for circle in import_circles(graph) if NODE_MODULES & set(circle)]
+    circles = import_circles(graph)
     assert not circles, "import circles in partida/server:\n" + "\n".join(" <-> ".join(c) for c in circles)
 
 
 def test_the_circle_finder_finds_circles() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert import_circles(graph) == [["a", "b", "c"]]
+
+
+ROOM = PACKAGE / "room"
+
+
+def core_field_writes(path: Path) -> Iterator[tuple[int, str]]:
+    """(line, target) for each assignment, augmented assignment or `del` whose target lies inside
+    a room core: `x.core.field = ...`, `core.field[i] = ...`, `del room.core.field[k]`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.Delete):
+            targets = node.targets
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        else:
+            continue
+        for target in targets:
+            for part in ast.walk(target) if isinstance(target, ast.Tuple | ast.List) else [target]:
+                if isinstance(part, ast.Attribute | ast.Subscript) and _inside_a_core(part.value):
+                    yield node.lineno, ast.unparse(part)
+
+
+def _inside_a_core(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        if isinstance(node, ast.Attribute) and node.attr == "core":
+            return True
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "core"
+
+
+def test_only_the_room_core_writes_its_fields() -> None:
+    """The core keeps its invariants (the log is what is stored, seats are fixed once the game
+    starts, a result is set once) only if nothing else writes its fields: outside partida/room/
+    a core is changed through its commands."""
+    writes = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: {target}"
+        for path in sources()
+        if ROOM not in path.parents
+        for line, target in core_field_writes(path)
+    ]
+    assert not writes, "a core field written outside partida/room/:\n" + "\n".join(writes)
+
+
+def test_the_core_write_finder_finds_writes(tmp_path: Path) -> None:
+    """The checker itself: planted writes into a core are found, the driver's own `core` is not."""
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "room.core.seats = []\ncore.actions[0] = 1\nself.core = RoomCore()\ndel room.core.endings.offers[1]\n"
+        "a, room.core.result = 1, 2\nroom.core.seq += 1\n"
+    )
+    found = sorted(core_field_writes(planted))
+    assert [target for _, target in found] == [
+        "room.core.seats",
+        "core.actions[0]",
+        "room.core.endings.offers[1]",
+        "room.core.result",
+        "room.core.seq",
+    ]
