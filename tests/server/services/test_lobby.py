@@ -41,14 +41,16 @@ def listing() -> tuple[LobbyService, Lobby]:
 
 async def test_a_page_built_for_its_asker_is_charged_by_its_bytes_and_a_shared_one_is_not() -> None:
     service, lobby = listing()
-    asker = session("ann", limited=True)
+    asker = session("ann")
+    asker.limits = service.limiter.admit(asker.address)  # buckets that do not refill
     assert asker.limits is not None
     before = asker.limits.requests.tokens
     await service.on_list_rooms(asker, m.ListRooms(id=1))
     page = await lobby.page(None, None, None, 50, asker.encoding)
     assert before - asker.limits.requests.tokens == pytest.approx(len(page.rooms) / BUILT_BYTES_PER_REQUEST)
     charged = asker.limits.requests.tokens
-    other = session("bob", limited=True, address="198.51.100.2")
+    other = session("bob", address="198.51.100.2")
+    other.limits = service.limiter.admit(other.address)
     await service.on_list_rooms(asker, m.ListRooms(id=2))
     await service.on_list_rooms(other, m.ListRooms(id=3))
     assert asker.limits.requests.tokens == charged  # the same page, already built: no charge
