@@ -4,10 +4,16 @@ bucket's time is moved by hand by moving back its last refill (`stamp`)."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
+from websockets.datastructures import Headers
+from websockets.http11 import Request
 
 from partida.protocol import ErrorCode, ProtocolError
+from partida.server import limits, web
 from partida.server.limits import Limiter, Limits, TokenBucket
+from tests.fakes import FakeClock
 
 HOME, OTHER = "192.0.2.1", "198.51.100.1"
 
@@ -154,3 +160,26 @@ def test_settings_by_name_are_checked() -> None:
     for wrong in (["nope=1"], ["rooms_watched=x"], ["rooms_watched=-1"], ["rooms_watched"]):
         with pytest.raises(ValueError):
             Limits().with_settings(wrong)
+
+
+def test_a_crowd_behind_one_address_gets_every_file_of_every_page_and_thirty_more_pages_ten_seconds_later(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """30 people behind one address (a class, an office's NAT) load the page at once, and 30
+    more 10 s later: under the default limits every file of every page is served. (The server
+    test serves the first crowd over HTTP; here the limiter's clock moves by hand.)"""
+    clock = FakeClock()
+    monkeypatch.setattr(limits, "time", SimpleNamespace(monotonic=clock))
+    limiter = Limiter(Limits())
+    paths = ["/", *(path for path in web.FILES if path != "/index.html")]  # what a browser fetches
+
+    def page_load() -> list[float]:
+        return [limiter.may_fetch("127.0.0.5", web.cost(web.respond(Request(p, Headers())))) for p in paths]
+
+    first = [page_load() for _ in range(30)]
+    clock.advance(10)
+    second = [page_load() for _ in range(30)]
+    assert all(wait == 0 for load in first + second for wait in load)
+    # The limit is there all the same: 60 pages of burst and 10 s at a page a second, 60 spent.
+    assert limiter.may_fetch("127.0.0.5", 9.9) == 0
+    assert limiter.may_fetch("127.0.0.5", 1.0) > 0
