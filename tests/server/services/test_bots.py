@@ -12,6 +12,7 @@ from partida.protocol import ErrorCode, ProtocolError
 from partida.protocol import messages as m
 from partida.protocol.accepts import Accepts
 from partida.room.clocks import ClockSpec
+from partida.server.account_presence import SingleNodePresence
 from partida.server.connections import Connections
 from partida.server.limits import Limiter, Limits
 from partida.server.services.bots import BotDirectory
@@ -61,7 +62,7 @@ def directory(*bots: Session, **limits: Any) -> tuple[BotDirectory, Asked]:
     for b in bots:
         connections.add(b)
     asked = Asked()
-    return BotDirectory(connections, GAMES, Limiter(Limits(**limits)), None, asked), asked  # type: ignore[arg-type]
+    return BotDirectory(connections, GAMES, Limiter(Limits(**limits)), SingleNodePresence(), asked), asked  # type: ignore[arg-type]
 
 
 def refused(call: Any, *args: Any) -> ProtocolError:

@@ -1,6 +1,6 @@
-"""Challenging a person (`server/services/challenges.py`) with stand-in rooms and directory and
-real connections on a fake transport: who may be challenged, who is told what, and what happens
-when either side goes away or time runs out."""
+"""Challenging a person (`server/services/challenges.py`) with a stand-in rooms service, a
+single node's presence and real connections on a fake transport: who may be challenged, who is
+told what, and what happens when either side goes away or time runs out."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from partida.games.registry import default_registry
 from partida.protocol import ErrorCode, ProtocolError
 from partida.protocol import messages as m
+from partida.server.account_presence import SingleNodePresence
 from partida.server.challenges import CHALLENGE_TTL, Challenges
 from partida.server.connections import Connections
 from partida.server.limits import Limiter
@@ -29,16 +30,6 @@ class FakeRooms:
         return SimpleNamespace(game=GAMES.get(game), options=options or {}, seats=seats or 2, clock=None)
 
 
-class SingleNode:
-    """The directory of a node alone: nobody is elsewhere, every challenge is here."""
-
-    async def accounts_elsewhere(self, name: str) -> list[Any]:
-        return []
-
-    def holds(self, challenge_id: str, who: Session) -> None:
-        return None
-
-
 @pytest.fixture
 def parts() -> SimpleNamespace:
     loop = ManualLoop()
@@ -47,7 +38,7 @@ def parts() -> SimpleNamespace:
     service = ChallengeService(
         challenges,
         connections,
-        SingleNode(),
+        SingleNodePresence(),
         None,
         FakeRooms(),
         Limiter(),

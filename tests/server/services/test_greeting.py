@@ -1,4 +1,4 @@
-"""`hello` (`server/services/greeting.py`) with a stand-in store and directory: who a connection
+"""`hello` (`server/services/greeting.py`) with a stand-in store and presence: who a connection
 becomes (guest, person, bot), what each kind of credential is refused with, what a failure
 counts against, and what a session token spares."""
 
@@ -41,8 +41,8 @@ class FakeStore:
         return "Ann" if name.lower() == "ann" else None
 
 
-class FakeLocator:
-    """A single node's directory: keeps who arrived."""
+class FakePresence:
+    """Where accounts are connected, for one node: keeps who arrived."""
 
     def __init__(self) -> None:
         self.arrived_here: list[Session] = []
@@ -59,9 +59,9 @@ def parts() -> SimpleNamespace:
     async def bot_arrived(who: Session) -> None:
         bots_back.append(who)
 
-    store, locator, logins = FakeStore(), FakeLocator(), Logins(Limits())
-    greeting = Greeting(store, logins, locator, bot_arrived)  # type: ignore[arg-type]
-    return SimpleNamespace(greeting=greeting, store=store, locator=locator, logins=logins, bots_back=bots_back)
+    store, presence, logins = FakeStore(), FakePresence(), Logins(Limits())
+    greeting = Greeting(store, logins, presence, bot_arrived)  # type: ignore[arg-type]
+    return SimpleNamespace(greeting=greeting, store=store, presence=presence, logins=logins, bots_back=bots_back)
 
 
 async def refused(parts: SimpleNamespace, hello: m.Hello, who: Session | None = None) -> ProtocolError:
@@ -77,7 +77,7 @@ async def test_a_guest_is_welcomed_by_the_name_it_gave_or_one_made_for_it(parts:
     assert welcome["type"] == "welcome" and welcome["id"] == 5 and welcome["version"] == 1
     assert welcome["you"] == {"name": "zed", "kind": "guest", "agent": None}
     assert "resume" not in welcome and "nodes" not in welcome
-    assert guest.version == 1 and parts.locator.arrived_here == []  # a guest is nobody to find
+    assert guest.version == 1 and parts.presence.arrived_here == []  # a guest is nobody to find
     nameless = session(None)
     await parts.greeting.on_hello(nameless, m.Hello(version=2))
     assert nameless.name == f"guest-{nameless.id}"
@@ -116,7 +116,7 @@ async def test_a_bot_token_logs_in_its_account_exempt_from_rate_limits(parts: Si
         "deep",
     )
     assert bot.identity.games == ["tictactoe"] and bot.limits is not None and bot.limits.exempt
-    assert parts.locator.arrived_here == [bot] and parts.bots_back == [bot]
+    assert parts.presence.arrived_here == [bot] and parts.bots_back == [bot]
 
     wrong = session(None, address="198.51.100.9")
     error = await refused(parts, m.Hello(version=2, token="guess"), wrong)
@@ -139,7 +139,7 @@ async def test_a_person_logs_in_by_password_and_again_by_the_session_token_it_wa
     ann = session(None)
     await parts.greeting.on_hello(ann, m.Hello(version=2, name="ann", password="secret"))
     welcome = sent(ann)[-1]
-    assert welcome["you"] == {"name": "Ann", "kind": "user", "agent": None} and parts.locator.arrived_here == [ann]
+    assert welcome["you"] == {"name": "Ann", "kind": "user", "agent": None} and parts.presence.arrived_here == [ann]
     again = session(None)
     await parts.greeting.on_hello(again, m.Hello(version=2, name="ANN", resume=welcome["resume"]))
     assert again.identity is not None and again.identity.account_id == 1
