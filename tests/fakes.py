@@ -26,6 +26,7 @@ class FakeLink:
         self.paused = False
         self.open = True
         self.closed_with: tuple[int, str] | None = None
+        self.paused_reading = False  # the client's frames are left unread (in TCP)
 
     def send_within(self, frame: bytes | str, ahead: int) -> bool:
         if self.stuck:
@@ -45,6 +46,12 @@ class FakeLink:
 
     def abort_after(self, seconds: float) -> None:
         pass
+
+    def pause_reading(self) -> None:
+        self.paused_reading = True
+
+    def resume_reading(self) -> None:
+        self.paused_reading = False
 
 
 def session(
