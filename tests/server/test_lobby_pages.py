@@ -4,7 +4,6 @@ when a page's bytes are built again, and what watchers are pushed."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,21 +16,17 @@ from tests.fakes import FakeLink, sent, session
 JSON = Encoding.JSON
 
 
-@dataclass(eq=False)
 class FakeRoom:
-    """What the lobby reads of a room: its code, game, status, whether it is public, its summary."""
+    """What the lobby reads of a room: its code, whether it is public, its core's game and
+    status, and its summary."""
 
-    code: str
-    game_name: str = "tictactoe"
-    status: str = "waiting"
-    public: bool = True
-
-    @property
-    def game(self) -> SimpleNamespace:
-        return SimpleNamespace(name=self.game_name)
+    def __init__(self, code: str, game: str = "tictactoe", status: str = "waiting", public: bool = True) -> None:
+        self.code = code
+        self.public = public
+        self.core = SimpleNamespace(game=SimpleNamespace(name=game), status=status)
 
     def summary(self) -> dict[str, Any]:
-        return {"code": self.code, "game": self.game_name, "status": self.status}
+        return {"code": self.code, "game": self.core.game.name, "status": self.core.status}
 
 
 def opened(lobby: Lobby, *rooms: FakeRoom) -> None:
@@ -55,8 +50,8 @@ async def test_public_rooms_waiting_or_playing_are_listed_by_filter_in_order_of_
     assert await codes(lobby, status="waiting") == (["a", "b"], None)
     assert await codes(lobby, game="tictactoe", status="playing") == (["c"], None)
 
-    a.status = "playing"  # changes filter, keeps its place
-    b.status = "finished"  # leaves every listing
+    a.core.status = "playing"  # changes filter, keeps its place
+    b.core.status = "finished"  # leaves every listing
     opened(lobby, a, b)
     assert await codes(lobby) == (["a", "c"], None)
     assert await codes(lobby, status="playing") == (["a", "c"], None)
@@ -126,7 +121,7 @@ async def test_watchers_are_pushed_what_changed_in_their_filter_and_a_slow_one_l
     try:
         gone = FakeRoom("gone")
         opened(lobby, FakeRoom("t1"), FakeRoom("o1", "othello"), gone)
-        gone.status = "finished"
+        gone.core.status = "finished"
         opened(lobby, gone)
         link = slow.websocket
         assert isinstance(link, FakeLink)

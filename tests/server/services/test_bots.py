@@ -3,6 +3,7 @@ bot is seated for a name, what each refusal is and says, and which agents `list_
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from partida.room.clocks import ClockSpec
 from partida.server.account_presence import SingleNodePresence
 from partida.server.connections import Connections
 from partida.server.limits import Limiter, Limits
+from partida.server.rooms.driver import Room
 from partida.server.services.bots import BotDirectory
 from partida.server.session import Session
 from tests.fakes import sent, session
@@ -24,12 +26,10 @@ TICTACTOE, HEARTS = GAMES.get("tictactoe"), GAMES.get("hearts")
 _ids = iter(range(100, 10_000))
 
 
-class Room:
-    """What the directory reads of a room a bot sits in: its status and seats."""
-
-    def __init__(self, status: str = "playing") -> None:
-        self.status = status
-        self.seats: list[Any] = []
+def room(status: str = "playing") -> Room:
+    """A room of this node (the real driver, which the directory tells from other nodes' rooms)
+    around a stand-in core holding what the directory reads: its status and seats."""
+    return Room(None, SimpleNamespace(status=status, seats=[]), None, "code", public=False, rated=False)  # type: ignore[arg-type]
 
 
 class Asked:
@@ -53,7 +53,7 @@ def bot(name: str, agent: str, busy: int = 0, accepts: Accepts | None = None) ->
     assert connection.identity is not None
     connection.identity.accepts = accepts
     for _ in range(busy):
-        connection.rooms.add(Room())  # type: ignore[arg-type]
+        connection.rooms.add(room())
     return connection
 
 
@@ -84,10 +84,10 @@ def test_a_bot_at_its_most_games_is_passed_over_and_when_all_are_no_bot_is_avail
     full, free = bot("pool-random", "random", busy=2), bot("random-2", "random", busy=1)
     bots, _ = directory(full, free, games_per_bot=2)
     assert bots.pick("random", TICTACTOE) is free
-    free.rooms.add(Room())  # type: ignore[arg-type]
+    free.rooms.add(room())
     assert refused(bots.pick, "random", TICTACTOE).code == ErrorCode.NO_BOT_AVAILABLE
     finished = bot("random-3", "random", busy=0)
-    finished.rooms.add(Room("finished"))  # type: ignore[arg-type]
+    finished.rooms.add(room("finished"))
     bots, _ = directory(full, finished, games_per_bot=1)
     assert bots.pick("random", TICTACTOE) is finished  # a finished game holds no place
 
@@ -100,7 +100,7 @@ def test_a_bot_accounts_name_seats_it_if_its_declaration_allows_the_room() -> No
     assert declined.code == ErrorCode.BOT_DECLINES and declined.message.startswith("the bot Deep does not play hearts")
     assert declined.details == {"accepts": bots.accepts(picky).to_data()}
     assert refused(bots.pick, "deep", TICTACTOE, 2, ClockSpec(per_move=1.0)).code == ErrorCode.BOT_DECLINES
-    picky.rooms.add(Room("waiting"))  # type: ignore[arg-type]
+    picky.rooms.add(room("waiting"))
     assert refused(bots.pick, "deep", TICTACTOE).code == ErrorCode.NO_BOT_AVAILABLE
 
 
@@ -123,10 +123,10 @@ def test_an_address_holds_its_share_of_one_bots_games_then_another_bot_of_the_ag
     bots, asked = directory(first, second, games_per_bot_per_address=1)
     asker = session("ann")
     asker.limits = bots.limiter.admit(asker.address)
-    room = Room()
-    first.rooms.add(room)  # type: ignore[arg-type]
-    second.rooms.add(Room())  # type: ignore[arg-type]
-    asked.add(asker.address, room)
+    asked_for = room()
+    first.rooms.add(asked_for)
+    second.rooms.add(room())
+    asked.add(asker.address, asked_for)
     assert bots.pick("random", TICTACTOE, asker=asker) is second
     assert refused(bots.pick, "pool-random-1", TICTACTOE, None, False, asker).code == ErrorCode.RATE_LIMITED
 

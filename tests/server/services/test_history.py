@@ -113,7 +113,7 @@ async def test_a_finished_game_is_sent_whole_with_its_seed() -> None:
 async def test_a_live_game_is_sent_as_its_spectators_see_it() -> None:
     game = stored(3, status="playing")
     state = GAMES.get("tictactoe").replay({}, SEED, 2, game.actions)
-    room = SimpleNamespace(state=state, actions=game.actions)
+    room = SimpleNamespace(core=SimpleNamespace(state=state, actions=game.actions))  # the room's core: what it reads
     history, _ = service(game, live=room)
     record = await record_for(history, session("zed"), 3)
     assert "seed" not in record and record["view"] == state.view(None)

@@ -19,12 +19,14 @@ from tests.fakes import FakeLink, sent, session
 
 
 class FakeRoom:
+    """What the lobby reads of a room: its code, whether it is public, its core's game and
+    status, and its summary."""
+
     public = True
-    status = "waiting"
-    game = SimpleNamespace(name="tictactoe")
 
     def __init__(self, code: str) -> None:
         self.code = code
+        self.core = SimpleNamespace(game=SimpleNamespace(name="tictactoe"), status="waiting")
 
     def summary(self) -> dict[str, Any]:
         return {"code": self.code, "game": "tictactoe", "padding": "x" * 100}

@@ -75,7 +75,7 @@ def rated_room(*seated: Session, rated: bool = True) -> SimpleNamespace:
         SimpleNamespace(account_id=s.identity.account_id, kind=s.identity.kind, session=s)  # type: ignore[union-attr]
         for s in seated
     ]
-    return SimpleNamespace(rated=rated, seats=[*seats, None], game_id=7, code="abc")
+    return SimpleNamespace(rated=rated, code="abc", core=SimpleNamespace(seats=[*seats, None], game_id=7))
 
 
 async def spawned_work_done() -> None:
