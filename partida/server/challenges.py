@@ -62,9 +62,12 @@ class Challenges:
     """The open challenges of a server, by id. `on_lapse` is told of a challenge whose time ran
     out unanswered (its challenger still connected), to tell the challenger."""
 
-    def __init__(self, on_lapse: Callable[[Challenge], None] | None = None) -> None:
+    def __init__(
+        self, on_lapse: Callable[[Challenge], None] | None = None, loop: asyncio.AbstractEventLoop | None = None
+    ) -> None:
         self.open: dict[str, Challenge] = {}
         self.on_lapse = on_lapse
+        self._loop = loop  # whose timers lapse challenges (None: the running loop's)
 
     def add(self, challenge: Challenge) -> None:
         self._expire()
@@ -74,7 +77,8 @@ class Challenges:
                 ErrorCode.RATE_LIMITED, f"at most {MAX_OPEN_PER_SESSION} open challenges at a time; wait for answers"
             )
         self.open[challenge.id] = challenge
-        challenge.lapse = asyncio.get_running_loop().call_later(CHALLENGE_TTL, self._lapsed, challenge.id)
+        loop = self._loop or asyncio.get_running_loop()
+        challenge.lapse = loop.call_later(CHALLENGE_TTL, self._lapsed, challenge.id)
 
     def _lapsed(self, challenge_id: str) -> None:
         challenge = self.open.pop(challenge_id, None)

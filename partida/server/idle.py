@@ -20,10 +20,10 @@ log = logging.getLogger(__name__)
 
 
 class IdleWatch:
-    def __init__(self, session: Session, timeout: float) -> None:
+    def __init__(self, session: Session, timeout: float, loop: asyncio.AbstractEventLoop | None = None) -> None:
         self.session = session
         self.timeout = timeout
-        self._loop = asyncio.get_running_loop()
+        self._loop = loop or asyncio.get_running_loop()  # another: timers a test moves by hand
         self.heard = self._loop.time()
         self._handle = self._loop.call_later(timeout, self._look)
 

@@ -36,7 +36,7 @@ import hmac
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -60,8 +60,9 @@ class _Failures:
 
 
 class Logins:
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic) -> None:
         self.limits = limits
+        self._clock = clock  # the back-off's time (another: one a test moves by hand)
         self._failures: dict[tuple[str, str], _Failures] = {}
         self._swept_at = 0
         self._by_address: dict[str, tuple[asyncio.Lock, list[int]]] = {}  # a turn per address, and its waiters
@@ -84,7 +85,7 @@ class Logins:
     async def check(self, address: str, name: str | None, pause: bool = True) -> None:
         """Before a login is checked: refuse during a back-off that applies to it, after a pause
         (none while holding a turn to check, which others wait for)."""
-        now = time.monotonic()
+        now = self._clock()
         wait = max(
             (f.next_try - now for f in map(self._failures.get, [k for k, _ in self._keys(address, name)]) if f),
             default=0.0,
@@ -101,7 +102,7 @@ class Logins:
             )
 
     def failed(self, address: str, name: str | None) -> None:
-        now = time.monotonic()
+        now = self._clock()
         for key, allowed in self._keys(address, name):
             failures = self._failures.get(key)
             if failures is None:
@@ -129,7 +130,7 @@ class Logins:
 
     def has_failures(self, address: str) -> bool:
         """Whether `address` or its network failed a login recently."""
-        now = time.monotonic()
+        now = self._clock()
         for key in (("address", address), ("network", network_of(address))):
             failures = self._failures.get(key)
             if failures is not None and now - failures.last < RECENT:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sqlalchemy import text
@@ -32,8 +33,16 @@ class SchedulerLock:
     """One lock per `key`: the ladders' (`LOCK_KEY`) and the tournaments' are separate locks, each
     on a connection of its own (a node may hold one and not the other)."""
 
-    def __init__(self, db: Database, node: str, key: int = LOCK_KEY, what: str = "the ladder scheduler") -> None:
+    def __init__(
+        self,
+        db: Database,
+        node: str,
+        key: int = LOCK_KEY,
+        what: str = "the ladder scheduler",
+        clock: Callable[[], float] | None = None,
+    ) -> None:
         self.db = db
+        self._clock = clock  # when the lock was last seen held (None: the running loop's time)
         self.node = node
         self.key = key
         self.what = what
@@ -42,11 +51,14 @@ class SchedulerLock:
         self._turn = asyncio.Lock()  # one statement at a time on that connection
         self._checked = 0.0
 
+    def _now(self) -> float:
+        return self._clock() if self._clock is not None else asyncio.get_running_loop().time()
+
     async def try_acquire(self) -> bool:
         """Take the lock if nobody holds it; True if this node holds it now. A lock held and
         checked less than a second ago is taken as still held."""
         async with self._turn:
-            if self.held and asyncio.get_running_loop().time() - self._checked < 1.0:
+            if self.held and self._now() - self._checked < 1.0:
                 return True
             if self.held:
                 return await self._still_held()
@@ -64,7 +76,7 @@ class SchedulerLock:
             await self.release()
             raise
         if self.held:
-            self._checked = asyncio.get_running_loop().time()
+            self._checked = self._now()
             log.info("node %s runs %s", self.node, self.what)
         return self.held
 
@@ -75,7 +87,7 @@ class SchedulerLock:
         try:
             await self._conn.scalar(text("SELECT 1"))
             await self._conn.commit()
-            self._checked = asyncio.get_running_loop().time()
+            self._checked = self._now()
             return True
         except Exception:
             log.warning("node %s lost its connection, and with it %s", self.node, self.what)

@@ -53,9 +53,7 @@ def test_round_robin_of_four_meets_every_pair_the_right_number_of_times(double: 
     for r in rounds:  # everyone plays every round, once
         assert sorted(p for g in r.games for p in g) == ["a", "b", "c", "d"] and r.bye is None
     if double:  # each pair once in each seat order
-        assert Counter(g for r in rounds for g in r.games) == Counter(
-            {g: 1 for g in itertools.permutations("abcd", 2)}
-        )
+        assert Counter(g for r in rounds for g in r.games) == Counter({g: 1 for g in itertools.permutations("abcd", 2)})
     first_seats = Counter(g[0] for r in rounds for g in r.games)
     assert max(first_seats.values()) - min(first_seats.values()) <= (0 if double else 1)
 
@@ -291,9 +289,7 @@ def test_arena_simulation() -> None:
     playing: list[tuple[float, tuple[str, str]]] = []
     now, games = 0.0, 0
     while now < 3600:
-        tables = pair_waiting(
-            [Waiting(p, scores[p].points, strength[p], t, last[p]) for p, t in waiting_since.items()]
-        )
+        tables = pair_waiting([Waiting(p, scores[p].points, strength[p], t, last[p]) for p, t in waiting_since.items()])
         for table in tables:
             assert table[1] not in last[table[0]] and table[0] not in last[table[1]]
             for p in table:

@@ -76,8 +76,9 @@ def test_provisional_for_about_a_dozen_games() -> None:
     provisional = []
     for game in range(16):
         ranks = [1, 2] if game % 2 else [2, 1]
-        after = rating_changes([RatedSeat("a", a), RatedSeat("b", b)], ranks, created_rated=True, clock=SPEC,
-                               aborted=False)
+        after = rating_changes(
+            [RatedSeat("a", a), RatedSeat("b", b)], ranks, created_rated=True, clock=SPEC, aborted=False
+        )
         a, b = after["a"], after["b"]
         provisional.append(a.provisional)
     assert provisional.index(False) == 11

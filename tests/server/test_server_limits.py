@@ -102,7 +102,7 @@ async def test_a_refusal_says_when_the_same_request_will_be_let_through(limited)
 async def test_the_sdk_waits_as_long_as_it_is_told_instead_of_hammering(limited) -> None:
     """Requests past the rate through `patiently` all get their answer, and the connection stays
     open: a client that retried at once would run into a whole burst of debt and be closed."""
-    server = await limited(requests_per_second=5, request_burst=2)
+    server = await limited(requests_per_second=20, request_burst=2)  # a refusal's wait: a few hundredths
     client = await Client.connect(server.url, name="patient")
     calls = 0
 
