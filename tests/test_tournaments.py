@@ -49,8 +49,8 @@ async def organizer(server: Server) -> Client:
 
 def start_now(server: Server) -> None:
     """The service's clock an hour and a minute ahead: what was due to start within the hour starts."""
-    server.tournaments.now = lambda: time.time() + 3660
-    server.tournaments.wake()
+    server.tournament_director.now = lambda: time.time() + 3660
+    server.tournament_director.wake()
 
 
 async def wait_finished(client: Client, name: str, timeout: float = 90.0) -> dict[str, Any]:
@@ -438,8 +438,8 @@ async def test_the_scheduler_reads_only_tournaments_still_to_run(server: Server,
 
     try:
         store.schedule, store.by_id = schedule, by_id  # type: ignore[method-assign]
-        server.tournaments.rescan()
-        await server.tournaments.tick()
+        server.tournament_director.rescan()
+        await server.tournament_director.tick()
     finally:
         del store.schedule, store.by_id
     assert [(slot.id, slot.status) for slot in slots] == [(later.id, "registering")]
@@ -462,8 +462,8 @@ async def test_a_two_minute_arena_pairs_continuously_and_counts_streaks(server: 
     names = await bots(6, "blitz")
     await entered(org, "blitz", 6)
     base = time.time()
-    server.tournaments.now = lambda: base + 3600 + (time.time() - base) * 4
-    server.tournaments.wake()
+    server.tournament_director.now = lambda: base + 3600 + (time.time() - base) * 4
+    server.tournament_director.wake()
     await wait_finished(org, "blitz", timeout=120)
     tables = await org.tournament_pairings("blitz")
     assert tables and all(t["status"] == "finished" and len(t["players"]) == 2 for t in tables)
@@ -529,11 +529,12 @@ async def test_a_finished_table_pairs_the_next_round_at_once(
 ) -> None:
     """The service hears of its tables' ends (`RoomPorts.finished`) and pairs on without waiting
     for its periodic look, here made ten minutes long: a round robin of four runs to its end."""
-    from partida.server import tournaments
+    from partida.server.competition import scheduler, tournament_director
 
-    monkeypatch.setattr(tournaments, "TICK", 600.0)
-    await server.tournaments.stop()  # its loop is in a look begun with the old period: begin anew
-    server.tournaments.start()
+    monkeypatch.setattr(scheduler, "TICK", 600.0)
+    monkeypatch.setattr(tournament_director, "TICK", 600.0)
+    await server.tournament_director.stop()  # its loop is in a look begun with the old period: begin anew
+    server.tournament_director.start()
     org = await organizer(server)
     await org.tournament_create("quick", "tictactoe", "round-robin", CLOCK, entry="bots", starts_in=3600)
     await bots(4, "quick")
@@ -547,8 +548,7 @@ async def test_a_finished_table_pairs_the_next_round_at_once(
 async def test_entrants_level_on_everything_share_a_rank(server: Server) -> None:
     """Three entrants who drew every game share first place; in an arena, two level on points
     and on the tie-breaks share theirs too."""
-    from types import SimpleNamespace
-
+    from partida.server.competition.tournament_director import standings
     from partida.storage.tournaments import Entrant, Table
 
     people = [Entrant(1, "x", "bot"), Entrant(2, "y", "bot"), Entrant(3, "z", "bot")]
@@ -558,9 +558,9 @@ async def test_entrants_level_on_everything_share_a_rank(server: Server) -> None
         Table(2, 1, [1, 3], 12, status="finished", result=draw),
     ]
     drawn.append(Table(3, 1, [2, 3], 13, status="finished", result=draw))
-    rows = server.tournaments._standings(SimpleNamespace(format="round-robin"), drawn, people)  # type: ignore[arg-type]
+    rows = standings("round-robin", drawn, people)
     assert [r["rank"] for r in rows] == [1, 1, 1]
     won = [Table(1, 1, [1, 2], 11, status="finished", result={"ranks": [1, 2]})]
     won.append(Table(2, 1, [3, 2], 12, status="finished", result={"ranks": [1, 2]}))
-    rows = server.tournaments._standings(SimpleNamespace(format="arena"), won, people)  # type: ignore[arg-type]
+    rows = standings("arena", won, people)
     assert [(r["name"], r["rank"], r["points"]) for r in rows] == [("x", 1, 2.0), ("z", 1, 2.0), ("y", 3, 0.0)]

@@ -24,10 +24,12 @@ from partida.server import web
 from partida.server.addresses import Addresses
 from partida.server.challenges import Challenges
 from partida.server.cluster import DEFAULT_LEASE, Cluster, NodeParts
+from partida.server.competition.ladder_director import LadderDirector
+from partida.server.competition.tournament_director import LOCK_KEY as TOURNAMENTS_LOCK
+from partida.server.competition.tournament_director import TournamentDirector
 from partida.server.connections import Connections
 from partida.server.conversation import Conversation
 from partida.server.events import EventBus, open_bus
-from partida.server.ladders import LadderService
 from partida.server.limits import Limiter, Limits
 from partida.server.lobby import Lobby
 from partida.server.locator import Locator, SingleNode
@@ -41,14 +43,15 @@ from partida.server.services.bots import BotDirectory
 from partida.server.services.challenges import ChallengeService
 from partida.server.services.greeting import Greeting
 from partida.server.services.history import HistoryService
+from partida.server.services.ladders import LadderService
 from partida.server.services.lobby import LobbyService
 from partida.server.services.ratings import RatingService
 from partida.server.services.rooms import RoomService
 from partida.server.services.seeks import SeekService
+from partida.server.services.tournaments import TournamentService
 from partida.server.session import OUTBOX_BYTES, Session
 from partida.server.shell import Shell
-from partida.server.tournaments import LOCK_KEY as TOURNAMENTS_LOCK
-from partida.server.tournaments import TournamentService
+from partida.server.tournament_list import TournamentPages
 from partida.server.transport import Link, Listener, serve
 from partida.storage.database import Database, default_url
 from partida.storage.sqlite_claim import SqliteClaim
@@ -116,7 +119,9 @@ class Server:
         self.room_ports: RoomPorts = None  # type: ignore[assignment]  # set in start()
         self.room_service: RoomService = None  # type: ignore[assignment]  # set in start()
         self.ladders: LadderService = None  # type: ignore[assignment]  # set in start()
+        self.ladder_director: LadderDirector = None  # type: ignore[assignment]  # set in start()
         self.tournaments: TournamentService = None  # type: ignore[assignment]  # set in start()
+        self.tournament_director: TournamentDirector = None  # type: ignore[assignment]  # set in start()
         self.ratings: RatingService = None  # type: ignore[assignment]  # set in start()
         self.lobby_service: LobbyService = None  # type: ignore[assignment]  # set in start()
         self.challenge_service: ChallengeService = None  # type: ignore[assignment]  # set in start()
@@ -168,7 +173,7 @@ class Server:
                 await self.db.close()
                 self._release_claim()
                 raise
-        await self.ladders.start()
+        await self.ladder_director.start()
         self._ws = await serve(
             self.connection,
             self.config.host,
@@ -181,7 +186,7 @@ class Server:
         if self.config.port == 0:
             self.config.port = next(iter(self._ws.sockets)).getsockname()[1]
         self.room_service.start()
-        self.tournaments.start()
+        self.tournament_director.start()
         self.ratings.start()
         log.info("serving on ws://%s:%d", self.config.host, self.config.port)
 
@@ -203,7 +208,7 @@ class Server:
             abandon_after=abandon_after,
         )
         lock = SchedulerLock(db, self.cluster.name) if self.cluster is not None else None
-        self.ladders = LadderService(
+        self.ladder_director = LadderDirector(
             self.store,
             self.rooms,
             self.registry,
@@ -213,7 +218,8 @@ class Server:
             nodes=self.cluster,
             lock=lock,
         )
-        self.room_ports.finished.append(self.ladders.game_over)
+        self.ladders = LadderService(self.store, self.registry, self.ladder_director)
+        self.room_ports.finished.append(self.ladder_director.game_over)
         self.ratings = RatingService(self.store, self.registry)
         self.room_ports.started.append(self.ratings.game_started)
         self.room_ports.finished.append(self.ratings.game_over)
@@ -230,20 +236,29 @@ class Server:
             rating_of=self.store.person_ratings.rating_of,
             limiter=self.limiter,
         )
-        self.tournaments = TournamentService(
-            TournamentStore(db),
+        tournament_store = TournamentStore(db)
+        tournament_pages = TournamentPages(tournament_store.page)
+        self.tournament_director = TournamentDirector(
+            tournament_store,
             self.rooms,
             rooms.open_room,
             self.registry,
             self.connections,
             self.publisher,
             abandon_after,
-            self.limiter,
-            rooms.check_options,
+            tournament_pages.changed,
             locator=self.locator,
             lock=SchedulerLock(db, self.cluster.name, TOURNAMENTS_LOCK, "the tournaments") if self.cluster else None,
         )
-        self.room_ports.finished.append(self.tournaments.game_over)
+        self.tournaments = TournamentService(
+            tournament_store,
+            self.registry,
+            self.limiter,
+            rooms.check_options,
+            tournament_pages,
+            self.tournament_director,
+        )
+        self.room_ports.finished.append(self.tournament_director.game_over)
         services = [
             Greeting(self.store, self.logins, self.locator, bot_arrived=rooms.return_bot_to_its_seats),
             self.bots,
@@ -290,10 +305,10 @@ class Server:
         return f"http://{self.config.host}:{self.config.port}/"
 
     async def stop(self) -> None:
-        if self.tournaments is not None:
-            await self.tournaments.stop()
-        if self.ladders is not None:
-            await self.ladders.stop()
+        if self.tournament_director is not None:
+            await self.tournament_director.stop()
+        if self.ladder_director is not None:
+            await self.ladder_director.stop()
         if self.ratings is not None:
             await self.ratings.stop()
         await self.lobby.stop()
