@@ -460,3 +460,78 @@ def test_entrants_level_on_everything_share_a_rank() -> None:
     won.append(Table(2, 1, [3, 2], 12, status="finished", result={"ranks": [1, 2]}))
     rows = standings("arena", won, people)
     assert [(r["name"], r["rank"], r["points"]) for r in rows] == [("x", 1, 2.0), ("z", 1, 2.0), ("y", 3, 0.0)]
+
+
+class Counted(Store):
+    """The store, counting the director's reads of it by query."""
+
+    def __init__(self, rooms: dict[int, Room]) -> None:
+        super().__init__(rooms)
+        self.reads: list[tuple[str, int | None]] = []
+
+    async def schedule(self) -> list[Slot]:
+        self.reads.append(("schedule", None))
+        return await super().schedule()
+
+    async def by_id(self, tournament_id: int) -> TournamentInfo | None:
+        self.reads.append(("by_id", tournament_id))
+        return await super().by_id(tournament_id)
+
+    async def entrants(self, tournament_id: int) -> list[Entrant]:
+        self.reads.append(("entrants", tournament_id))
+        return await super().entrants(tournament_id)
+
+    async def tables(self, tournament_id: int, round: int | None = None) -> list[Table]:
+        self.reads.append(("tables", tournament_id))
+        return await super().tables(tournament_id, round)
+
+
+def counted_event() -> tuple[Event, Counted]:
+    event = Event()
+    store = Counted(event.by_game)
+    event.store = event.director.store = store  # type: ignore[assignment]
+    return event, store
+
+
+async def test_idle_arenas_are_not_read_again_until_something_is_due() -> None:
+    """Empty running arenas cost the director nothing after it first reads the schedule: passes
+    go by, the clock moves on (short of their end), and no store read is made; an entrant joining
+    one makes that one, and only it, looked at. (Replaces test_tournaments_hostile.py's test of
+    the same name, which watched a real server for three seconds.)"""
+    event, store = counted_event()
+    week = 7 * 24 * 3600.0
+    arenas = [store.add("arena", [], duration=week) for _ in range(30)]
+    for info in arenas:
+        info.status = "running"
+    await event.director.tick()
+    assert store.reads == [("schedule", None)]  # nobody is entered in any: none is looked at
+    store.reads.clear()
+    for _ in range(10):
+        event.clock.now += 3600
+        await event.director.tick()
+    assert store.reads == []
+    store.entries[arenas[7].id].append(Entrant(100, "ann", "user"))
+    event.director.entered(arenas[7].id)
+    await event.director.tick()
+    assert {tournament for _, tournament in store.reads} == {arenas[7].id}
+    assert ("entrants", arenas[7].id) in store.reads
+
+
+async def test_a_restart_looks_only_at_the_arenas_someone_entered() -> None:
+    """A director that has just started (a restarted server) reads the live tournaments and
+    looks at the running arenas someone entered, not at the empty ones; passes after that look
+    at nothing. (Replaces test_tournaments_hostile.py's test of the same name, which restarted a
+    real server and watched it a second and a half.)"""
+    event, store = counted_event()
+    week = 7 * 24 * 3600.0
+    empty = [store.add("arena", [], duration=week) for _ in range(10)]
+    busy = store.add("arena", [Entrant(100, "ann", "user")], duration=week)
+    for info in [*empty, busy]:
+        info.status = "running"
+    await event.director.tick()
+    assert [tournament for query, tournament in store.reads if query == "by_id"] == [busy.id]
+    store.reads.clear()
+    for _ in range(5):
+        event.clock.now += 600
+        await event.director.tick()
+    assert store.reads == []
