@@ -372,11 +372,11 @@ def test_a_kill_mid_round_loses_and_double_counts_nothing(tmp_path) -> None:  # 
             "--format",
             "round-robin",
             "--clock",
-            "120+0",
+            "20+0",
             "--entry",
             "bots",
             "--start",
-            "5",
+            "8",
             "--db",
             str(db),
         )

@@ -218,7 +218,7 @@ class Server:
             nodes=self.cluster,
             lock=lock,
         )
-        self.ladders = LadderService(self.store, self.registry, self.ladder_director)
+        self.ladders = LadderService(self.store.ladders, self.registry, self.ladder_director)
         self.room_ports.finished.append(self.ladder_director.game_over)
         self.ratings = RatingService(self.store, self.registry)
         self.room_ports.started.append(self.ratings.game_started)

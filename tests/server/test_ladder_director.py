@@ -168,7 +168,7 @@ async def test_two_members_are_paired_again_after_their_game_is_over_and_told_th
 async def test_two_who_finish_first_wait_for_the_others_then_meet_new_opponents() -> None:
     """Four members, two games at a time: the two whose game ends first are not paired again at
     once while the other two play; when the others are free too, the new pairs cross over.
-    (The rule test_ladder_server.py's four bots over twelve games shows on a real server.)"""
+    (The rule test_ladder_server.py's four bots show over twelve games on a real server.)"""
     ladder = Ladder(concurrency=2)
     await ladder.join(1, 2, 3, 4)
     await ladder.director.tick()
@@ -218,8 +218,8 @@ async def test_a_member_gone_is_not_paired_and_its_game_goes_on() -> None:
 async def test_four_members_two_games_at_a_time_meet_everyone() -> None:
     """Twelve games of four members, two at a time, the games ending in an order the test draws:
     the ladder does not lock into two pairs (before the wait for busy members, the two that
-    finished first were paired again at once, for ever). (Replaces test_ladder_server.py's test
-    of the same name, which ran four bot processes through twelve rated games.)"""
+    finished first were paired again at once, for ever): test_ladder_server.py's test of the same
+    name, on the director alone."""
     import random
 
     rng = random.Random(12)

@@ -19,8 +19,7 @@ from partida.protocol import messages as m
 from partida.protocol.accepts import allows, clock_seconds
 from partida.room.clocks import ClockSpec
 from partida.server.competition.ladder_director import LadderDirector, LiveLadder, Member
-from partida.storage.ladders import Standing
-from partida.storage.store import Store
+from partida.storage.ladders import LadderStore, Standing
 
 if TYPE_CHECKING:
     from partida.server.session import Session
@@ -30,8 +29,8 @@ MAX_GAMES_PER_BOT = 16
 
 
 class LadderService:
-    def __init__(self, store: Store, registry: Registry, director: LadderDirector) -> None:
-        self.store = store
+    def __init__(self, ladders: LadderStore, registry: Registry, director: LadderDirector) -> None:
+        self.ladders = ladders
         self.registry = registry
         self.director = director
 
@@ -78,7 +77,7 @@ class LadderService:
                 ErrorCode.LADDER_JOINED_ELSEWHERE,
                 f"{identity.name} is already in ladder {live.info.name} from another connection",
             )
-        await self.store.ladders.join(live.info.id, identity.account_id)
+        await self.ladders.join(live.info.id, identity.account_id)
         member = Member(identity.account_id, identity.name, session, max_games)
         live.members[identity.account_id] = member
         standing = await self._standing(live, identity.account_id)
@@ -105,18 +104,18 @@ class LadderService:
         session.send(server_message("ladder_left", req.id, ladder=live.info.name))
 
     async def on_list(self, session: Session, req: m.LadderList) -> None:
-        ladders = self.director.ladders
-        for info in await self.store.ladders.all():
-            if info.name not in ladders:
+        live_ladders = self.director.ladders
+        for info in await self.ladders.all():
+            if info.name not in live_ladders:
                 await self.director.load(info)
             else:
-                ladders[info.name].info = info
-        rows = [await self._summary(live) for _, live in sorted(ladders.items())]
+                live_ladders[info.name].info = info
+        rows = [await self._summary(live) for _, live in sorted(live_ladders.items())]
         session.send(server_message("ladders", req.id, ladders=rows))
 
     async def on_standings(self, session: Session, req: m.LadderStandings) -> None:
         live = await self.director.ladder(req.ladder)
-        table = await self.store.ladders.standings(live.info.id)
+        table = await self.ladders.standings(live.info.id)
         connected, _ = await self.director.counts(live)
         rows = [
             {"rank": rank, **s.to_data(), "connected": s.account_id in connected}
@@ -128,8 +127,8 @@ class LadderService:
         """Ratings over games, as `partida ladder plot` draws them, for a plot in a browser;
         members in standings order."""
         live = await self.director.ladder(req.ladder)
-        history = await self.store.ladders.history(live.info.id)
-        table = await self.store.ladders.standings(live.info.id)
+        history = await self.ladders.history(live.info.id)
+        table = await self.ladders.standings(live.info.id)
         series = rating_series((c.name, c.before, c.after) for c in history)
         rows = [
             {
@@ -144,12 +143,12 @@ class LadderService:
         session.send(server_message("ladder_history", req.id, ladder=live.info.name, series=rows))
 
     async def _summary(self, live: LiveLadder) -> dict[str, Any]:
-        fresh = await self.store.ladders.get(live.info.name)
+        fresh = await self.ladders.get(live.info.name)
         if fresh is not None:
             live.info = fresh
         connected, playing = await self.director.counts(live)
         return {**live.info.to_data(), "connected": len(connected), "playing": playing}
 
     async def _standing(self, live: LiveLadder, account_id: int) -> Standing | None:
-        table = await self.store.ladders.standings(live.info.id)
+        table = await self.ladders.standings(live.info.id)
         return next((s for s in table if s.account_id == account_id), None)
