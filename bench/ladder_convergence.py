@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from partida.ladder.report import kendall_tau, standings_after
+from partida.competition.ladder_report import kendall_tau, standings_after
 from partida.server.app import Server, ServerConfig
 
 # name -> (agent, extra flags), weakest first: the known order

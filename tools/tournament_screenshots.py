@@ -72,8 +72,8 @@ async def main(out: Path) -> None:
                 await ada.click("#tournament-new summary")  # the create form, open
                 await ada.locator("#tournaments-card").screenshot(path=out / "web-tournaments.png")
 
-                server.tournaments.now = lambda: time.time() + 660  # the Swiss's start comes now
-                server.tournaments.wake()
+                server.tournament_director.now = lambda: time.time() + 660  # the Swiss's start comes now
+                server.tournament_director.wake()
                 await ada.wait_for_selector("#board")  # pushed to her round-one seat
                 await play(ada, 9, ".cell.playable")  # to the end: tic-tac-toe has at most 5 moves a side
                 await ada.wait_for_function(

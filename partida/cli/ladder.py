@@ -263,8 +263,8 @@ def run_standings(args: argparse.Namespace) -> int:
 
 
 def run_plot(args: argparse.Namespace) -> int:
-    from partida.ladder.plot import plot_ratings
-    from partida.ladder.report import rating_series
+    from partida.competition.ladder_plot import plot_ratings
+    from partida.competition.ladder_report import rating_series
 
     async def work(store: Store) -> tuple[LadderInfo, list[Any], list[Any]]:
         ladder = await store.ladders.require(args.name)
@@ -329,7 +329,7 @@ def run_games(args: argparse.Namespace) -> int:
 
 
 def run_h2h(args: argparse.Namespace) -> int:
-    from partida.ladder.report import head_to_head
+    from partida.competition.ladder_report import head_to_head
 
     async def work(store: Store) -> tuple[LadderInfo, list[Any], list[Any]]:
         ladder = await store.ladders.require(args.name)

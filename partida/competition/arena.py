@@ -13,8 +13,8 @@ row put a player *on fire*: from then on a win is worth 4 and a draw 2, until a 
 win ends the streak. Lichess's draw-streak rule (only the first of consecutive draws scores) is
 not taken: some games here, tic-tac-toe first, are drawn by correct play, and a player drawing
 them correctly would be punished. For more than two seats, "win" is first place alone and "draw"
-first place shared (`partida.ladder`'s reading of ranks), so a table of four gives 2 (or 4) to
-its winner and nothing to the rest.
+first place shared (the ladders' reading of ranks, `ratings.outcome`), so a table of four gives 2
+(or 4) to its winner and nothing to the rest.
 """
 
 from __future__ import annotations

@@ -1,4 +1,19 @@
-"""People's ratings: clock classes, OpenSkill ratings for N seats, who is rated, and farming.
+"""Ratings, the one OpenSkill model (Plackett-Luce for games of any number of seats, from their
+ranks) that rates both the bot ladders and people's games, with people's clock classes, who is
+rated, and farming.
+
+**The model.** Plackett-Luce rates a game of N seats from its ranks alone (1 = first, ties share a
+rank), so a two-seat Othello game and a four-seat Hearts game go through the same update. Each seat
+is a team of one. The model's parameters (mu 25, sigma 25/3, beta sigma/2, tau mu/300) are fixed
+here, once, rather than left to the library's defaults: a newer openskill that changes a default
+cannot make `partida ladder rerate` disagree with the stored table, and tuning the model cannot
+fork the ladders' ratings from people's. Everything here is a pure function of its inputs and of
+the order of the games: applying the same results in the same order gives bit-for-bit the same
+floats, which is what `rerate` checks.
+
+The displayed rating is the conservative one, `mu - 3 * sigma`: a player is shown where it stands
+with high confidence, so a newcomer with few games starts at 0 and rises as its uncertainty
+shrinks, rather than jumping to the top after one lucky win.
 
 **Clock classes** (`clock_class`), as lichess defines them: a Fischer clock's estimated duration
 is `initial + 40 * increment` seconds; under 3 minutes is bullet (lichess's ultrabullet, under
@@ -7,13 +22,11 @@ rapid, otherwise classical. A per-move clock of an hour or more a move is corres
 shorter per-move clock is estimated as 40 moves of it (5 s a move: 200 s, blitz). A game without
 a clock has no class and is never rated: nothing makes it end.
 
-**Ratings** are OpenSkill's Plackett-Luce, the model and parameters the bot ladders use
-(`partida.ladder.ratings`: mu 25, sigma 25/3, beta sigma/2, tau mu/300), one rating per account,
-game and clock class, updated from a finished game's ranks, so two seats and four go through one
-update. A rating is **provisional** while its sigma is above `PROVISIONAL_SIGMA` (6.0, from 8.33
-at the start): about a dozen two-seat games against other newcomers (`tests/competition/
-test_competition_ratings.py` counts them), fewer at tables of four. Provisional ratings are shown with a `?` and
-do not enter leaderboards.
+**People's ratings**: one rating per account, game and clock class, updated by the model from a
+finished game's ranks. A rating is **provisional** while its sigma is above `PROVISIONAL_SIGMA`
+(6.0, from 8.33 at the start): about a dozen two-seat games against other newcomers
+(`tests/competition/test_competition_ratings.py` counts them), fewer at tables of four. Provisional ratings
+are shown with a `?` and do not enter leaderboards.
 
 **Who is rated** (`rating_changes`): a game changes ratings only if it was created rated, every
 seat is an account (guests are never rated, so a rated room refuses guests), it has a clock class,
@@ -31,6 +44,7 @@ casual). The address is whatever key the server's address rules give (an IPv4 ad
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -42,8 +56,8 @@ from openskill.models import PlackettLuce
 MU = 25.0
 SIGMA = MU / 3
 BETA = SIGMA / 2
-TAU = MU / 300
-CONFIDENCE = 3.0  # the displayed rating is mu - CONFIDENCE * sigma, as the ladders show theirs
+TAU = MU / 300  # added uncertainty per game, so ratings can still move after many games
+CONFIDENCE = 3.0  # the displayed rating is mu - CONFIDENCE * sigma
 PROVISIONAL_SIGMA = 6.0
 
 BULLET_BELOW = 180.0
@@ -116,9 +130,57 @@ class PersonRating:
         return f"{self.display:.1f}{'?' if self.provisional else ''}"
 
 
+@dataclass(frozen=True, slots=True)
+class Rating:
+    mu: float = MU
+    sigma: float = SIGMA
+
+    @property
+    def display(self) -> float:
+        """The conservative rating shown in standings."""
+        return self.mu - CONFIDENCE * self.sigma
+
+
 @cache
-def _model() -> PlackettLuce:
+def model() -> PlackettLuce:
     return PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA, tau=TAU, limit_sigma=False, balance=False)
+
+
+def _teams(ratings: Sequence[Rating | PersonRating]) -> list[list[object]]:
+    m = model()
+    return [[m.rating(mu=r.mu, sigma=r.sigma)] for r in ratings]
+
+
+def rate(ratings: Sequence[Rating | PersonRating], ranks: Sequence[int]) -> list[Rating]:
+    """The ratings after one game: `ratings[i]` is seat i's rating before it, `ranks[i]` its
+    place (1 = first; equal ranks are a tie)."""
+    if len(ratings) != len(ranks):
+        raise ValueError(f"{len(ratings)} ratings for {len(ranks)} ranks")
+    if len(ratings) < 2:
+        raise ValueError("a rated game has at least two seats")
+    new = model().rate(_teams(ratings), ranks=[float(r) for r in ranks])
+    return [Rating(float(team[0].mu), float(team[0].sigma)) for team in new]
+
+
+def win_probabilities(ratings: Sequence[Rating]) -> list[float]:
+    """OpenSkill's predicted probability that each seat finishes first."""
+    return [float(p) for p in model().predict_win(_teams(ratings))]
+
+
+def outcome_uncertainty(ratings: Sequence[Rating]) -> float:
+    """How unpredictable the winner is, from 0 (certain) to 1 (every seat equally likely): the
+    entropy of `win_probabilities` over its maximum, log(seats)."""
+    probabilities = win_probabilities(ratings)
+    entropy = -sum(p * math.log(p) for p in probabilities if p > 0)
+    return entropy / math.log(len(probabilities))
+
+
+def outcome(ranks: Sequence[int], seat: int) -> tuple[int, int, int]:
+    """(win, draw, loss) for the standings, each 0 or 1: a win is first place alone, a draw first
+    place shared, anything else a loss."""
+    if ranks[seat] != 1:
+        return (0, 0, 1)
+    return (1, 0, 0) if list(ranks).count(1) == 1 else (0, 1, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,13 +213,8 @@ def rating_changes(
         raise ValueError(f"{len(seats)} seats for {len(ranks)} ranks")
     if not is_rated(seats, created_rated, clock, aborted):
         return {}
-    m = _model()
-    teams = [[m.rating(mu=s.rating.mu, sigma=s.rating.sigma)] for s in seats]
-    after = m.rate(teams, ranks=[float(r) for r in ranks])
-    return {
-        s.account: PersonRating(float(t[0].mu), float(t[0].sigma), s.rating.games + 1)
-        for s, t in zip(seats, after, strict=True)
-    }
+    after = rate([s.rating for s in seats], ranks)
+    return {s.account: PersonRating(r.mu, r.sigma, s.rating.games + 1) for s, r in zip(seats, after, strict=True)}
 
 
 class FarmingVerdict(StrEnum):

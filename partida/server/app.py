@@ -26,10 +26,12 @@ from partida.server.account_presence import AccountPresence, SingleNodePresence
 from partida.server.addresses import Addresses
 from partida.server.challenges import Challenges
 from partida.server.cluster import DEFAULT_LEASE, Cluster, NodeParts
+from partida.server.competition.ladder_director import LadderDirector
+from partida.server.competition.tournament_director import LOCK_KEY as TOURNAMENTS_LOCK
+from partida.server.competition.tournament_director import TournamentDirector
 from partida.server.connections import Connections
 from partida.server.conversation import Conversation
 from partida.server.events import EventBus, open_bus
-from partida.server.ladders import LadderService
 from partida.server.limits import Limiter, Limits
 from partida.server.live_nodes import LiveNodes
 from partida.server.lobby import Lobby
@@ -44,14 +46,15 @@ from partida.server.services.bots import BotDirectory
 from partida.server.services.challenges import ChallengeService
 from partida.server.services.greeting import Greeting
 from partida.server.services.history import HistoryService
+from partida.server.services.ladders import LadderService
 from partida.server.services.lobby import LobbyService
 from partida.server.services.ratings import RatingService
 from partida.server.services.rooms import RoomService
 from partida.server.services.seeks import SeekService
+from partida.server.services.tournaments import TournamentService
 from partida.server.session import OUTBOX_BYTES, Session
 from partida.server.shell import Shell
-from partida.server.tournaments import LOCK_KEY as TOURNAMENTS_LOCK
-from partida.server.tournaments import TournamentService
+from partida.server.tournament_list import TournamentPages
 from partida.server.transport import Link, Listener, serve
 from partida.storage.database import Database, default_url
 from partida.storage.nodes import NodeDirectory
@@ -127,7 +130,9 @@ class Server:
         self.bus: EventBus | None = None
         self.room_service: RoomService = None  # type: ignore[assignment]  # set in start()
         self.ladders: LadderService = None  # type: ignore[assignment]  # set in start()
+        self.ladder_director: LadderDirector = None  # type: ignore[assignment]  # set in start()
         self.tournaments: TournamentService = None  # type: ignore[assignment]  # set in start()
+        self.tournament_director: TournamentDirector = None  # type: ignore[assignment]  # set in start()
         self.ratings: RatingService = None  # type: ignore[assignment]  # set in start()
         self.lobby_service: LobbyService = None  # type: ignore[assignment]  # set in start()
         self.challenge_service: ChallengeService = None  # type: ignore[assignment]  # set in start()
@@ -179,7 +184,7 @@ class Server:
                 await self.db.close()
                 self._release_claim()
                 raise
-        await self.ladders.start()
+        await self.ladder_director.start()
         self._ws = await serve(
             self.connection,
             self.config.host,
@@ -192,7 +197,7 @@ class Server:
         if self.config.port == 0:
             self.config.port = next(iter(self._ws.sockets)).getsockname()[1]
         self.rooms.start()
-        self.tournaments.start()
+        self.tournament_director.start()
         self.ratings.start()
         log.info("serving on ws://%s:%d", self.config.host, self.config.port)
 
@@ -201,7 +206,7 @@ class Server:
         self.rooms.attach(self.store)
         rooms = RoomService(self.rooms, self.registry, self.limiter, self.bots, self.publisher)
         lock = SchedulerLock(db, self.cluster.name) if self.cluster is not None else None
-        self.ladders = LadderService(
+        self.ladder_director = LadderDirector(
             self.store,
             self.rooms,
             self.registry,
@@ -209,7 +214,8 @@ class Server:
             nodes=self.cluster,
             lock=lock,
         )
-        self.rooms.on_finished(self.ladders.game_over)
+        self.ladders = LadderService(self.store.ladders, self.registry, self.ladder_director)
+        self.rooms.on_finished(self.ladder_director.game_over)
         self.ratings = RatingService(self.store, self.registry)
         self.rooms.on_started(self.ratings.game_started)
         self.rooms.on_finished(self.ratings.game_over)
@@ -226,18 +232,27 @@ class Server:
             rating_of=self.store.person_ratings.rating_of,
             limiter=self.limiter,
         )
-        self.tournaments = TournamentService(
-            TournamentStore(db),
+        tournament_store = TournamentStore(db)
+        tournament_pages = TournamentPages(tournament_store.page)
+        self.tournament_director = TournamentDirector(
+            tournament_store,
             self.rooms,
             self.registry,
             self.connections,
             self.publisher,
-            self.limiter,
-            rooms.check_options,
+            tournament_pages.changed,
             presence=self.presence,
             lock=SchedulerLock(db, self.cluster.name, TOURNAMENTS_LOCK, "the tournaments") if self.cluster else None,
         )
-        self.rooms.on_finished(self.tournaments.game_over)
+        self.tournaments = TournamentService(
+            tournament_store,
+            self.registry,
+            self.limiter,
+            rooms.check_options,
+            tournament_pages,
+            self.tournament_director,
+        )
+        self.rooms.on_finished(self.tournament_director.game_over)
         services = [
             Greeting(self.store, self.logins, self.presence, bot_arrived=rooms.return_bot_to_its_seats),
             self.bots,
@@ -276,10 +291,10 @@ class Server:
         return f"http://{self.config.host}:{self.config.port}/"
 
     async def stop(self) -> None:
-        if self.tournaments is not None:
-            await self.tournaments.stop()
-        if self.ladders is not None:
-            await self.ladders.stop()
+        if self.tournament_director is not None:
+            await self.tournament_director.stop()
+        if self.ladder_director is not None:
+            await self.ladder_director.stop()
         if self.ratings is not None:
             await self.ratings.stop()
         await self.lobby.stop()

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import Executable
 
-from partida.ladder.ratings import Rating, outcome, rate
+from partida.competition.ratings import Rating, outcome, rate
 from partida.storage.database import Database, StorageError
 from partida.storage.models import (
     Account,

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from partida.ladder.pairing import Candidate, order_seats, pick_group, pick_random, score
-from partida.ladder.ratings import MU, SIGMA, Rating, outcome_uncertainty, rate
+from partida.competition.ladder_pairing import Candidate, order_seats, pick_group, pick_random, score
+from partida.competition.ratings import MU, SIGMA, Rating, outcome_uncertainty, rate
 
 
 def test_new_rating_displays_zero_and_a_win_moves_it() -> None:
@@ -218,7 +218,7 @@ def test_random_pairing_picks_distinct_idle_members() -> None:
 
 
 def test_kendall_tau_counts_pairs_in_the_same_order() -> None:
-    from partida.ladder.report import kendall_tau
+    from partida.competition.ladder_report import kendall_tau
 
     truth = ["a", "b", "c", "d"]
     assert kendall_tau(truth, truth) == 1.0
@@ -229,7 +229,7 @@ def test_kendall_tau_counts_pairs_in_the_same_order() -> None:
 
 
 def test_standings_after_each_game_and_head_to_head() -> None:
-    from partida.ladder.report import head_to_head, rating_series, standings_after
+    from partida.competition.ladder_report import head_to_head, rating_series, standings_after
 
     up, down = Rating(30.0, 5.0), Rating(20.0, 5.0)
     changes = [(1, "x", up), (1, "y", down), (2, "y", Rating(40.0, 4.0)), (2, "z", down)]

@@ -98,7 +98,7 @@ async def test_people_and_second_connections_cannot_join_and_change_nothing(
     # the first connection is still the member: the refused twin leaving changes nothing, the first
     # one leaving ends the membership
     assert [s.name for s in await server.store.ladders.standings(ladder.id)] == ["twin"]
-    live = await server.ladders.ladder("solo")
+    live = await server.ladder_director.ladder("solo")
     assert len(live.members) == 1 and live.rooms == {}
     connected = len(server.sessions)
     await second.close()

@@ -61,7 +61,7 @@ async def test_bots_play_a_ladder_to_a_rated_table_and_rerate_agrees(
     assert listed["ttt"]["rated_games"] >= 12
     await watcher.close()
 
-    await server.ladders.stop()  # no new games; the ones in play finish
+    await server.ladder_director.stop()  # no new games; the ones in play finish
 
     async def all_over() -> bool:
         # the scheduler stopped after opening whole the game it was opening: those in play end
@@ -132,7 +132,7 @@ async def test_a_bot_receives_its_games_and_ratings(server: Server) -> None:
         with pytest.raises(ServerError) as info:
             await clients[0].ladder_leave("duo")
         assert info.value.code == "not_in_ladder"
-        await server.ladders.stop()
+        await server.ladder_director.stop()
     finally:
         for client in clients:
             with contextlib.suppress(Exception):
@@ -236,14 +236,14 @@ async def test_a_ladder_game_ending_wakes_the_scheduler_and_no_game_builds_an_ev
     assert not server.bus.wants("partida/rooms/ABCDEF/game_over")
     assert not server.bus.wants("partida/rooms/game-1/game_over")
     wakes = 0
-    wake = server.ladders.wake
+    wake = server.ladder_director.wake
 
     def counted() -> None:
         nonlocal wakes
         wakes += 1
         wake()
 
-    server.ladders.wake = counted  # type: ignore[method-assign]
+    server.ladder_director.wake = counted  # type: ignore[method-assign]
     import random
 
     rng = random.Random(3)
@@ -267,7 +267,7 @@ async def test_a_ladder_game_ending_wakes_the_scheduler_and_no_game_builds_an_ev
         await asyncio.gather(*(c.play(notice["room"], lambda u, p: p.random_answer(rng)) for c in clients))
         assert wakes > before
         assert not server.bus.wants(f"partida/rooms/{notice['room']}/game_over")
-        await server.ladders.stop()
+        await server.ladder_director.stop()
     finally:
         for client in clients:
             with contextlib.suppress(Exception):
@@ -284,7 +284,7 @@ async def test_four_bots_two_at_a_time_meet_everyone(
     for name in names:
         await runners(name, ladders=["mix"])
     await wait_for(lambda: _at_least(server, "mix", 12), "twelve rated games")
-    await server.ladders.stop()
+    await server.ladder_director.stop()
     games = [g for g in await server.store.ladders.games(ladder.id) if g.status == "finished"]
     pairs = [frozenset(account for _, account, _ in g.seats) for g in games]
     assert len(set(pairs)) >= 4, pairs  # today's pairs were two, for ever

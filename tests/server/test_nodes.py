@@ -348,7 +348,7 @@ async def test_every_node_shows_a_ladders_connected_members_and_games(nodes) -> 
     """Ladder bots connect to the scheduler's node only; every node's `ladder_list` and
     `ladder_standings` show them, and the games in play, from what that node writes."""
     servers = [await nodes(name) for name in ("a", "b", "c")]
-    scheduler = next(s for s in servers if s.ladders.lock is not None and s.ladders.lock.held)
+    scheduler = next(s for s in servers if s.ladder_director.lock is not None and s.ladder_director.lock.held)
     others = [s for s in servers if s is not scheduler]
     await scheduler.store.ladders.create("trio", "tictactoe", {}, 2, {"per_move": 600.0}, 1)
     bots = []

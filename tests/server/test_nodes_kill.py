@@ -312,7 +312,7 @@ async def test_a_tournament_goes_on_when_its_node_dies(cluster: list[Node]) -> N
     from datetime import UTC, datetime, timedelta
 
     from partida.competition.tables import scores_of
-    from partida.server.tournaments import LOCK_KEY
+    from partida.server.competition.tournament_director import LOCK_KEY
     from partida.storage.tournaments import TournamentStore
 
     await asyncio.gather(*(node.ready() for node in cluster))

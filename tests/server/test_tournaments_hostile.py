@@ -17,8 +17,7 @@ import pytest
 from websockets.asyncio.client import connect as ws_connect
 
 from partida.client import Client, ServerError
-from partida.server.app import Server, ServerConfig
-from partida.storage.tournaments import TournamentStore
+from partida.server.app import Server
 
 CLOCK = {"initial": 60.0, "increment": 0.0}
 
@@ -127,18 +126,21 @@ async def test_look_alike_names_are_refused(server: Server) -> None:
 
 
 async def test_an_unreadable_database_is_one_log_line_not_a_traceback_a_second(
-    server: Server, db_url: str, caplog: pytest.LogCaptureFixture
+    server: Server, db_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from partida.server.competition import scheduler
+
+    monkeypatch.setattr(scheduler, "TICK", 0.1)  # tries again ten times a second
     ann = await account(server, "ann")
     await ann.tournament_create("soon", "tictactoe", "swiss", CLOCK, starts_in=3600)
     path = db_url.split("///", 1)[1]
     with sqlite3.connect(path) as db:
         db.execute("ALTER TABLE tournaments RENAME TO tournaments_away")
-    caplog.set_level(logging.INFO, logger="partida.server.tournaments")
-    server.tournaments.now = lambda: time.time() + 3660  # "soon" is due: the scheduler reads it, and fails
-    server.tournaments.wake()
-    await asyncio.sleep(4)  # several tries, a second apart
-    mine = [r for r in caplog.records if r.name == "partida.server.tournaments"]
+    caplog.set_level(logging.INFO, logger="partida.server.competition.tournament_director")
+    server.tournament_director.now = lambda: time.time() + 3660  # "soon" is due: the scheduler reads it, and fails
+    server.tournament_director.wake()
+    await asyncio.sleep(1)  # several tries, a tenth of a second apart
+    mine = [r for r in caplog.records if r.name == "partida.server.competition.tournament_director"]
     assert [r.levelname for r in mine] == ["WARNING"], [r.getMessage() for r in mine]
     assert "cannot be read" in mine[0].getMessage() and mine[0].exc_info is None
     with sqlite3.connect(path) as db:
@@ -146,87 +148,15 @@ async def test_an_unreadable_database_is_one_log_line_not_a_traceback_a_second(
     async with asyncio.timeout(30):
         while (await server.tournaments.store.require("soon")).status == "registering":
             await asyncio.sleep(0.2)  # then started (and, with no entrants, over at once)
-    messages = [r.getMessage() for r in caplog.records if r.name == "partida.server.tournaments"]
-    assert any("works again" in m for m in messages)
-    assert not any(r.exc_info for r in caplog.records if r.name == "partida.server.tournaments")
+
+    def messages() -> list[str]:
+        return [r.getMessage() for r in caplog.records if r.name == "partida.server.competition.tournament_director"]
+
+    async with asyncio.timeout(30):  # told at the end of the pass that started it
+        while not any("works again" in m for m in messages()):
+            await asyncio.sleep(0.05)
+    assert not any(r.exc_info for r in caplog.records if r.name == "partida.server.competition.tournament_director")
     await ann.close()
-
-
-async def test_idle_arenas_are_not_read_again_until_something_is_due(server: Server) -> None:
-    """Empty running arenas cost the scheduler one look each when it first reads them, then
-    nothing: no read of the store while nothing is due. An entrant joining one is looked at."""
-    store = server.tournaments.store
-    now = datetime.now(UTC)
-    arenas = [
-        await store.create(f"idle{i}", "tictactoe", {}, 2, CLOCK, "arena", "both", now, duration=7 * 24 * 3600.0)
-        for i in range(30)
-    ]
-    server.tournaments.rescan()
-    async with asyncio.timeout(30):
-        while [t.status for t in await store.live()] != ["running"] * len(arenas):
-            await asyncio.sleep(0.2)
-    reads: list[str] = []
-    real = {name: getattr(store, name) for name in ("schedule", "by_id", "tables", "entrants", "live", "page")}
-
-    def counted(name: str) -> Any:
-        async def read(*args: Any, **kwargs: Any) -> Any:
-            reads.append(name)
-            return await real[name](*args, **kwargs)
-
-        return read
-
-    try:
-        for name in real:
-            setattr(store, name, counted(name))
-        await asyncio.sleep(3)  # three of the old scheduler's ticks
-        assert reads == []
-        ann = await account(server, "ann")
-        await ann.tournament_join("idle7")
-        async with asyncio.timeout(10):
-            while "entrants" not in reads:  # the joined arena, and only it, is looked at
-                await asyncio.sleep(0.05)
-        await ann.close()
-    finally:
-        for name in real:
-            delattr(store, name)
-
-
-async def test_a_restart_looks_only_at_the_arenas_someone_entered(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    first = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url))
-    await first.start()
-    try:
-        store = first.tournaments.store
-        now = datetime.now(UTC)
-        for i in range(10):
-            await store.create(f"empty{i}", "tictactoe", {}, 2, CLOCK, "arena", "both", now, duration=7 * 24 * 3600.0)
-        busy = await store.create("busy", "tictactoe", {}, 2, CLOCK, "arena", "both", now, duration=7 * 24 * 3600.0)
-        ann = await account(first, "ann")
-        await ann.tournament_join("busy")
-        await ann.close()
-        first.tournaments.rescan()
-        async with asyncio.timeout(30):
-            while [t.status for t in await store.live()] != ["running"] * 11:
-                await asyncio.sleep(0.2)
-    finally:
-        await first.stop()
-    looked: list[int] = []
-    real = TournamentStore.by_id
-
-    async def by_id(self: TournamentStore, tournament_id: int) -> Any:
-        looked.append(tournament_id)
-        return await real(self, tournament_id)
-
-    monkeypatch.setattr(TournamentStore, "by_id", by_id)
-    second = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url))
-    await second.start()
-    try:
-        async with asyncio.timeout(10):
-            while busy.id not in looked:
-                await asyncio.sleep(0.05)
-        await asyncio.sleep(1.5)  # a tick more: nothing else is looked at
-        assert looked == [busy.id]
-    finally:
-        await second.stop()
 
 
 async def test_a_connection_that_does_not_read_is_listed_nothing_more(server: Server) -> None:

@@ -10,7 +10,7 @@ import random
 import pytest
 from sqlalchemy import update
 
-from partida.ladder.ratings import Rating, rate
+from partida.competition.ratings import Rating, rate
 from partida.storage.database import StorageError
 from partida.storage.ladders import LadderExists
 from partida.storage.models import LadderMember

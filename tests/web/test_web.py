@@ -572,7 +572,7 @@ async def test_ladder_standings_and_rating_plot(server: Server, browser: Any, ru
         if (await server.store.ladders.require("ttt")).rated_games >= 6:
             break
         await asyncio.sleep(0.05)
-    await server.ladders.stop()
+    await server.ladder_director.stop()
     for _ in range(1200):
         if all(g.status != "playing" for g in await server.store.ladders.games(ladder.id, live=True)):
             break

@@ -94,8 +94,8 @@ async def test_a_person_joins_a_mixed_tournament_in_the_browser_and_plays_a_bot(
         await cy.wait_for_selector("#why-not")  # a guest cannot enter
         assert await cy.locator("#join").count() == 0
 
-        server.tournaments.now = lambda: time.time() + 3700  # what was due within the hour starts now
-        server.tournaments.wake()
+        server.tournament_director.now = lambda: time.time() + 3700  # what was due within the hour starts now
+        server.tournament_director.wake()
         # The pushed `tournament_game` takes Ada to her seat.
         await ada.wait_for_selector("#board")
         assert await ada.locator("li.me").count() == 1

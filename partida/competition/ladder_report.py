@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from partida.ladder.ratings import Rating
+from partida.competition.ratings import Rating
 
 
 @dataclass(frozen=True, slots=True)

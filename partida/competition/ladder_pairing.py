@@ -43,7 +43,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from partida.ladder.ratings import SIGMA, Rating, outcome_uncertainty
+from partida.competition.ratings import SIGMA, Rating, outcome_uncertainty
 
 MAX_GROUPS = 2000  # groups scored exhaustively; beyond that, greedy filling
 MAX_PERMUTED_SEATS = 6  # seat orders tried exhaustively (6! = 720); beyond that, greedy

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from partida.ladder.ratings import CONFIDENCE
-from partida.ladder.report import Point
+from partida.competition.ladder_report import Point
+from partida.competition.ratings import CONFIDENCE
 
 
 def plot_ratings(series: Mapping[str, Sequence[Point]], path: Path, title: str) -> None:

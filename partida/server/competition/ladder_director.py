@@ -1,43 +1,38 @@
-"""The ladder scheduler: it keeps connected ladder bots playing each other, and answers the
-ladder requests (`ladder_join`, `ladder_leave`, `ladder_list`, `ladder_standings`, `ladder_history`).
+"""The ladder director: it keeps connected ladder bots playing each other.
 
-A bot account joins a ladder over its connection and stays a member while it is connected. The
-scheduler wakes when a member joins or leaves, when one of its games ends, and once a second; for
-every ladder with room for another game (`concurrency`) it asks the pairing rule
-(`partida.ladder.pairing`) for the next group among idle members (connected, and playing fewer
-ladder games than their own limit, `max_games`, default 1), opens a room with the ladder's game,
-options and clock, and seats them. Rooms then run like any other; the result is rated by storage in
-the transaction that stores it, and the scheduler pushes the rating changes to the members
-(`rating`) and publishes them under `partida/ladders/NAME/...`.
+It wakes (`server/competition/scheduler.py`) when a member joins or leaves, when one of its games
+ends, and once a second; for every ladder with room for another game (`concurrency`) it asks the
+pairing rule (`partida.competition.ladder_pairing`) for the next group among idle members
+(connected, and playing fewer ladder games than their own limit, `max_games`, default 1), opens a
+room with the ladder's game, options and clock, and seats them. Rooms then run like any other; the
+result is rated by storage in the transaction that stores it, and the director pushes the rating
+changes to the members (`rating`) and publishes them under `partida/ladders/NAME/...`.
 
-Nothing here touches a room's state: rooms are opened, and bots seated, through the room's own
-commands.
+The requests (`ladder_join`, ...) are answered by `partida.server.services.ladders`, which adds
+and removes members here. Nothing here touches a room's state: rooms are opened, and bots seated,
+through the room's own commands. The pairing rule's wait for busy members is measured on the
+injected clock (`now`, monotonic seconds), so it can be tested without waiting.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from partida.bots.declaration import bot_accepts
+from partida.competition.ladder_pairing import WAIT_FOR_OTHERS, Candidate, pick_group, pick_random
+from partida.competition.ratings import Rating
 from partida.games.registry import Registry
-from partida.ladder.pairing import WAIT_FOR_OTHERS, Candidate, pick_group, pick_random
-from partida.ladder.ratings import Rating
-from partida.ladder.report import rating_series
 from partida.protocol import ErrorCode, ProtocolError, server_message
-from partida.protocol import messages as m
-from partida.protocol.accepts import allows, clock_seconds
 from partida.room.clocks import ClockSpec
 from partida.room.terms import RoomTerms
+from partida.server.competition.scheduler import TICK, Scheduler
 from partida.server.publisher import Publisher
 from partida.server.scheduler_lock import SchedulerLock
-from partida.storage.ladders import LadderInfo, RatingChange, Standing
+from partida.storage.ladders import LadderInfo, RatingChange
 from partida.storage.store import Store
 
 if TYPE_CHECKING:
@@ -45,13 +40,11 @@ if TYPE_CHECKING:
     from partida.server.rooms.driver import Room
     from partida.server.rooms.table import Rooms
     from partida.server.session import Session
-    from partida.server.shell import Handler
 
 
 log = logging.getLogger(__name__)
 
-MAX_GAMES_PER_BOT = 16
-TICK = 1.0  # seconds between scheduling rounds when nothing wakes the scheduler
+STOP_GRACE = 2.0  # seconds a game being opened has to get all its bots seated when the server stops
 
 
 @dataclass(eq=False)
@@ -89,7 +82,7 @@ class LiveLadder:
         return len(self.rooms) + len(self.remote)
 
 
-class LadderService:
+class LadderDirector:
     def __init__(
         self,
         store: Store,
@@ -98,6 +91,7 @@ class LadderService:
         publisher: Publisher,
         nodes: Cluster | None = None,
         lock: SchedulerLock | None = None,
+        now: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.rooms = rooms  # this node's rooms: its games' are opened there
@@ -106,13 +100,11 @@ class LadderService:
         # With several nodes: the shared directory the scheduler's node writes counts to, and
         # the lock that makes one node the scheduler (server/scheduler_lock.py).
         self.nodes = nodes
+        self.lock = lock
+        self.now = now
         self.ladders: dict[str, LiveLadder] = {}
         self.playing: dict[int, int] = {}  # account id -> ladder games in progress, every ladder
-        self._wake = asyncio.Event()
-        self._tasks: list[asyncio.Task[None]] = []
-        self._stopping = False
-        self.lock = lock
-        self._leading = asyncio.Lock()
+        self.scheduler = Scheduler("ladders", self.tick, lambda: TICK, lock=lock, adopt=self._adopt_all, logger=log)
         # What the scheduler's node last wrote of each ladder for the other nodes: ladder id ->
         # (connected members, games in play).
         self._written: dict[int, tuple[list[int], int]] = {}
@@ -122,7 +114,7 @@ class LadderService:
     async def start(self) -> None:
         """Load the ladders and adopt their games that were resumed after a restart."""
         for info in await self.store.ladders.all():
-            live = await self._load(info)
+            live = await self.load(info)
             for game in await self.store.ladders.games(info.id, live=True):
                 room = self.rooms.get(game.room_code)
                 if room is not None and room.core.game_id == game.game_id:
@@ -131,27 +123,19 @@ class LadderService:
                         if account_id is not None:
                             self.playing[account_id] = self.playing.get(account_id, 0) + 1
         if self.lock is not None:
-            await self._lead()
-        loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._run(), name="ladders")]
+            await self.scheduler.lead()
+        self.scheduler.start()
 
     async def stop(self) -> None:
         """Schedule no more games. A game being opened is opened whole first (its bots all
         seated), so no ladder game is left half-seated; bounded: stopping the server never waits
         on us for more than a few seconds."""
-        self._stopping = True
-        self.wake()
-        if self._tasks:
-            # the scheduler (the first task) returns at its next look at _stopping
-            await asyncio.wait(self._tasks[:1], timeout=2)
-            for task in self._tasks:  # a scheduler stuck past that
-                task.cancel()
-            await asyncio.wait(self._tasks, timeout=2)
-        self._tasks = []
-        if self.lock is not None:
-            await self.lock.release()
+        await self.scheduler.stop(grace=STOP_GRACE)
 
-    async def _load(self, info: LadderInfo) -> LiveLadder:
+    def wake(self) -> None:
+        self.scheduler.wake()
+
+    async def load(self, info: LadderInfo) -> LiveLadder:
         live = LiveLadder(info)
         by_game: dict[int, set[int]] = {}
         for change in await self.store.ladders.history(info.id):
@@ -173,20 +157,10 @@ class LadderService:
             info = await self.store.ladders.get(name)
             if info is None:
                 raise ProtocolError(ErrorCode.NO_SUCH_LADDER, f"there is no ladder named {name!r}")
-            live = self.ladders.get(name) or await self._load(info)
+            live = self.ladders.get(name) or await self.load(info)
         return live
 
-    def wake(self) -> None:
-        self._wake.set()
-
-    def handlers(self) -> Mapping[str, Handler]:
-        return {
-            "ladder_join": self.on_join,
-            "ladder_leave": self.on_leave,
-            "ladder_list": self.on_list,
-            "ladder_standings": self.on_standings,
-            "ladder_history": self.on_history,
-        }
+    # Members.
 
     def disconnected(self, session: Session) -> None:
         """A connection closed: it leaves every ladder (its games go on under their clocks)."""
@@ -196,111 +170,32 @@ class LadderService:
                     del live.members[account_id]
         self.wake()
 
-    # Requests.
+    def game_over(self, room: Room) -> None:
+        """Wake the scheduler as soon as one of its games ends: a subscriber to this node's
+        finished games (`RoomPorts.finished`). Only this node's rooms are in `live.rooms`; the
+        games of other nodes are looked up at each tick. A plain call in the room's task, not a
+        subscription to every room's `game_over` event on the bus: that made every game of the
+        server build and deliver the event, and wake a task, for the few that are ladder games."""
+        if self.ladders and any(live.rooms.get(room.code) is room for live in self.ladders.values()):
+            self.wake()
 
-    async def on_join(self, session: Session, req: m.LadderJoin) -> None:
-        identity = session.identity
-        assert identity is not None
-        if identity.kind != "bot" or identity.account_id is None:
-            raise ProtocolError(
-                ErrorCode.BOTS_ONLY,
-                "only bot accounts play on ladders (log in with a token from `partida db create-bot`)",
-            )
-        live = await self.ladder(req.ladder)
-        game = live.info.game
-        # the same rule as every other seating (protocol/accepts.py), under the ladder's code
-        clock = ClockSpec.parse(live.info.clock)
-        seconds = clock_seconds(clock.initial, clock.increment, clock.per_move) if clock else clock_seconds(None)
-        accepts = bot_accepts(identity.accepts, identity.agent, self.registry)
-        reason = allows(accepts, self.registry.get(game), live.info.seats, seconds)
-        if reason is not None:
-            raise ProtocolError(
-                ErrorCode.WRONG_GAME,
-                f"ladder {live.info.name} plays {game}, which this bot does not accept: it {reason}",
-                details={"accepts": accepts.to_data()},
-            )
-        max_games = 1 if req.max_games is None else req.max_games
-        if not 1 <= max_games <= MAX_GAMES_PER_BOT:
-            raise ProtocolError(ErrorCode.BAD_FIELD, f"max_games is 1 to {MAX_GAMES_PER_BOT}, not {max_games}")
-        if self.lock is not None and not await self._lead():
-            await self._send_to_scheduler(live.info.name)
-        present = live.members.get(identity.account_id)
-        if present is not None and present.session is not session and not present.session.closed:
-            raise ProtocolError(
-                ErrorCode.LADDER_JOINED_ELSEWHERE,
-                f"{identity.name} is already in ladder {live.info.name} from another connection",
-            )
-        await self.store.ladders.join(live.info.id, identity.account_id)
-        live.members[identity.account_id] = Member(identity.account_id, identity.name, session, max_games)
-        standing = await self._standing(live, identity.account_id)
-        session.send(
-            server_message(
-                "ladder_joined",
-                req.id,
-                ladder=live.info.name,
-                summary=await self._summary(live),
-                standing=standing.to_data() if standing else None,
-                max_games=max_games,
-            )
+    # Several nodes: the scheduler runs where the lock is.
+
+    async def where(self, ladder: str) -> None:
+        """Nothing when this node schedules; otherwise `moved`, with the scheduler's URL: ladder
+        bots play where the scheduler is."""
+        if self.lock is None or await self.scheduler.lead():
+            return
+        assert self.nodes is not None
+        holder = await self.lock.holder()
+        where = await self.nodes.node_url(holder) if holder else None
+        if where is None:
+            raise ProtocolError(ErrorCode.STORAGE, "no node schedules ladder games just now; try again")
+        raise ProtocolError(
+            ErrorCode.MOVED, f"ladder games are scheduled on node {holder}", details={"url": where, "ladder": ladder}
         )
-        self.wake()
 
-    async def on_leave(self, session: Session, req: m.LadderLeave) -> None:
-        live = await self.ladder(req.ladder)
-        identity = session.identity
-        assert identity is not None
-        member = live.members.get(identity.account_id) if identity.account_id is not None else None
-        if member is None or member.session is not session:
-            raise ProtocolError(ErrorCode.NOT_IN_LADDER, f"this connection is not in ladder {live.info.name}")
-        del live.members[member.account_id]
-        session.send(server_message("ladder_left", req.id, ladder=live.info.name))
-
-    async def on_list(self, session: Session, req: m.LadderList) -> None:
-        for info in await self.store.ladders.all():
-            if info.name not in self.ladders:
-                await self._load(info)
-            else:
-                self.ladders[info.name].info = info
-        ladders = [await self._summary(live) for _, live in sorted(self.ladders.items())]
-        session.send(server_message("ladders", req.id, ladders=ladders))
-
-    async def on_standings(self, session: Session, req: m.LadderStandings) -> None:
-        live = await self.ladder(req.ladder)
-        table = await self.store.ladders.standings(live.info.id)
-        connected, _ = await self._counts(live)
-        rows = [
-            {"rank": rank, **s.to_data(), "connected": s.account_id in connected}
-            for rank, s in enumerate(table, start=1)
-        ]
-        session.send(server_message("standings", req.id, ladder=live.info.name, standings=rows))
-
-    async def on_history(self, session: Session, req: m.LadderHistory) -> None:
-        """Ratings over games, as `partida ladder plot` draws them, for a plot in a browser;
-        members in standings order."""
-        live = await self.ladder(req.ladder)
-        history = await self.store.ladders.history(live.info.id)
-        table = await self.store.ladders.standings(live.info.id)
-        series = rating_series((c.name, c.before, c.after) for c in history)
-        rows = [
-            {
-                "name": s.name,
-                "points": [
-                    {"games": p.games, "mu": p.mu, "sigma": p.sigma, "rating": p.display} for p in series[s.name]
-                ],
-            }
-            for s in table
-            if s.name in series
-        ]
-        session.send(server_message("ladder_history", req.id, ladder=live.info.name, series=rows))
-
-    async def _summary(self, live: LiveLadder) -> dict[str, Any]:
-        fresh = await self.store.ladders.get(live.info.name)
-        if fresh is not None:
-            live.info = fresh
-        connected, playing = await self._counts(live)
-        return {**live.info.to_data(), "connected": len(connected), "playing": playing}
-
-    async def _counts(self, live: LiveLadder) -> tuple[set[int], int]:
+    async def counts(self, live: LiveLadder) -> tuple[set[int], int]:
         """The ladder's connected members and games in play. Only the scheduler's node knows
         them (members connect to it); another node reads what it last wrote (`_write_counts`)."""
         if self.lock is None or self.lock.held:
@@ -319,65 +214,12 @@ class LadderService:
                 await self.nodes.directory.save_ladder(live.info.id, self.nodes.name, *counts)
                 self._written[live.info.id] = counts
 
-    async def _standing(self, live: LiveLadder, account_id: int) -> Standing | None:
-        table = await self.store.ladders.standings(live.info.id)
-        return next((s for s in table if s.account_id == account_id), None)
-
-    # The scheduler.
-
-    async def _run(self) -> None:
-        while not self._stopping:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(TICK):
-                    await self._wake.wait()
-            self._wake.clear()
-            if self._stopping:
-                return
-            if self.lock is not None and not await self._lead():
-                continue  # another node schedules
-            for live in list(self.ladders.values()):
-                try:
-                    await self._settle(live)
-                    await self._schedule(live)
-                except Exception:
-                    log.exception("ladder %s: scheduling failed; trying again", live.info.name)
-            if self.lock is not None:
-                try:
-                    await self._write_counts()
-                except Exception as exc:
-                    log.warning("ladders: could not write the counts for other nodes: %s", exc)
-
-    def game_over(self, room: Room) -> None:
-        """Wake the scheduler as soon as one of its games ends: a subscriber to this node's
-        finished games (`RoomPorts.finished`). Only this node's rooms are in `live.rooms`; the
-        games of other nodes are looked up at each tick. A plain call in the room's task, not a
-        subscription to every room's `game_over` event on the bus: that made every game of the
-        server build and deliver the event, and wake a task, for the few that are ladder games."""
-        if self.ladders and any(live.rooms.get(room.code) is room for live in self.ladders.values()):
-            self.wake()
-
-    # Several nodes: the scheduler runs where the lock is.
-
-    async def _lead(self) -> bool:
-        """Whether this node schedules, taking the lock if it is free. A node that has just
-        taken it counts the ladder games in progress anywhere (the last scheduler may have died
-        with them; other nodes took them over)."""
-        assert self.lock is not None
-        # One at a time: the scheduler's tick and a `ladder_join` may both find the lock newly
-        # taken, and adopting the games in progress twice would count their players busy twice
-        # (they would never be paired again).
-        async with self._leading:
-            was = self.lock.held
-            try:
-                leading = await self.lock.try_acquire()
-            except Exception as exc:
-                log.warning("ladder scheduler lock: %s", exc)
-                return False
-            if leading and not was:
-                self._written = {}  # another node wrote them meanwhile
-                for info in await self.store.ladders.all():
-                    await self._adopt(self.ladders.get(info.name) or await self._load(info))
-            return leading
+    async def _adopt_all(self) -> None:
+        """This node has just become the scheduler: it counts the ladder games in progress
+        anywhere (the last scheduler may have died with them; other nodes took them over)."""
+        self._written = {}  # another node wrote them meanwhile
+        for info in await self.store.ladders.all():
+            await self._adopt(self.ladders.get(info.name) or await self.load(info))
 
     async def _adopt(self, live: LiveLadder) -> None:
         in_progress = await self.store.ladders.games(live.info.id, live=True)
@@ -394,16 +236,25 @@ class LadderService:
             for account_id in accounts:
                 self.playing[account_id] = self.playing.get(account_id, 0) + 1
 
-    async def _send_to_scheduler(self, ladder: str) -> None:
-        """Ladder bots play where the scheduler is: `moved`, with that node's URL."""
-        assert self.lock is not None and self.nodes is not None
-        holder = await self.lock.holder()
-        where = await self.nodes.node_url(holder) if holder else None
-        if where is None:
-            raise ProtocolError(ErrorCode.STORAGE, "no node schedules ladder games just now; try again")
-        raise ProtocolError(
-            ErrorCode.MOVED, f"ladder games are scheduled on node {holder}", details={"url": where, "ladder": ladder}
-        )
+    # A pass.
+
+    async def tick(self) -> None:
+        """Settle and schedule every ladder. A ladder that fails does not keep the others from
+        their games; the first failure is raised after all were tried (the scheduler logs it)."""
+        failed: Exception | None = None
+        for live in list(self.ladders.values()):
+            try:
+                await self._settle(live)
+                await self._schedule(live)
+            except Exception as exc:
+                failed = failed or exc
+        if self.lock is not None:
+            try:
+                await self._write_counts()
+            except Exception as exc:
+                log.warning("ladders: could not write the counts for other nodes: %s", exc)
+        if failed is not None:
+            raise failed
 
     async def _settle_remote(self, live: LiveLadder) -> None:
         ended = await self.store.ended_games(list(live.remote))
@@ -448,7 +299,7 @@ class LadderService:
         ]
 
     async def _schedule(self, live: LiveLadder) -> None:
-        while live.in_play < live.info.concurrency and not self._stopping:
+        while live.in_play < live.info.concurrency and not self.scheduler.stopping:
             idle = self._idle(live)
             if len(idle) < live.info.seats:
                 return
@@ -471,7 +322,7 @@ class LadderService:
                 group = pick_random(candidates, live.info.seats, live.rng)
             else:
                 busy = sum(1 for m in live.members.values() if not m.session.closed) - len(idle)
-                now = time.monotonic()
+                now = self.now()
                 waited = now - live.waiting_since if live.waiting_since is not None else 0.0
                 group = pick_group(candidates, live.info.seats, busy, may_repeat=waited >= WAIT_FOR_OTHERS)
                 if group is None:  # only a rematch while others play: wait for them (next tick)
@@ -500,7 +351,7 @@ class LadderService:
             recent.last_opponents = frozenset(accounts - {member.account_id})
             for other in accounts - {member.account_id}:
                 recent.met[other] = recent.met.get(other, 0) + 1
-        payload = {
+        payload: dict[str, Any] = {
             "ladder": info.name,
             "room": room.code,
             "game_id": room.core.game_id,
