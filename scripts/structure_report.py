@@ -1,6 +1,7 @@
 """The server's structure in figures, for docs/design.md: import circles in partida/server/, the
 largest classes (lines, methods), and each service's constructor argument count. Read from the
-source alone (nothing is imported or run), so it reads an older checkout as well:
+source alone (nothing of it is imported or run), so it reads an older checkout as well; the import
+graph is read as tests/test_layout.py reads it, so the figures and the rule agree:
 
     python scripts/structure_report.py             # this checkout
     python scripts/structure_report.py --root OLD  # another one, e.g. a worktree of an old commit
@@ -11,7 +12,12 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.test_layout, from the root
+
+from tests.test_layout import import_circles, server_imports  # the layout rule's own reading
 
 SERVICES = ("Service", "Directory", "Cluster", "Presence", "Rooms", "Room", "Shell", "Greeting", "Director")
 
@@ -21,57 +27,6 @@ def server_modules(server: Path) -> dict[str, Path]:
         ".".join(path.relative_to(server).with_suffix("").parts).removesuffix(".__init__"): path
         for path in sorted(server.rglob("*.py"))
     }
-
-
-def import_graph(server: Path) -> dict[str, set[str]]:
-    """Module -> the server modules it imports, at any depth, TYPE_CHECKING ones included."""
-    names = server_modules(server)
-    graph: dict[str, set[str]] = {name: set() for name in names}
-    for name, path in names.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-            else:
-                continue
-            for target in targets:
-                module = target.removeprefix("partida.server.")
-                if target.startswith("partida.server.") and module in names and module != name:
-                    graph[name].add(module)
-    return graph
-
-
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected sets of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(module: str) -> None:
-        index[module] = low[module] = len(index)
-        stack.append(module)
-        for other in sorted(graph[module]):
-            if other not in index:
-                visit(other)
-                low[module] = min(low[module], low[other])
-            elif other in stack:
-                low[module] = min(low[module], index[other])
-        if low[module] == index[module]:
-            members = []
-            while True:
-                member = stack.pop()
-                members.append(member)
-                if member == module:
-                    break
-            if len(members) > 1:
-                found.append(sorted(members))
-
-    for module in sorted(graph):
-        if module not in index:
-            visit(module)
-    return found
 
 
 def classes(server: Path) -> list[dict[str, object]]:
@@ -113,7 +68,7 @@ def main() -> None:
     }
     report = {
         "modules": len(server_modules(server)),
-        "import_circles": circles(import_graph(server)),
+        "import_circles": import_circles(server_imports(server)),
         "largest_classes": sorted(found, key=lambda entry: -int(entry["lines"]))[: args.top],
         "constructor_arguments": dict(sorted(services.items())),
     }

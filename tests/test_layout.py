@@ -117,10 +117,10 @@ def test_tests_mirror_the_packages() -> None:
     assert not misplaced, "\n".join(misplaced)
 
 
-def server_imports() -> dict[str, set[str]]:
+def server_imports(server: Path = PACKAGE / "server") -> dict[str, set[str]]:
     """Module of partida/server (dotted, below `partida.server.`) -> the server modules it imports,
-    at any depth; `from partida.server import x` counts as importing the module x."""
-    server = PACKAGE / "server"
+    at any depth; `from partida.server import x` counts as importing the module x. `server`: the
+    folder to read (scripts/structure_report.py reads other checkouts' too)."""
     names = {
         ".".join(path.relative_to(server).with_suffix("").parts).removesuffix(".__init__"): path
         for path in server.rglob("*.py")
