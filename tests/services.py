@@ -17,7 +17,9 @@ import atexit
 import contextlib
 import fcntl
 import glob
+import itertools
 import os
+import random
 import secrets
 import shutil
 import socket
@@ -114,11 +116,45 @@ def _file_lock(path: Path) -> Iterator[None]:
 # Processes.
 
 
+# Ports that `free_port` hands out: below the kernel's ephemeral range (which it reads), so that
+# no port chosen here is taken by the OS for a client's connection or a server on port 0 between
+# being chosen and being bound; each pytest-xdist worker takes its own slice of it.
+PORTS = range(15_000, 32_768)
+_next_port: Iterator[int] | None = None
+
+
 def free_port() -> int:
-    """A loopback TCP port that was free a moment ago (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback TCP port that was free a moment ago, from this test process's own slice of
+    `PORTS` (the OS picks one if that range overlaps the ephemeral one)."""
+    global _next_port
+    if _next_port is None:
+        _next_port = _port_cycle()
+    for port in _next_port:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(sock.getsockname()[1])
+    raise AssertionError("unreachable: the cycle never ends")
+
+
+def _port_cycle() -> Iterator[int]:
+    """This process's ports in turn (0: let the OS choose), starting at a random one of its slice so
+    that separate test runs on one machine rarely try the same port at the same time."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 0
+    if low < PORTS.stop:
+        return itertools.repeat(0)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    workers = max(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")), 1)
+    size = len(PORTS) // workers
+    index = int(worker) % workers if worker.isdigit() else 0  # a replaced worker is numbered on
+    mine = PORTS[index * size : (index + 1) * size]
+    start = random.randrange(len(mine))
+    return itertools.cycle([*mine[start:], *mine[:start]])
 
 
 def _port_open(port: int) -> bool:

@@ -1,7 +1,7 @@
 """The databases storage tests write to (a pytest plugin, registered in conftest.py): `storage_url`,
-`db` and `store` run each test on SQLite and on PostgreSQL; PostgreSQL is one throwaway cluster per
-test module (`pg_cluster`, tests/services.py installs and starts it), whose data tests share one
-migrated database emptied before each test (`pg_shared`); `empty_url` and `create_pg_database`
+`db` and `store` run each test on SQLite and on PostgreSQL; PostgreSQL is the session's throwaway
+cluster (`pg_cluster`, tests/services.py installs and starts it), on which a module's data tests
+share one migrated database emptied before each test (`pg_shared`); `empty_url` and `create_pg_database`
 give a new empty one, `fresh_database` one of a given name on the session's cluster."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import pytest
 
 from partida.storage.database import Database
 from partida.storage.store import Store
-from tests.services import Postgres, start_postgres
+from tests.services import Postgres
 
 BACKENDS = ["sqlite", "postgresql"]
 
@@ -29,13 +29,11 @@ DATA_TABLES = (
 )
 
 
-@pytest.fixture(scope="module")
-def pg_cluster() -> Iterator[Postgres]:
-    server = start_postgres()
-    try:
-        yield server
-    finally:
-        server.close()
+@pytest.fixture(scope="session")
+def pg_cluster(postgres: Postgres) -> Postgres:
+    """The session's cluster: each module's data tests and each empty database take a database of
+    their own on it, so one cluster (per pytest-xdist worker) serves them all."""
+    return postgres
 
 
 def psql(cluster: Postgres, database: str, statement: str) -> None:
