@@ -16,6 +16,7 @@ def spec(game: str, n: int, **options: object) -> RunSpec:
     return RunSpec(game=game, options=dict(options), agents=["random"] * 4, seats=4, seed=42, n=n)
 
 
+@pytest.mark.processes
 def test_a_run_repeats_exactly_whatever_the_number_of_workers() -> None:
     one, _ = simulate(spec("dicepoints", 12, rounds=5))
     two, _ = simulate(spec("dicepoints", 12, rounds=5), workers=2)
@@ -202,6 +203,7 @@ def test_files_to_write_are_checked_before_any_work(tmp_path: Path, capsys: pyte
     assert f"wrote {tmp_path / 'plain.png'}" in capsys.readouterr().out and (tmp_path / "plain.png").exists()
 
 
+@pytest.mark.processes
 def test_ctrl_c_stops_a_run_on_several_workers_without_their_tracebacks(tmp_path: Path) -> None:
     """The terminal sends Ctrl-C to every process of the command: each worker printed its own
     KeyboardInterrupt traceback (two a worker) over the progress bar."""

@@ -143,6 +143,7 @@ def test_reading_a_ladder_that_is_not_there(tmp_path: Path, capsys: pytest.Captu
     assert code == 2 and "already a ladder named 'ttt'" in err
 
 
+@pytest.mark.processes
 def test_serve_puts_pool_bots_into_a_ladder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A fresh install shows a running ladder with no extra process: `serve --ladder-bots`."""
     db = str(tmp_path / "partida.db")
@@ -180,6 +181,7 @@ def test_serve_puts_pool_bots_into_a_ladder(tmp_path: Path, capsys: pytest.Captu
     assert "Ladder bot pool-alphabeta plays in: ttt." in (tmp_path / "serve.log").read_text()
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(
     ("flag", "says"),
     [

@@ -42,6 +42,7 @@ asyncio.run(crowd())
 """
 
 
+@pytest.mark.processes
 async def test_a_crowd_of_guessers_does_not_starve_a_login_from_a_clean_address(limited) -> None:
     """40 addresses, two connections each, guess ada's password without pause (from a process of
     their own, as attackers are); ada logs in from another network. Before, the queue of 64

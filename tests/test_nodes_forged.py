@@ -199,6 +199,8 @@ async def _heard(broker: Any, topic: str, publisher: dict[str, Any], reader: dic
     raise AssertionError("the mark never came")
 
 
+@pytest.mark.mqtt
+@pytest.mark.processes
 async def test_the_compose_broker_lets_only_the_nodes_publish(compose_broker: Any) -> None:
     node = {"username": "partida", "password": "node secret"}
     anyone: dict[str, Any] = {}

@@ -165,6 +165,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "partida", *args], capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.processes
 def test_stats_sprt_command() -> None:
     done = run_cli("stats", "sprt", "--wins", "1100", "--draws", "2000", "--losses", "1000", "--model", "logistic")
     assert done.returncode == 0, done.stderr
