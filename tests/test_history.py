@@ -41,6 +41,7 @@ async def test_a_finished_public_game_is_read_whole_and_its_seed_checks(server: 
     assert all(isinstance(move["text"], str) for move in record["log"])
 
 
+@pytest.mark.slow
 async def test_private_games_are_shown_only_to_accounts_that_sat_in_them(server: Server, connect) -> None:
     await server.store.create_user("alice", "correct horse battery")
     game_id, _ = await _finished_game(connect, public=False, name="alice", password="correct horse battery")

@@ -48,6 +48,7 @@ async def play_ladder(db: str, ladder: str, bots: dict[str, str], games: int) ->
         await server.stop()
 
 
+@pytest.mark.slow
 def test_an_operator_creates_a_ladder_and_reads_it_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "partida.db")
     code, out, _ = partida(capsys, "ladder", "create", "ttt", "--game", "tictactoe", "--clock", "move:5",

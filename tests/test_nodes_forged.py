@@ -123,6 +123,7 @@ async def test_the_sdk_follows_a_summon_only_within_its_deployment(server: Serve
     await bot.close()
 
 
+@pytest.mark.realtime
 async def test_the_sdk_follows_moved_only_within_its_deployment(server: Server, trap_elsewhere: Trap) -> None:
     async def moved_away(session: Any, request: Any) -> None:
         raise ProtocolError(ErrorCode.MOVED, "elsewhere", details={"url": trap_elsewhere.url, "room": request.room})

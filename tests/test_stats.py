@@ -147,6 +147,7 @@ def test_decide_and_parse() -> None:
             parse_spec(bad)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("model", "paired"), [("logistic", False), ("normalized", True)])
 def test_simulated_sprts_keep_their_error_rates(model: str, paired: bool) -> None:
     """60 SPRTs at each hypothesis with alpha = beta = 0.05: 10 or more wrong verdicts out of 60

@@ -73,6 +73,7 @@ def test_create_bot_again_replaces_the_token(url: str, capsys) -> None:
     assert check(url, token=out.splitlines()[1]) is not None
 
 
+@pytest.mark.slow
 def test_create_user_with_a_password_flag(url: str, capsys) -> None:
     assert main(["db", "create-user", "ada", "--password", "correct horse", "--db", url]) == 0
     assert "User 'ada' is created" in capsys.readouterr().out

@@ -68,6 +68,7 @@ async def entered(client: Client, name: str, n: int) -> None:
             await asyncio.sleep(0.1)
 
 
+@pytest.mark.slow
 async def test_a_round_robin_of_four_bots_plays_every_pair_once(server: Server, bots: Any) -> None:
     org = await organizer(server)
     await org.tournament_create("rr4", "tictactoe", "round-robin", CLOCK, entry="bots", starts_in=3600)
@@ -88,6 +89,7 @@ async def test_a_round_robin_of_four_bots_plays_every_pair_once(server: Server, 
     await org.close()
 
 
+@pytest.mark.slow
 async def test_a_swiss_of_nine_has_one_bye_a_round_and_no_repeats(server: Server, bots: Any) -> None:
     org = await organizer(server)
     await org.tournament_create("sw9", "tictactoe", "swiss", CLOCK, entry="both", rounds=4, starts_in=3600)
@@ -109,6 +111,7 @@ async def test_a_swiss_of_nine_has_one_bye_a_round_and_no_repeats(server: Server
     await org.close()
 
 
+@pytest.mark.slow
 async def test_entry_rules_and_errors(server: Server) -> None:
     org = await organizer(server)
     guest = await Client.connect(server.url, name="passer-by")
@@ -148,6 +151,7 @@ async def test_entry_rules_and_errors(server: Server) -> None:
         await client.close()
 
 
+@pytest.mark.processes
 def test_serve_fills_a_round_robin_of_built_in_bots_by_itself(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Nothing but `partida serve --tournament-bots` and the operator's `tournament create --db`:
     the pool bots enter once the tournament exists, and it runs to its end."""
@@ -247,6 +251,7 @@ def test_serve_fills_a_round_robin_of_built_in_bots_by_itself(tmp_path) -> None:
         serve.wait(30)
 
 
+@pytest.mark.slow
 async def test_a_person_is_pushed_their_game_and_plays_a_bot(server: Server, bots: Any) -> None:
     """A person and a bot in one event: the person's seat comes with its token, the bot is marked
     as a bot in the standings, and the game counts once."""
@@ -279,6 +284,7 @@ async def test_a_person_is_pushed_their_game_and_plays_a_bot(server: Server, bot
         await client.close()
 
 
+@pytest.mark.slow
 async def test_an_absent_entrants_seat_is_kept_for_them(server: Server, bots: Any) -> None:
     """The room of a table is private, but its code is shown to whoever watches the event: a
     seat waiting for an entrant who is not connected is theirs alone, not a stranger's who joins."""
@@ -314,6 +320,7 @@ async def test_an_absent_entrants_seat_is_kept_for_them(server: Server, bots: An
         await client.close()
 
 
+@pytest.mark.processes
 def test_a_kill_mid_round_loses_and_double_counts_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """`kill -9` of the server while a round is being played: after a restart the games in play
     resume from their logs, the tournament goes on from its rows, and every pair of a round robin
@@ -411,6 +418,7 @@ def test_a_kill_mid_round_loses_and_double_counts_nothing(tmp_path) -> None:  # 
         process.wait(30)
 
 
+@pytest.mark.slow
 async def test_the_scheduler_reads_only_tournaments_still_to_run(server: Server, bots: Any) -> None:
     """A finished tournament is never read again by the scheduler: it reads the registering and
     running ones' ids, status and times only, and looks at none of them while nothing is due."""
@@ -448,6 +456,7 @@ async def test_the_scheduler_reads_only_tournaments_still_to_run(server: Server,
     await org.close()
 
 
+@pytest.mark.realtime
 async def test_a_two_minute_arena_pairs_continuously_and_counts_streaks(server: Server, bots: Any) -> None:
     """An arena of 120 seconds, the service's clock run four times fast (30 real seconds), six
     random bots on 10-second clocks: everyone plays again and again, never the same opponent
@@ -487,6 +496,7 @@ async def test_a_two_minute_arena_pairs_continuously_and_counts_streaks(server: 
     await org.close()
 
 
+@pytest.mark.realtime
 async def test_a_hearts_event_pairs_by_table_rotates_seats_and_scores_by_rank(server: Server, bots: Any) -> None:
     """Eight bots play two rounds of one-hand Hearts at tables of four: everyone plays each round,
     the second round's tables are grouped by points and nobody keeps their seat, and each table
@@ -524,6 +534,7 @@ async def test_a_hearts_event_pairs_by_table_rotates_seats_and_scores_by_rank(se
     await org.close()
 
 
+@pytest.mark.slow
 async def test_a_finished_table_pairs_the_next_round_at_once(
     server: Server, bots: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

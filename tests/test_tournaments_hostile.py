@@ -38,6 +38,7 @@ async def refused(call: Any) -> ServerError:
     return caught.value
 
 
+@pytest.mark.slow
 async def test_live_tournaments_are_capped_per_account_and_per_address(limited: Any) -> None:
     server = await limited(tournaments_per_account=2, tournaments_per_address=3)
     ann, bob = await account(server, "ann"), await account(server, "bob")
@@ -104,6 +105,7 @@ async def test_paging_walks_every_tournament_once_in_order_and_without_options(s
     await ann.close()
 
 
+@pytest.mark.slow
 async def test_a_page_is_built_again_after_a_change(server: Server) -> None:
     ann = await account(server, "ann")
     await ann.tournament_create("first", "tictactoe", "swiss", CLOCK, starts_in=3600)
@@ -126,6 +128,7 @@ async def test_look_alike_names_are_refused(server: Server) -> None:
     await ann.close()
 
 
+@pytest.mark.realtime
 async def test_an_unreadable_database_is_one_log_line_not_a_traceback_a_second(
     server: Server, db_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -152,6 +155,7 @@ async def test_an_unreadable_database_is_one_log_line_not_a_traceback_a_second(
     await ann.close()
 
 
+@pytest.mark.realtime
 async def test_idle_arenas_are_not_read_again_until_something_is_due(server: Server) -> None:
     """Empty running arenas cost the scheduler one look each when it first reads them, then
     nothing: no read of the store while nothing is due. An entrant joining one is looked at."""
@@ -191,6 +195,7 @@ async def test_idle_arenas_are_not_read_again_until_something_is_due(server: Ser
             delattr(store, name)
 
 
+@pytest.mark.realtime
 async def test_a_restart_looks_only_at_the_arenas_someone_entered(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     first = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url))
     await first.start()
@@ -229,6 +234,7 @@ async def test_a_restart_looks_only_at_the_arenas_someone_entered(db_url: str, m
         await second.stop()
 
 
+@pytest.mark.slow
 async def test_a_connection_that_does_not_read_is_listed_nothing_more(server: Server) -> None:
     """Pages queue up unread past 256 KiB: further `tournament_list` requests are refused
     (`rate_limited`) instead of built and queued, and the connection stays open."""
@@ -259,6 +265,7 @@ async def test_a_connection_that_does_not_read_is_listed_nothing_more(server: Se
     await ws.close()
 
 
+@pytest.mark.slow
 async def test_the_cap_holds_against_creations_at_the_same_moment(limited: Any) -> None:
     server = await limited(tournaments_per_account=2)
     await server.store.create_user("cat", "a long password")
