@@ -24,6 +24,9 @@ BACKEND_FIXTURES = ("storage_url", "empty_url")
 # What `--quick` leaves out: every test that needs real time, a program of its own, a service or
 # a browser, or a second or more of work.
 QUICK_EXCLUDES = ("realtime", "processes", "postgres", "mqtt", "browser", "slow")
+# A quick test takes well under a second: one that hangs is named after this many seconds rather
+# than after pyproject.toml's timeout for the whole suite.
+QUICK_TIMEOUT = 60
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -91,3 +94,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             config.hook.pytest_deselected(items=left_out)
             dropped = set(left_out)
             items[:] = [item for item in items if item not in dropped]
+        for item in items:
+            if item.get_closest_marker("timeout") is None:
+                item.add_marker(pytest.mark.timeout(QUICK_TIMEOUT))
