@@ -16,7 +16,8 @@ from partida.client import Client
 from partida.server.app import Server, ServerConfig
 from partida.server.limits import Limits
 
-pytest_plugins = ["tests.fixtures.programs", "tests.fixtures.storage", "tests.fixtures.nodes"]
+# tests/fixtures/marking.py: the markers the shared fixtures imply, and --quick
+pytest_plugins = ["tests.fixtures.marking", "tests.fixtures.programs", "tests.fixtures.storage", "tests.fixtures.nodes"]
 
 
 @pytest.fixture

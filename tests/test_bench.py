@@ -17,6 +17,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
@@ -39,23 +41,27 @@ def run_bench(script: str, *args: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
+@pytest.mark.processes
 def test_the_load_benchmark_plays_its_moves() -> None:
     (figures,) = run_bench("load.py", "--rooms", "3", "--moves", "12")
     assert figures["rooms"] == 3 and figures["clients"] == 6 and figures["moves"] == 36
     assert 0 < figures["latency_ms_p50"] <= figures["latency_ms_p99"]
 
 
+@pytest.mark.processes
 def test_the_capacity_benchmark_counts_its_connections_and_rooms() -> None:
     (figures,) = run_bench("capacity.py", "--connections", "30", "--rooms", "12", "--repeats", "2")
     assert figures["connections"] == 30 and figures["rooms"] == 12 and figures["list_rooms_listed"] == 12
 
 
+@pytest.mark.processes
 def test_the_abuse_benchmark_plays_its_bystander_room_through_an_attack() -> None:
     baseline, attacked = run_bench("abuse.py", "--seconds", "1", "--attack", "guess_codes")
     assert (baseline["attack"], attacked["attack"]) == ("baseline", "guess_codes")
     assert baseline["moves"] > 0 and attacked["moves"] > 0 and attacked["server_alive"]
 
 
+@pytest.mark.processes
 def test_the_nodes_benchmark_measures_throughput_and_failover() -> None:
     """Two nodes on the PostgreSQL and Mosquitto it starts as the tests do."""
     (throughput,) = run_bench("nodes.py", "throughput", "--nodes", "2", "--slots", "2", "--seconds", "2")
@@ -64,12 +70,14 @@ def test_the_nodes_benchmark_measures_throughput_and_failover() -> None:
     assert failover["games"] == 2 and failover["resumed_after_s_max"] >= failover["resumed_after_s_min"] > 0
 
 
+@pytest.mark.processes
 def test_the_receive_path_benchmark_receives_its_messages() -> None:
     runs = run_bench("receive_path.py", "--clients", "2", "--messages", "200", "--rounds", "1")
     assert [r["server"] for r in runs] == ["websockets.asyncio.server", "partida.server.transport"]
     assert all(r["messages"] == 200 and r["client_exit"] == 0 for r in runs)
 
 
+@pytest.mark.processes
 def test_the_write_timing_wrapper_reports_the_sqlite_writers_batches(tmp_path: Path) -> None:
     """`cpu_per_move.py --write-timing` starts the server under `write_timing.py`, which wraps
     the SQLite writer's methods: this fails if they are renamed under it."""
@@ -88,6 +96,7 @@ def test_the_write_timing_wrapper_reports_the_sqlite_writers_batches(tmp_path: P
     assert figures["transactions_without_begin"] is not None
 
 
+@pytest.mark.processes
 def test_the_sqlite_commit_benchmark_times_both_ways_of_writing() -> None:
     runs = run_bench("sqlite_commit.py", "--writes", "5", "--rows", "2")
     assert [(r["write"], r["busy_thread"]) for r in runs] == [
@@ -99,12 +108,14 @@ def test_the_sqlite_commit_benchmark_times_both_ways_of_writing() -> None:
     assert all(0 < r["ms_p50"] <= r["ms_p99"] for r in runs)
 
 
+@pytest.mark.processes
 def test_the_determinize_benchmark_scores_its_pairs() -> None:
     *games, summary = run_bench("ismcts_determinize.py", "--game", "agram", "--pairs", "2", "--iterations", "4")
     assert len(games) == 4 and {tuple(g["consistent_seats"]) for g in games} == {(0, 2), (1, 3)}
     assert summary["pairs"] == 2 and 0 <= summary["share"] <= 1
 
 
+@pytest.mark.processes
 def test_the_sprt_benchmark_measures_both_error_rates() -> None:
     *rows, summary = run_bench("sprt_error_rates.py", "--runs", "5", "--elo1", "60", "--models", "logistic")
     assert [r["counts"] for r in rows] == ["trinomial", "pentanomial"]
@@ -112,6 +123,7 @@ def test_the_sprt_benchmark_measures_both_error_rates() -> None:
     assert len(summary["summary"]) == 2
 
 
+@pytest.mark.processes
 def test_the_competition_pairing_benchmark_pairs_its_rounds() -> None:
     args = ["--swiss", "21", "--rounds", "5", "--arena", "50", "--calls", "2"]
     *rows, summary = run_bench("competition_pairing.py", *args)
@@ -121,6 +133,7 @@ def test_the_competition_pairing_benchmark_pairs_its_rounds() -> None:
     assert summary["summary"] and summary["swiss_entrants"] == 21
 
 
+@pytest.mark.processes
 def test_the_lobby_benchmark_pages_and_pushes() -> None:
     (figures,) = run_bench(
         "lobby.py", "--rooms", "300", "--watchers", "5", "--seconds", "1", "--repeats", "2", "--deep", "3"
@@ -131,6 +144,7 @@ def test_the_lobby_benchmark_pages_and_pushes() -> None:
     assert pushes["runs"]["watched"]["rooms_seen_share"] == 1.0  # every watcher saw every new room
 
 
+@pytest.mark.processes
 def test_the_arena_cpu_benchmark_runs_both_sides() -> None:
     quiet, arena = run_bench(
         "arena_cpu.py", "--bots", "6", "--m", "2", "--moves", "40", "--warmup", "3", "--think", "0.1"
@@ -139,6 +153,7 @@ def test_the_arena_cpu_benchmark_runs_both_sides() -> None:
     assert quiet["load_moves"] == arena["load_moves"] == 80 and quiet["arena_moves"] == 0
 
 
+@pytest.mark.processes
 def test_the_seek_pairing_benchmark_pairs_and_scans() -> None:
     (figures,) = run_bench("seek_pairing.py", "--waiting", "50", "--posts", "5")
     assert figures["waiting"] == 50 and figures["posts"] == 5 and 0 <= figures["paired"] <= 5
@@ -146,6 +161,7 @@ def test_the_seek_pairing_benchmark_pairs_and_scans() -> None:
     assert figures["one_bucket_book_ms_max"] > 0
 
 
+@pytest.mark.processes
 def test_the_seek_flood_attack_posts_and_lists_seeks() -> None:
     _, attacked = run_bench("abuse.py", "--seconds", "2", "--attack", "seek_flood")
     outcome = attacked["outcome"]
@@ -153,12 +169,14 @@ def test_the_seek_flood_attack_posts_and_lists_seeks() -> None:
     assert outcome["seeks_posted"] > 0 and outcome["listings"] > 0, outcome
 
 
+@pytest.mark.processes
 def test_the_ratings_benchmark_rates_its_games() -> None:
     (figures,) = run_bench("person_ratings.py", "--games", "6", "--accounts", "3")
     assert figures["games"] == 6 and figures["accounts"] == 3
     assert 0 < figures["rate_ms"]["median"] <= figures["rate_ms"]["p95"]
 
 
+@pytest.mark.processes
 def test_the_move_profiler_profiles_the_server_between_its_signals(tmp_path: Path) -> None:
     """`profile_move.py` starts the server as its own bootstrap and profiles it between SIGUSR1
     and SIGUSR2 (the load between them here is bench/load.py's, not the peers' Node one)."""
@@ -185,6 +203,7 @@ def test_the_move_profiler_profiles_the_server_between_its_signals(tmp_path: Pat
     assert frames["receive_us"] > 0 and frames["send_us"] > 0
 
 
+@pytest.mark.processes
 def test_the_bridge_cost_benchmark_plays_through_each_way_in() -> None:
     lines = run_bench("bridge_cost.py", "--games", "1", "--depth", "1")
     assert [line["way"] for line in lines] == ["websocket", "stdio", "gtp"]

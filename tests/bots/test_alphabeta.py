@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from partida.bots.alphabeta import AlphaBetaAgent
 from partida.bots.base import Turn
 from partida.bots.local import play_local
@@ -14,6 +16,7 @@ TICTACTOE = REGISTRY.get("tictactoe")
 OTHELLO = REGISTRY.get("othello")
 
 
+@pytest.mark.slow
 def test_never_loses_to_random_at_tictactoe() -> None:
     for game_number in range(30):
         agent = make_agent("alphabeta", TICTACTOE, seed=game_number, seconds=5.0)

@@ -22,6 +22,7 @@ NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed")
 
 
+@pytest.mark.processes
 def test_the_javascript_example_plays_duel_against_a_built_in_bot(tmp_path: Path) -> None:
     shutil.copy(EXAMPLE, tmp_path / "bot.mjs")
     npm = shutil.which("npm")

@@ -34,6 +34,7 @@ def python(code: str) -> str:
     return f"{sys.executable} -c {code!r}"
 
 
+@pytest.mark.processes
 def test_a_dying_engine_is_restarted_with_growing_pauses_then_given_up() -> None:
     engine = EngineProcess(python("import sys; sys.exit(2)"), "test", restarts=2, backoff=0.05)
     started = time.monotonic()
@@ -47,6 +48,7 @@ def test_a_dying_engine_is_restarted_with_growing_pauses_then_given_up() -> None
     assert time.monotonic() - started >= 0.05 + 0.1  # the pauses doubled
 
 
+@pytest.mark.processes
 def test_an_engine_that_answered_starts_its_back_off_afresh() -> None:
     engine = EngineProcess(python("print('ready', flush=True)"), "test", restarts=1, backoff=0.01)
     for _ in range(3):  # each life answers once, then dies: never two deaths in a row
@@ -58,6 +60,7 @@ def test_an_engine_that_answered_starts_its_back_off_afresh() -> None:
     assert engine.started == 3
 
 
+@pytest.mark.processes
 def test_a_silent_engine_times_out_and_is_killed() -> None:
     engine = EngineProcess(python("import time; time.sleep(30)"), "test")
     engine.start()
@@ -66,6 +69,7 @@ def test_a_silent_engine_times_out_and_is_killed() -> None:
     assert not engine.alive
 
 
+@pytest.mark.processes
 def test_closing_kills_an_engine_that_will_not_leave() -> None:
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(30)"
     engine = EngineProcess(python(code), "test")
@@ -74,6 +78,7 @@ def test_closing_kills_an_engine_that_will_not_leave() -> None:
     assert not engine.alive
 
 
+@pytest.mark.processes
 def test_an_engine_that_cannot_start_is_given_up_at_once() -> None:
     with pytest.raises(EngineGaveUp, match="cannot start 'no-such-engine-here'"):
         EngineProcess("no-such-engine-here", "test").start()
@@ -87,6 +92,7 @@ def test_resignation_notes_survive_a_restart_of_the_server() -> None:
     assert again.resign(1)["notes"] == {"2": "stdio bot: crashed"}  # type: ignore[index]
 
 
+@pytest.mark.processes
 def test_a_closed_engine_is_not_started_again() -> None:
     """The runner closes the engine of an agent it gave up on while its act still runs in a
     thread: that act must not start the engine again, to outlive its game."""
@@ -98,6 +104,7 @@ def test_a_closed_engine_is_not_started_again() -> None:
     assert not engine.alive
 
 
+@pytest.mark.processes
 def test_a_line_that_is_not_utf8_is_read_as_a_bad_line_not_the_end() -> None:
     engine = EngineProcess(python("import sys; sys.stdout.buffer.write(b'\\xff\\xfe\\n'); print('next')"), "test")
     engine.start()

@@ -20,7 +20,7 @@ from partida.cli.play import play_bot_game
 from tests.fixtures.programs import ensure_debian_package
 from tests.helpers import seat_bot, wait_for
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.processes]  # GTP engines are programs
 
 
 @pytest.fixture(scope="module")

@@ -43,6 +43,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(("command", "games"), [(PYTHON_BOT, ["tictactoe"]), (NODE_BOT, ["tictactoe", "othello"])])
 async def test_the_example_bots_finish_games_against_built_in_bots(connect, runners, bots, server, command, games):
     await bots("alphabeta", seconds=0.02)
@@ -55,6 +56,7 @@ async def test_the_example_bots_finish_games_against_built_in_bots(connect, runn
             assert record["moves"] >= 5
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(
     ("mode", "said"),
     [
@@ -83,6 +85,7 @@ async def test_a_programs_error_is_named_and_the_game_goes_on(
     assert said in caplog.text
 
 
+@pytest.mark.processes
 async def test_in_a_game_of_three_the_failed_seat_drops_out_and_the_others_play_on(
     connect, runners, bots, server, tmp_path
 ) -> None:
@@ -96,6 +99,7 @@ async def test_in_a_game_of_three_the_failed_seat_drops_out_and_the_others_play_
     assert result["ranks"][0] == 3 and "bad JSON" in result["notes"]["0"]
 
 
+@pytest.mark.processes
 def test_partida_match_takes_a_stdio_program_for_a_seat() -> None:
     argv = [sys.executable, "-m", "partida", "match", "tictactoe", "--seat-cmd", f"stdio:{PYTHON_BOT}"]
     argv += ["--seat", "random", "--games", "2", "--rotate", "--json"]
@@ -106,6 +110,7 @@ def test_partida_match_takes_a_stdio_program_for_a_seat() -> None:
     assert summary["summary"]["seats"] == [f"stdio:{PYTHON_BOT}", "random"]
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(
     ("args", "said"),
     [

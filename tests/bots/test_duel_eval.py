@@ -83,6 +83,7 @@ def test_self_play_labels_both_seats_of_every_turn() -> None:
     assert all(y[i] + y[i + 1] == 1.0 for i in range(0, len(y), 2) if y[i] != 0.5)
 
 
+@pytest.mark.slow
 def test_fit_eval_command_writes_weights(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "weights.json"
     assert cli_main(["duel", "fit-eval", "--games", "12", "--seed", "5", "--out", str(out), "--json"]) == 0
@@ -121,6 +122,7 @@ def test_agents_take_a_weights_file(tmp_path: Path) -> None:
         SearchAgent(evaluation="strong", weights=str(mine))
 
 
+@pytest.mark.slow
 def test_fit_eval_command_says_when_it_cannot_write(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "missing-folder" / "w.json"
     assert cli_main(["duel", "fit-eval", "--games", "10", "--out", str(out)]) == 2

@@ -67,7 +67,14 @@ def offered(game: str, agent: str) -> bool:
     return allows(accepts, REGISTRY.get(game)) is None
 
 
-@pytest.mark.parametrize(("game", "agent"), PAIRS, ids=[f"{g}-{a}" for g, a in PAIRS])
+# The pairings that take seconds of search each (left out of the quick run).
+SLOW_PAIRS = {("hearts", "ismcts"), ("othello", "othello-engine-hard")}
+
+
+@pytest.mark.parametrize(
+    ("game", "agent"),
+    [pytest.param(g, a, id=f"{g}-{a}", marks=[pytest.mark.slow] if (g, a) in SLOW_PAIRS else []) for g, a in PAIRS],
+)
 def test_a_pairing_is_offered_iff_the_agent_plays_it_and_then_plays_to_the_end(game: str, agent: str) -> None:
     spec, rules = all_agents()[agent], REGISTRY.get(game)
     assert offered(game, agent) == spec.supports(rules)
@@ -103,6 +110,7 @@ async def test_list_games_offers_each_agent_for_exactly_the_games_it_plays(
     ("game", "agent"),
     [("tictactoe", "mcts"), ("othello", "alphabeta"), ("crazyeights", "ismcts"), ("hearts", "expectimax")],
 )
+@pytest.mark.slow
 async def test_a_sample_of_pairings_plays_to_the_end_through_the_server(
     server: Server, connect: Callable[..., Awaitable[Client]], bots: Any, game: str, agent: str
 ) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from partida.bots.base import RandomAgent, Turn
 from partida.bots.ismcts import IsmctsAgent
 from partida.bots.local import play_local
@@ -23,6 +25,7 @@ def test_it_takes_an_immediate_win_at_tictactoe() -> None:
     assert agent.act(Turn(game, 0, decision.prompt, state.view(0))) == 2
 
 
+@pytest.mark.slow
 def test_it_answers_only_legal_choices_from_what_its_seat_sees() -> None:
     game = RECYCLE["hearts"]
     state = game.create({"target": 1}, seed=3)
@@ -43,6 +46,7 @@ def test_it_is_found_by_name_with_its_parameters() -> None:
     assert isinstance(agent, IsmctsAgent) and agent.iterations == 10
 
 
+@pytest.mark.slow
 def test_it_wins_agram_more_often_than_a_random_seat_would() -> None:
     game = RECYCLE["agram"]
     wins = 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from partida.bots.base import Turn
 from partida.bots.local import play_local
 from partida.bots.mcts import MctsAgent
@@ -40,6 +42,7 @@ def test_rarely_loses_to_random_at_tictactoe() -> None:
     assert losses <= 1
 
 
+@pytest.mark.slow
 def test_beats_random_at_othello() -> None:
     agents = [MctsAgent(iterations=60, seed=0), make_agent("random", OTHELLO, seed=0)]
     result = play_local(OTHELLO, agents, seed=0).state.result()

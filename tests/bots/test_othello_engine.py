@@ -51,6 +51,7 @@ def exact_score(board: list[int], player: int, passed: bool = False) -> int:
     return best
 
 
+@pytest.mark.slow
 def test_move_generation_and_flips_match_the_plain_rules() -> None:
     for state in random_positions(1500, seed=1):
         for player in (rules.BLACK, rules.WHITE):
@@ -63,6 +64,7 @@ def test_move_generation_and_flips_match_the_plain_rules() -> None:
 PUBLISHED_PERFT = [4, 12, 56, 244, 1396, 8200, 55092, 390216, 3005288, 24571284, 212258800, 1939886636]
 
 
+@pytest.mark.slow
 def test_perft_from_the_start_position_matches_the_published_counts() -> None:
     """Through depth 11 (about two seconds); depth 12 agrees too but takes twenty."""
     start = rules.start_board()
@@ -87,6 +89,7 @@ def test_solver_agrees_with_plain_minimax_near_the_end() -> None:
         checked += 1
 
 
+@pytest.mark.slow
 def test_solves_ffo_40() -> None:
     board, player = engine.parse_position(FFO_40)
     result = engine.solve(board, player)

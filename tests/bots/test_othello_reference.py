@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from partida.bots.base import Turn
 from partida.bots.local import play_local
 from partida.bots.othello_reference import OthelloReferenceAgent, ReferenceSearch, mobility
@@ -29,6 +31,7 @@ def test_node_counts_grow_with_depth() -> None:
     assert nodes[0] == 5 and nodes[0] < nodes[1] < nodes[2]
 
 
+@pytest.mark.slow
 def test_agent_beats_random_most_of_the_time() -> None:
     wins = 0
     for game_number in range(4):

@@ -52,6 +52,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
         log.close()
 
 
+@pytest.mark.processes
 def test_match_prints_a_json_line_per_game_and_a_summary(served: tuple[str, str]) -> None:
     url, _ = served
     out = run(
@@ -67,6 +68,7 @@ def test_match_prints_a_json_line_per_game_and_a_summary(served: tuple[str, str]
     assert summary["agents"]["alphabeta"]["losses"] == 0
 
 
+@pytest.mark.processes
 def test_match_plays_games_at_the_same_time_and_counts_each_once(served: tuple[str, str]) -> None:
     url, _ = served
     args = ("match", "tictactoe", "--seat", "random", "--seat", "random", "--games", "6", "--rotate")
@@ -78,6 +80,7 @@ def test_match_plays_games_at_the_same_time_and_counts_each_once(served: tuple[s
     assert summary["games"] == 6 and summary["agents"]["random"]["games"] == 12
 
 
+@pytest.mark.processes
 def test_match_under_a_clock_bots_answer_in_time(served: tuple[str, str]) -> None:
     url, _ = served
     out = run("match", "tictactoe", "--seat", "alphabeta", "--seat", "random", "--clock", "move:2", "--server", url)
@@ -85,6 +88,7 @@ def test_match_under_a_clock_bots_answer_in_time(served: tuple[str, str]) -> Non
     assert "alphabeta: 1 wins, 0 draws, 0 losses" in out.stdout or "alphabeta: 0 wins, 1 draws" in out.stdout
 
 
+@pytest.mark.processes
 def test_play_against_a_bot_in_the_terminal(served: tuple[str, str]) -> None:
     url, _ = served
     # Type every square in turn; squares already taken are refused and the prompt asks again.
@@ -97,6 +101,7 @@ def test_play_against_a_bot_in_the_terminal(served: tuple[str, str]) -> None:
     assert any(word in out.stdout for word in ("You win!", "Draw.", "wins."))
 
 
+@pytest.mark.processes
 def test_games_and_replay_read_the_database(served: tuple[str, str]) -> None:
     _, db = served
     out = run("games", "--db", db, "--json")
@@ -112,6 +117,7 @@ def test_games_and_replay_read_the_database(served: tuple[str, str]) -> None:
     assert "matches the hash" in text.stdout
 
 
+@pytest.mark.processes
 def test_user_errors_are_one_line_not_a_traceback(served: tuple[str, str]) -> None:
     url, db = served
     for args in (
@@ -130,6 +136,7 @@ def test_user_errors_are_one_line_not_a_traceback(served: tuple[str, str]) -> No
         assert "Traceback" not in out.stderr
 
 
+@pytest.mark.processes
 def test_limits_from_the_environment_are_checked_like_the_flag(tmp_path: Path) -> None:
     env = {**os.environ, "PARTIDA_LIMITS": "requests_per_second=100 no_such_limit=3"}
     out = subprocess.run(
@@ -143,6 +150,7 @@ def test_limits_from_the_environment_are_checked_like_the_flag(tmp_path: Path) -
     assert out.stderr.startswith("partida: error:") and "no_such_limit" in out.stderr
 
 
+@pytest.mark.processes
 def test_rules_shows_a_games_rules_text() -> None:
     out = run("rules", "hearts")
     assert out.returncode == 0, out.stderr
@@ -162,6 +170,7 @@ def _cpus(pid: int) -> set[str]:
     return found
 
 
+@pytest.mark.processes
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="pinning to a CPU is Linux's")
 def test_serve_on_one_cpu_pins_its_threads_its_writer_elsewhere_and_not_its_bots(tmp_path: Path) -> None:
     every = os.sched_getaffinity(0)
@@ -203,6 +212,7 @@ def _cpu_list(listed: str) -> set[int]:
     return cpus
 
 
+@pytest.mark.processes
 def test_serve_on_a_cpu_it_may_not_use_is_one_line_of_error(tmp_path: Path) -> None:
     for cpu in ("x", "4096"):
         out = run("serve", "--no-bots", "--port", "0", "--db", str(tmp_path / "p.db"), "--cpu", cpu, timeout=60)
@@ -210,6 +220,7 @@ def test_serve_on_a_cpu_it_may_not_use_is_one_line_of_error(tmp_path: Path) -> N
         assert out.stderr.startswith("partida: error: --cpu") and "Traceback" not in out.stderr
 
 
+@pytest.mark.processes
 def test_serve_on_a_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
     for port, said in (("99999", "a port is 0 to 65535, not 99999"), ("-5", "not -5"), ("http", "not a port number")):
         out = run("serve", "--no-bots", "--port", port, "--db", str(tmp_path / "p.db"), timeout=60)
@@ -217,6 +228,7 @@ def test_serve_on_a_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
         assert said in out.stderr and "Traceback" not in out.stderr
 
 
+@pytest.mark.processes
 def test_a_server_url_that_is_not_a_websocket_url_is_a_usage_error_naming_the_right_one() -> None:
     """The browser's address is what people have at hand; it used to end in a traceback."""
     for args, said in (
@@ -242,6 +254,7 @@ def test_the_client_sdk_refuses_a_url_that_is_not_a_websocket_url_without_a_trac
             asyncio.run(Client.connect(url))
 
 
+@pytest.mark.processes
 def test_more_bots_than_other_seats_is_an_error_not_a_game_without_them(served: tuple[str, str]) -> None:
     """The extra --vs were dropped without a word; an unknown game needed a server to be told."""
     url, _ = served
@@ -252,6 +265,7 @@ def test_more_bots_than_other_seats_is_an_error_not_a_game_without_them(served: 
     assert out.returncode == 2 and "unknown game 'chess'" in out.stderr, out.stderr
 
 
+@pytest.mark.processes
 def test_play_vs_a_bot_that_cannot_play_the_game_is_refused_at_once(served: tuple[str, str]) -> None:
     """The pool's alphabeta was seated at crazyeights and never moved: 15 minutes a decision."""
     url, _ = served
@@ -261,6 +275,7 @@ def test_play_vs_a_bot_that_cannot_play_the_game_is_refused_at_once(served: tupl
     assert "it plays dicepoints, othello, tictactoe" in out.stderr and "Room" not in out.stdout
 
 
+@pytest.mark.processes
 def test_a_bot_asked_for_games_its_agent_cannot_play_is_refused_at_once() -> None:
     out = run("bot", "mcts", "--game", "hearts", "--token", "x", "--server", "ws://127.0.0.1:9", timeout=30)
     assert out.returncode == 2 and "agent 'mcts' plays none of the games asked for" in out.stderr, out.stderr
@@ -268,12 +283,14 @@ def test_a_bot_asked_for_games_its_agent_cannot_play_is_refused_at_once() -> Non
     assert out.returncode == 2 and "seat counts are numbers" in out.stderr, out.stderr
 
 
+@pytest.mark.processes
 def test_a_bot_for_a_game_nobody_knows_is_refused_at_once() -> None:
     """`partida bot random --game chess` connected and waited for seats that never came."""
     out = run("bot", "random", "--game", "chess", "--token", "x", "--server", "ws://127.0.0.1:9", timeout=30)
     assert out.returncode == 2 and "unknown game 'chess'" in out.stderr, out.stderr
 
 
+@pytest.mark.processes
 def test_a_games_folder_that_is_not_there_is_one_line(tmp_path: Path) -> None:
     """`serve --games-dir` with a mistyped folder ended in a FileNotFoundError traceback."""
     gone, db = tmp_path / "gone", str(tmp_path / "p.db")
@@ -285,6 +302,7 @@ def test_a_games_folder_that_is_not_there_is_one_line(tmp_path: Path) -> None:
         assert out.returncode == 2 and out.stderr == f"partida: error: {gone}: No such file or directory\n", out.stderr
 
 
+@pytest.mark.processes
 def test_the_play_command_serve_prints_plays_on_that_server(tmp_path: Path) -> None:
     """It said `partida play tictactoe --vs alphabeta` whatever the port and the bot pool: off
     the default port that reached no server, and with no alphabeta in the pool no bot."""
@@ -312,6 +330,7 @@ def test_the_play_command_serve_prints_plays_on_that_server(tmp_path: Path) -> N
         log.close()
 
 
+@pytest.mark.processes
 def test_a_limit_below_one_is_a_usage_error_not_every_game(tmp_path: Path) -> None:
     """`games --limit -3` listed every stored game (SQLite reads a negative LIMIT as none)."""
     db = str(tmp_path / "p.db")
@@ -321,6 +340,7 @@ def test_a_limit_below_one_is_a_usage_error_not_every_game(tmp_path: Path) -> No
         assert out.returncode == 2 and "argument --limit: at least 1" in out.stderr, out.stderr
 
 
+@pytest.mark.processes
 def test_the_bot_pool_plays_a_game_the_server_was_given_as_a_file(tmp_path: Path) -> None:
     """`serve --game-file` loaded the game but not its pool bots: a match in it hung for good."""
     import shutil
@@ -350,6 +370,7 @@ def test_the_bot_pool_plays_a_game_the_server_was_given_as_a_file(tmp_path: Path
         log.close()
 
 
+@pytest.mark.processes
 def test_a_description_that_cannot_be_read_names_its_file_once(tmp_path: Path) -> None:
     """The file was named twice, once inside the line and column (docs/recycle.md shows the
     form: FILE: line L, column C: what was expected)."""

@@ -48,6 +48,7 @@ async def play_ladder(db: str, ladder: str, bots: dict[str, str], games: int) ->
         await server.stop()
 
 
+@pytest.mark.slow
 def test_an_operator_creates_a_ladder_and_reads_it_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "partida.db")
     code, out, _ = partida(capsys, "ladder", "create", "ttt", "--game", "tictactoe", "--clock", "move:5",
@@ -143,6 +144,7 @@ def test_reading_a_ladder_that_is_not_there(tmp_path: Path, capsys: pytest.Captu
     assert code == 2 and "already a ladder named 'ttt'" in err
 
 
+@pytest.mark.processes
 def test_serve_puts_pool_bots_into_a_ladder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A fresh install shows a running ladder with no extra process: `serve --ladder-bots`."""
     db = str(tmp_path / "partida.db")
@@ -180,6 +182,7 @@ def test_serve_puts_pool_bots_into_a_ladder(tmp_path: Path, capsys: pytest.Captu
     assert "Ladder bot pool-alphabeta plays in: ttt." in (tmp_path / "serve.log").read_text()
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(
     ("flag", "says"),
     [

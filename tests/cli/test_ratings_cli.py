@@ -43,6 +43,7 @@ def db(tmp_path: Path) -> str:
     return path
 
 
+@pytest.mark.slow
 def test_ratings_of_one_account_and_of_everyone(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = partida(capsys, "ratings", "ann", "--json", "--db", db)
     (line,) = json.loads(out)
@@ -61,6 +62,7 @@ def test_ratings_of_one_account_and_of_everyone(db: str, capsys: pytest.CaptureF
     assert code == 0 and "cy" in out and "?" in out and "blitz" in out
 
 
+@pytest.mark.slow
 def test_history_and_its_plot(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = partida(capsys, "ratings", "history", "bea", "--game", "tictactoe", "--class", "blitz", "--json",
                            "--db", db)  # fmt: skip
@@ -75,6 +77,7 @@ def test_history_and_its_plot(db: str, tmp_path: Path, capsys: pytest.CaptureFix
     assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_the_leaderboard(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = partida(capsys, "leaderboard", "tictactoe", "--json", "--db", db)
     board = json.loads(out)
@@ -86,6 +89,7 @@ def test_the_leaderboard(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "No established bullet ratings" in out
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_and_creates_nothing(db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for args, says in (
         (["ratings", "nobody"], "there is no account 'nobody'"),

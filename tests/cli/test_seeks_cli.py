@@ -13,6 +13,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from partida.server.app import Server
 from tests.helpers import plain, random_decider, read_until
 
@@ -35,6 +37,7 @@ async def _until(check, seconds: float = 30) -> None:  # type: ignore[no-untyped
     raise AssertionError("timed out")
 
 
+@pytest.mark.processes
 async def test_two_terminals_seeking_the_same_game_are_paired_and_play(server: Server) -> None:
     moves = "1\n" * 12
     ann = asyncio.create_task(_partida("play", "tictactoe", "--seek", "move:30", "--name", "ann",
@@ -53,6 +56,7 @@ async def test_two_terminals_seeking_the_same_game_are_paired_and_play(server: S
     assert not server.seeks.open
 
 
+@pytest.mark.processes
 async def test_ctrl_c_cancels_the_waiting_seek(server: Server, connect) -> None:
     watcher = await connect(name="watcher")
     master, slave = pty.openpty()
@@ -79,6 +83,7 @@ async def test_ctrl_c_cancels_the_waiting_seek(server: Server, connect) -> None:
     assert news["type"] == "lobby_seeks" and news["removed"] == [listed[0]["id"]]
 
 
+@pytest.mark.processes
 async def test_seeks_are_listed_and_taken_from_the_terminal(server: Server, connect) -> None:
     code, out = await _partida("seeks", "--server", server.url)
     assert code == 0 and "No open seeks" in out, out
@@ -104,6 +109,7 @@ async def test_seeks_are_listed_and_taken_from_the_terminal(server: Server, conn
     assert (await asyncio.wait_for(playing, 30))["status"] == "finished"
 
 
+@pytest.mark.processes
 async def test_bad_seeks_are_one_line(server: Server) -> None:
     url = ["--server", server.url, "--name", "fay"]
     for args, told in (
@@ -119,11 +125,13 @@ async def test_bad_seeks_are_one_line(server: Server) -> None:
         assert len([line for line in out.splitlines() if "error" in line]) == 1, out
 
 
+@pytest.mark.processes
 async def test_serve_names_a_seek_bot_it_does_not_know_in_one_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
     code, out = await _partida("serve", "--seek-bots", "nobody", "--port", "0", "--db", str(tmp_path / "p.db"))
     assert code == 2 and "unknown agent 'nobody' in --seek-bots" in out and "Traceback" not in out, out
 
 
+@pytest.mark.processes
 async def test_partida_seeks_lists_every_page(limited) -> None:  # type: ignore[no-untyped-def]
     """More seeks than a page holds: the listing walks the pages, each seek once, oldest first."""
     from partida.client import Client

@@ -73,6 +73,7 @@ def test_create_bot_again_replaces_the_token(url: str, capsys) -> None:
     assert check(url, token=out.splitlines()[1]) is not None
 
 
+@pytest.mark.slow
 def test_create_user_with_a_password_flag(url: str, capsys) -> None:
     assert main(["db", "create-user", "ada", "--password", "correct horse", "--db", url]) == 0
     assert "User 'ada' is created" in capsys.readouterr().out
@@ -96,6 +97,7 @@ def test_create_user_refuses_two_different_passwords(url: str, monkeypatch, caps
     assert "differ" in capsys.readouterr().err
 
 
+@pytest.mark.processes
 def test_ctrl_d_at_the_password_prompt_is_one_line(url: str, tmp_path: Path) -> None:
     """At a real terminal (a pty): Ctrl-D at "Password for ada:" ended in an EOFError traceback."""
     import os
@@ -131,6 +133,7 @@ def test_ctrl_d_at_the_password_prompt_is_one_line(url: str, tmp_path: Path) -> 
     assert "partida: error: no password was typed; nothing was created." in said and "Traceback" not in said, said
 
 
+@pytest.mark.processes
 def test_create_user_without_a_terminal_reads_stdin_or_says_how(url: str, tmp_path: Path) -> None:
     """Run as a script would: a real process with no terminal on standard input."""
     command = [sys.executable, "-m", "partida", "db", "create-user", "ada", "--db", url]

@@ -158,6 +158,7 @@ def serve(tmp_path) -> Any:
     process.wait(30)
 
 
+@pytest.mark.processes
 def test_ctrl_c_leaves_at_once_and_says_how_to_come_back(serve: str) -> None:
     master, slave = pty.openpty()
     game = subprocess.Popen(
@@ -206,6 +207,7 @@ async def _partida(*args: str, lines: str) -> tuple[int, str]:
     return process.returncode or 0, plain(out)
 
 
+@pytest.mark.processes
 async def test_one_person_challenges_another_from_the_terminal(server: Server) -> None:
     """`play --accept` shows the challenge pushed to the account and asks; `play --challenge`
     waits for the answer; both then play the game to its end in the terminal."""
@@ -226,6 +228,7 @@ async def test_one_person_challenges_another_from_the_terminal(server: Server) -
     assert "Result" in ann[1] or "wins" in ann[1] or "draw" in ann[1].lower()
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(
     ("answer", "told"),
     [("decline", "di declined the challenge"), ("leave", "di left without answering the challenge")],
@@ -252,6 +255,7 @@ async def test_a_challenge_not_taken_up_is_one_line_at_once(server: Server, conn
     assert code == 2 and f"error: {told}\n" in out and "Traceback" not in out, out
 
 
+@pytest.mark.processes
 async def test_a_guest_awaiting_challenges_is_told_to_log_in_and_not_left_waiting(server: Server) -> None:
     """Nobody can challenge a guest: `play --accept` without an account used to wait forever."""
     process = await asyncio.create_subprocess_exec(
@@ -267,6 +271,7 @@ async def test_a_guest_awaiting_challenges_is_told_to_log_in_and_not_left_waitin
     assert "error: only accounts are challenged: log in with --name and --password" in plain(out)
 
 
+@pytest.mark.processes
 async def test_a_spectator_sees_the_room_waiting_and_names_the_players_who_join_later(server: Server, connect) -> None:
     """`partida watch` of a room still waiting used to print nothing at all, then call a player
     who took a seat after it began watching "seat 1", and tell it to type draw to accept."""
@@ -318,6 +323,7 @@ async def test_a_move_is_told_once_though_updates_without_a_move_follow(server: 
     assert text.count("ann played b2") == 1 and "ann offers a draw: type draw to accept" in text, text
 
 
+@pytest.mark.processes
 async def test_the_replay_command_shown_at_the_end_works_from_the_players_terminal(server: Server, bots) -> None:
     """It said `partida replay N`, which reads a database on this machine: for a game on another
     machine's server, a public one is replayed through the server; a private one cannot be."""
@@ -339,6 +345,7 @@ async def test_the_replay_command_shown_at_the_end_works_from_the_players_termin
     assert replay_command(7, elsewhere, False) == "partida replay 7 on the server's machine"
 
 
+@pytest.mark.processes
 async def test_joining_a_game_under_way_names_the_command_to_watch_it(server: Server, connect) -> None:
     ann, bob = await connect(name="ann"), await connect(name="bob")
     code = (await ann.create_room("tictactoe", seat=0, public=False))["room"]
@@ -347,6 +354,7 @@ async def test_joining_a_game_under_way_names_the_command_to_watch_it(server: Se
     assert status == 2 and f"use your seat token (partida watch {code} --server {server.url})" in out, out
 
 
+@pytest.mark.processes
 async def test_no_rematch_is_offered_to_a_player_who_left(db_url: str) -> None:
     """After a game ended by a player's absence, "play again? y" offered a rematch to nobody and
     waited for their answer for good."""
@@ -377,6 +385,7 @@ async def test_no_rematch_is_offered_to_a_player_who_left(db_url: str) -> None:
     assert ann.returncode == 0 and "bob (guest) left: no rematch." in out and "play again" not in out, out
 
 
+@pytest.mark.processes
 async def test_a_friend_joins_and_watches_by_the_invite_link_itself(server: Server, connect) -> None:
     """The browser's invite link is what a friend is sent; `play --room LINK` said there was no
     room 'http://...'. The link also says which server."""
@@ -393,6 +402,7 @@ async def test_a_friend_joins_and_watches_by_the_invite_link_itself(server: Serv
     assert status == 0 and f"Room {code}: Tic-tac-toe, you are seat 1, O" in out and "You win!" in out, out
 
 
+@pytest.mark.processes
 async def test_a_player_at_the_prompt_is_told_at_once_when_the_server_goes_away(db_url: str) -> None:
     """The prompt went on waiting; the lost connection was told only once a move was typed."""
     server = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url))
@@ -463,6 +473,7 @@ def test_terminal_names_seats_tells_passes_and_results_in_words() -> None:
     assert "root-2 wins. Scores: root 0, root-2 1." in out.getvalue()
 
 
+@pytest.mark.processes
 async def test_serve_console_is_kept_for_the_operator(serve: str, tmp_path) -> None:
     """A game against a pool bot leaves no line of the bot's in `partida serve`'s output."""
     code, out = await _partida("play", "tictactoe", "--vs", "random", "--server", serve, lines="1\n" * 9 + "n\n")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
+
 from partida.games.duel import GAMES
 from partida.games.duel.state import DuelState
 from partida.games.prompts import freeze
@@ -36,6 +38,7 @@ def played_for(seed: int, steps: int) -> DuelState:
     return state
 
 
+@pytest.mark.slow
 def test_no_view_reveals_a_hidden_card() -> None:
     for seed in range(25):
         seen: dict[int | None, set[str]] = {0: set(), 1: set(), None: set()}

@@ -229,6 +229,7 @@ def playout(game: Game, seats: int, seed: int) -> tuple[State, list[tuple[int, A
     raise AssertionError(f"{game.name} did not end within {MAX_STEPS} answers")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "seats"), CASES)
 def test_random_playouts_keep_the_contract(name: str, seats: int) -> None:
     game = REGISTRY.get(name)

@@ -22,6 +22,7 @@ def winners_from_returns(returns: list[float]) -> list[int]:
     return [seat for seat, value in enumerate(returns) if value == best]
 
 
+@pytest.mark.slow
 def test_othello_agrees_with_openspiel_over_random_games() -> None:
     game = pyspiel.load_game("othello")
     plies = passes = 0
@@ -45,6 +46,7 @@ def test_othello_agrees_with_openspiel_over_random_games() -> None:
     assert plies > 55_000 and passes > 0
 
 
+@pytest.mark.slow
 def test_tictactoe_agrees_with_openspiel_in_every_reachable_position() -> None:
     game = pyspiel.load_game("tic_tac_toe")
     seen: set[tuple[int, ...]] = set()

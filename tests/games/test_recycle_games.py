@@ -36,6 +36,7 @@ def strip_ids(view: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_every_shipped_game_ends_under_random_play(name: str) -> None:
     game = BY_NAME[name]
@@ -159,6 +160,7 @@ def test_a_card_gets_a_new_id_when_it_enters_a_hidden_zone() -> None:
     assert state.oid[top] != public_id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["agram", "hearts", "crazyeights"])
 def test_determinize_keeps_what_the_seat_knows_and_samples_the_rest(name: str) -> None:
     game = BY_NAME[name]
@@ -207,6 +209,7 @@ def test_people_type_a_choice_by_label_number_or_unique_prefix() -> None:
         game.parse_action(view, decision.prompt, "pass")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["hearts", "crazyeights", "throwdicematchcard", "agram", "dicepoints"])
 def test_every_play_is_told_in_words_and_never_names_a_hidden_card(name: str) -> None:
     """`last_event` is shown to every seat and spectator: a card it names must be face up."""

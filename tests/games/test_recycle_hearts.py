@@ -7,6 +7,8 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 from partida.games.base import Decision
 from partida.games.recycle import GAMES
 from partida.games.recycle.state import RecycleState
@@ -69,6 +71,7 @@ def test_no_points_on_the_first_trick_unless_nothing_else_is_held() -> None:
     assert checked > 0
 
 
+@pytest.mark.slow
 def test_hearts_are_not_led_until_broken_unless_nothing_else_is_held() -> None:
     checked = 0
     for state, decision in games(4):
@@ -130,6 +133,7 @@ def test_three_cards_are_passed_left_right_across_then_held() -> None:
         state.apply(decision.seat, decision.prompt.random_answer(rng))
 
 
+@pytest.mark.slow
 def test_hands_are_played_until_someone_reaches_the_target() -> None:
     for seed in range(3):
         state = HEARTS.create(seed=seed)

@@ -43,6 +43,7 @@ def test_a_seat_that_did_not_follow_diamonds_is_never_dealt_one() -> None:
     assert diamonds == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["agram", "hearts"])
 def test_samples_keep_every_shown_void_and_rebuild_the_same_view(name: str) -> None:
     game = BY_NAME[name]

@@ -16,6 +16,7 @@ def spec(game: str, n: int, **options: object) -> RunSpec:
     return RunSpec(game=game, options=dict(options), agents=["random"] * 4, seats=4, seed=42, n=n)
 
 
+@pytest.mark.processes
 def test_a_run_repeats_exactly_whatever_the_number_of_workers() -> None:
     one, _ = simulate(spec("dicepoints", 12, rounds=5))
     two, _ = simulate(spec("dicepoints", 12, rounds=5), workers=2)
@@ -49,6 +50,7 @@ def test_othello_disc_counts_are_sampled_once_per_round() -> None:
         assert 20 <= len(record.rounds) <= 40  # about one sample per pair of moves
 
 
+@pytest.mark.slow
 def test_lab_run_stores_the_run_and_report_and_plot_read_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = f"sqlite:///{tmp_path / 'lab.db'}"
     args = ["lab", "run", "throwdicematchcard", "--option", "rounds=5", "-n", "30", "--seed", "9", "--db", db]
@@ -173,13 +175,17 @@ def test_lab_match_shows_one_match_round_by_round(capsys: pytest.CaptureFixture[
     capsys.readouterr()
 
 
-def test_lab_match_plots_score_and_position(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_lab_match_plots_score_and_position(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # rich wraps at 80 columns, and a worker's tmp_path may be longer
     figure = tmp_path / "match.png"
     assert main(["lab", "match", "dicepoints", "--seed", "3", "--plot", str(figure)]) == 0
     assert f"wrote {figure}" in capsys.readouterr().out
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_files_to_write_are_checked_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A plot or CSV into a folder that is not there, or a plot named .txt, ended in a traceback
     once the work was done; a plot named without a suffix was said to be where it was not."""
@@ -202,6 +208,7 @@ def test_files_to_write_are_checked_before_any_work(tmp_path: Path, capsys: pyte
     assert f"wrote {tmp_path / 'plain.png'}" in capsys.readouterr().out and (tmp_path / "plain.png").exists()
 
 
+@pytest.mark.processes
 def test_ctrl_c_stops_a_run_on_several_workers_without_their_tracebacks(tmp_path: Path) -> None:
     """The terminal sends Ctrl-C to every process of the command: each worker printed its own
     KeyboardInterrupt traceback (two a worker) over the progress bar."""

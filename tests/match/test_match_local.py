@@ -80,6 +80,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*PARTIDA, *args], capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.processes
 def test_match_local_stops_when_the_sprt_decides() -> None:
     done = run(
         "match",
@@ -107,6 +108,7 @@ def test_match_local_stops_when_the_sprt_decides() -> None:
     assert {g["opening"] for g in lines[:-1]} <= set(OTHELLO[0].openings())
 
 
+@pytest.mark.processes
 def test_an_sprt_without_games_plays_until_it_decides_and_says_so_by_its_exit_status() -> None:
     """--games defaults to 1 for a plain match; with --sprt it is only the cap (SPRT_MOST_GAMES),
     so a clear difference is decided long before it, whichever way."""
@@ -122,6 +124,7 @@ def test_an_sprt_without_games_plays_until_it_decides_and_says_so_by_its_exit_st
         assert 2 < summary["games"] == len(lines) - 1 < SPRT_MOST_GAMES / 100
 
 
+@pytest.mark.processes
 def test_games_caps_an_sprt_that_has_not_decided() -> None:
     seats = ("--seat", "random", "--seat", "random")
     done = run("match", "tictactoe", "--local", *seats, "--games", "6", "--sprt", "elo0=0 elo1=5")
@@ -130,6 +133,7 @@ def test_games_caps_an_sprt_that_has_not_decided() -> None:
     assert done.stdout.splitlines()[-1].endswith(") no verdict within the cap of 6 games")
 
 
+@pytest.mark.processes
 def test_the_progress_line_goes_to_the_terminal_and_the_results_to_stdout() -> None:
     """On a terminal the progress line shows the LLR against its bounds; stdout, redirected to a
     file or a pipe, still gets every game's line rather than the terminal."""
@@ -158,6 +162,7 @@ def test_the_progress_line_goes_to_the_terminal_and_the_results_to_stdout() -> N
     assert '"deal"' not in terminal
 
 
+@pytest.mark.processes
 def test_match_local_prints_elo_and_takes_no_bad_flags() -> None:
     done = run("match", "tictactoe", "--local", "--seat", "random", "--seat", "random", "--games", "6")
     assert done.returncode == 0, done.stderr
@@ -172,6 +177,7 @@ def test_match_local_prints_elo_and_takes_no_bad_flags() -> None:
     assert done.returncode == 2 and "opening" in done.stderr
 
 
+@pytest.mark.processes
 def test_match_local_plays_a_game_described_in_a_file(tmp_path: Path) -> None:
     """The worker processes loaded only the installed games: a game from --game-file was an
     UnknownGame traceback from the pool."""
@@ -189,6 +195,7 @@ def test_match_local_plays_a_game_described_in_a_file(tmp_path: Path) -> None:
     assert {tuple(g["seats"]) for g in lines[:-1]} == {("random",) * 4}
 
 
+@pytest.mark.processes
 def test_match_local_names_the_seat_whose_agent_raised() -> None:
     done = run("match", "othello", "--local", "--seat", "random", "--seat", "othello-engine[depth=abc]", "--games", "4")
     assert done.returncode == 2, done.stdout

@@ -30,6 +30,7 @@ def _lines(out: str) -> tuple[list[dict], dict]:
     return lines[:-1], lines[-1]["summary"]
 
 
+@pytest.mark.processes
 def test_seat_cmd_starts_a_server_and_the_bot_and_plays_pairs() -> None:
     cmd = f"{sys.executable} {TINY_BOT}"
     done = run("match", "tictactoe", "--seat-cmd", cmd, "--seat", "alphabeta", "--games", "6", "--rotate", "--json")
@@ -46,6 +47,7 @@ def test_seat_cmd_starts_a_server_and_the_bot_and_plays_pairs() -> None:
     assert "fresh seeds" in summary["pairing"]
 
 
+@pytest.mark.processes
 def test_a_seat_cmd_that_crashes_ends_the_match_naming_its_seat() -> None:
     cmd = f"{sys.executable} {TINY_BOT} --crash-after 7"
     done = run(
@@ -59,6 +61,7 @@ def test_a_seat_cmd_that_crashes_ends_the_match_naming_its_seat() -> None:
     assert "random against" in done.stdout and "random:" in done.stdout  # the games so far, reported
 
 
+@pytest.mark.processes
 def test_an_sprt_through_a_server_plays_until_it_decides() -> None:
     """`partida bot alphabeta` in its own process against the pool's random agent, no --games:
     the match goes on past the plain default of one game, and stops at H1 long before the cap."""
@@ -70,6 +73,7 @@ def test_an_sprt_through_a_server_plays_until_it_decides() -> None:
     assert 2 < summary["pentanomial"]["trials"] * 2 <= len(games) < 200
 
 
+@pytest.mark.processes
 def test_bad_seat_commands_are_one_line_errors() -> None:
     for args, text in (
         (("--seat-cmd", "no-such-program-here", "--seat", "random"), "seat 1 (no-such-program-here): cannot start it"),
@@ -116,6 +120,7 @@ def _start_tiny(url: str, token: str, *extra: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, TINY_BOT, *extra], env=env)
 
 
+@pytest.mark.processes
 def test_server_match_pairs_a_bot_account_and_runs_the_sprt(served: tuple[str, str]) -> None:
     url, token = served
     bot = _start_tiny(url, token)
@@ -140,6 +145,7 @@ def test_server_match_pairs_a_bot_account_and_runs_the_sprt(served: tuple[str, s
     assert {s["agent"] for g in games for s in g["seats"]} == {"tiny", "random"}
 
 
+@pytest.mark.processes
 def test_a_bot_account_that_drops_its_connection_ends_the_match(served: tuple[str, str]) -> None:
     url, token = served
     bot = _start_tiny(url, token, "--crash-after", "7")
@@ -155,6 +161,7 @@ def test_a_bot_account_that_drops_its_connection_ends_the_match(served: tuple[st
     assert "Traceback" not in done.stderr and "tiny:" in done.stdout
 
 
+@pytest.mark.processes
 def test_a_match_longer_than_the_rooms_one_connection_may_watch(served: tuple[str, str]) -> None:
     """The watching connection never left a finished room: the 101st game was refused
     (rate_limited: watching 100 rooms already)."""

@@ -26,6 +26,7 @@ def _random(seed: int):  # type: ignore[no-untyped-def]
     return lambda update, prompt: prompt.random_answer(rng)
 
 
+@pytest.mark.slow
 async def test_a_person_accepts_a_challenge_and_both_play(server: Server, connect) -> None:
     alice = await _user(server, connect, "Alice")
     bob = await _user(server, connect, "Bob")
@@ -53,6 +54,7 @@ async def test_a_person_accepts_a_challenge_and_both_play(server: Server, connec
     assert refused.value.code == "no_such_challenge"
 
 
+@pytest.mark.slow
 async def test_a_declined_challenge_tells_the_challenger(server: Server, connect) -> None:
     carol = await _user(server, connect, "carol")
     dave = await _user(server, connect, "dave")
@@ -83,6 +85,7 @@ async def test_a_challenge_lapses_when_its_challenger_leaves(server: Server, con
     assert refused.value.code == "no_such_challenge"
 
 
+@pytest.mark.slow
 async def test_a_challenge_ends_when_the_challenged_person_leaves(server: Server, connect) -> None:
     """The challenger waited the whole five minutes for someone gone, who could not answer: a new
     connection of the account is not told of challenges made before it."""

@@ -4,6 +4,8 @@ forked child never gets its parent's next bytes."""
 import collections
 import os
 
+import pytest
+
 from partida.room.core import RoomCore
 from partida.room.seed import seed_hash
 from partida.room.terms import RoomTerms
@@ -28,6 +30,7 @@ def test_bytes_are_never_repeated_across_refills() -> None:
     assert len(counts) == 256 and mean / 2 < min(counts.values()) <= max(counts.values()) < mean * 2
 
 
+@pytest.mark.processes
 def test_a_forked_child_does_not_share_the_buffer() -> None:
     entropy.token_bytes(1)  # the buffer holds unused bytes now
     read, write = os.pipe()
@@ -52,6 +55,7 @@ def test_a_pool_hands_out_each_item_once_in_order_across_refills() -> None:
     assert len(made) == 12  # three refills of four
 
 
+@pytest.mark.processes
 def test_a_forked_child_does_not_share_a_pool() -> None:
     from partida.server.rooms import codes
 

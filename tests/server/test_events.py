@@ -235,6 +235,7 @@ def sample_payload(seq: int) -> dict[str, Any]:
     }
 
 
+@pytest.mark.mqtt
 async def test_a_plain_mqtt_client_receives_every_event_with_its_payload_intact(
     broker: Mosquitto, mqtt_bus: MqttEventBus
 ) -> None:
@@ -256,6 +257,7 @@ async def test_a_plain_mqtt_client_receives_every_event_with_its_payload_intact(
         assert await asyncio.wait_for(collect(), 20) == published
 
 
+@pytest.mark.mqtt
 async def test_bus_subscribers_on_two_nodes_each_see_every_event_exactly_once(
     mqtt_bus: MqttEventBus, other_bus: MqttEventBus
 ) -> None:
@@ -281,6 +283,7 @@ async def test_bus_subscribers_on_two_nodes_each_see_every_event_exactly_once(
     assert [e.topic for e in await take(there, 1)] == ["partida/rooms/PROBE/action"]
 
 
+@pytest.mark.mqtt
 async def test_a_bus_receives_from_the_broker_only_what_its_subscribers_want(
     mqtt_bus: MqttEventBus, other_bus: MqttEventBus
 ) -> None:
@@ -308,11 +311,13 @@ async def test_a_bus_receives_from_the_broker_only_what_its_subscribers_want(
     lobby.close()
 
 
+@pytest.mark.mqtt
 async def test_a_payload_that_is_not_json_fails_in_the_publishers_hands(mqtt_bus: MqttEventBus) -> None:
     with pytest.raises(TypeError):
         await mqtt_bus.publish("partida/lobby/room_created", {"when": object()})
 
 
+@pytest.mark.mqtt
 async def test_the_bus_keeps_working_through_a_broker_restart() -> None:
     with start_mosquitto() as broker:
         bus = MqttEventBus(parse_mqtt_url(broker.url), min_backoff=0.05, max_backoff=0.5)

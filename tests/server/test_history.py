@@ -41,6 +41,7 @@ async def test_a_finished_public_game_is_read_whole_and_its_seed_checks(server: 
     assert all(isinstance(move["text"], str) for move in record["log"])
 
 
+@pytest.mark.slow
 async def test_private_games_are_shown_only_to_accounts_that_sat_in_them(server: Server, connect) -> None:
     await server.store.create_user("alice", "correct horse battery")
     game_id, _ = await _finished_game(connect, public=False, name="alice", password="correct horse battery")
@@ -83,6 +84,7 @@ async def _cli(*args: str) -> tuple[int, str, str]:
     return process.returncode or 0, out.decode(), err.decode()
 
 
+@pytest.mark.processes
 async def test_games_and_replay_ask_a_server(server: Server, connect) -> None:
     game_id, _ = await _finished_game(connect, public=True)
     code, out, err = await _cli("games", "--server", server.url, "--json")
@@ -94,6 +96,7 @@ async def test_games_and_replay_ask_a_server(server: Server, connect) -> None:
     assert replayed["seed_verified"] and replayed["result_verified"]
 
 
+@pytest.mark.processes
 async def test_reading_a_database_that_is_not_there_does_not_create_it(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere.db"
     for command in (["games"], ["replay", "1"]):
@@ -165,6 +168,7 @@ async def test_a_live_game_replays_step_by_step_as_spectators_saw_it(server: Ser
     assert "steps" not in await reader.game(update["game_id"])  # only when asked
 
 
+@pytest.mark.processes
 async def test_listings_say_who_sat_a_guest_a_person_or_a_bot(server: Server, connect, bots) -> None:
     await server.store.create_user("Uma", "correct horse battery")
     await bots("random")

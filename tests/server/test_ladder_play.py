@@ -15,6 +15,7 @@ from partida.server.app import Server
 from tests.helpers import make_bot, wait_for
 
 
+@pytest.mark.realtime
 async def test_a_bot_that_disconnects_mid_game_loses_on_time_and_the_ladder_goes_on(
     server: Server, runners: Callable[..., Awaitable[BotRunner]]
 ) -> None:
@@ -78,6 +79,7 @@ async def test_a_four_seat_hearts_ladder_rates_every_seat(
     assert (await server.store.ladders.rerate(ladder.id)).differences == []
 
 
+@pytest.mark.slow
 async def test_people_and_second_connections_cannot_join_and_change_nothing(
     server: Server, connect: Callable[..., Awaitable[Client]]
 ) -> None:

@@ -24,6 +24,7 @@ async def rated_games(server: Server, ladder: str) -> int:
     return (await server.store.ladders.require(ladder)).rated_games
 
 
+@pytest.mark.realtime
 async def test_bots_play_a_ladder_to_a_rated_table_and_rerate_agrees(
     server: Server, runners: Callable[..., Awaitable[BotRunner]], connect: Callable[..., Awaitable[Client]]
 ) -> None:
@@ -98,6 +99,7 @@ async def _at_least(server: Server, ladder: str, n: int) -> bool:
     return await rated_games(server, ladder) >= n
 
 
+@pytest.mark.realtime
 async def test_a_bot_receives_its_games_and_ratings(server: Server) -> None:
     await server.store.ladders.create("duo", "tictactoe", {}, 2, CLOCK, 1)
     tokens = [await make_bot(server, name) for name in ("p1", "p2")]
@@ -191,6 +193,7 @@ def engine_id(server: Server, name: str) -> int:
     raise AssertionError(name)
 
 
+@pytest.mark.processes
 @pytest.mark.slow
 async def test_bot_processes_play_a_ladder_from_the_command_line(server: Server) -> None:
     """`partida bot AGENT --ladder NAME` as real processes, to a finished and rated table."""
@@ -226,6 +229,7 @@ async def test_bot_processes_play_a_ladder_from_the_command_line(server: Server)
             await process.wait()
 
 
+@pytest.mark.realtime
 async def test_a_ladder_game_ending_wakes_the_scheduler_and_no_game_builds_an_event_for_it(
     server: Server, connect: Callable[..., Awaitable[Client]]
 ) -> None:
@@ -274,6 +278,7 @@ async def test_a_ladder_game_ending_wakes_the_scheduler_and_no_game_builds_an_ev
                 await client.close()
 
 
+@pytest.mark.realtime
 async def test_four_bots_two_at_a_time_meet_everyone(
     server: Server, runners: Callable[..., Awaitable[BotRunner]]
 ) -> None:

@@ -58,6 +58,7 @@ async def test_a_bad_page_request_is_a_bad_field(server, connect, fields: dict[s
     assert error.value.code == "bad_field"
 
 
+@pytest.mark.realtime
 async def test_a_watcher_is_pushed_rooms_that_open_start_and_go(server, connect) -> None:
     watcher = await connect(name="watcher")
     await watcher.rooms_page(status="waiting", watch=True)

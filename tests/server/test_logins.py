@@ -41,6 +41,7 @@ asyncio.run(crowd())
 """
 
 
+@pytest.mark.processes
 async def test_a_crowd_of_guessers_does_not_starve_a_login_from_a_clean_address(limited) -> None:
     """40 addresses, two connections each, guess ada's password without pause (from a process of
     their own, as attackers are); ada logs in from another network. Before, the queue of 64
@@ -65,6 +66,7 @@ async def test_a_crowd_of_guessers_does_not_starve_a_login_from_a_clean_address(
     assert took < 30  # a bound for a loaded machine; ada waits for the clean checks ahead only
 
 
+@pytest.mark.slow
 async def test_a_person_behind_a_guessers_address_can_still_log_in(limited) -> None:
     """A NAT or a proxy: the same address guesses bob's password; ada's own login is not locked."""
     server = await limited(login_failures_allowed=3)
@@ -75,6 +77,7 @@ async def test_a_person_behind_a_guessers_address_can_still_log_in(limited) -> N
     assert (await login(server.url, "127.0.0.9", "ada", "correct horse"))["type"] == "welcome"
 
 
+@pytest.mark.slow
 async def test_an_address_that_guesses_many_accounts_is_backed_off(limited) -> None:
     server = await limited(login_failures_per_address=4)
     for i in range(5):  # four allowed, then a back-off from the fifth failure on
@@ -83,6 +86,7 @@ async def test_an_address_that_guesses_many_accounts_is_backed_off(limited) -> N
     assert (await login(server.url, "127.0.3.9", "ada", "correct horse"))["type"] == "welcome"
 
 
+@pytest.mark.slow
 async def test_twenty_one_wrong_guesses_lock_only_the_accounts_guessed(limited) -> None:
     """Per address and account name, with the address's own ceiling far above: a guesser's
     twenty-two failures over seven names back off the name guessed past its allowance from that
@@ -98,6 +102,7 @@ async def test_twenty_one_wrong_guesses_lock_only_the_accounts_guessed(limited) 
     assert (await login(server.url, "127.0.0.9", "bob", "battery staple"))["type"] == "welcome"
 
 
+@pytest.mark.slow
 async def test_a_success_forgives_only_its_own_account_from_its_address(limited) -> None:
     """ada's right password behind a guesser's address does not wipe the guesser's count (it
     once reset the address's count, so a guesser beside a person logging in now and then was
@@ -111,6 +116,7 @@ async def test_a_success_forgives_only_its_own_account_from_its_address(limited)
     assert (await login(server.url, "127.0.3.9", "ada", "correct horse"))["type"] == "welcome"
 
 
+@pytest.mark.slow
 async def test_a_success_forgives_its_own_mistakes(limited) -> None:
     server = await limited(login_failures_allowed=2)
     for _ in range(2):
@@ -121,6 +127,7 @@ async def test_a_success_forgives_its_own_mistakes(limited) -> None:
     assert (await login(server.url, "127.0.0.8", "ada", "correct horse"))["code"] == "rate_limited"
 
 
+@pytest.mark.slow
 async def test_one_password_check_at_a_time_per_address(limited) -> None:
     server = await limited()
     replies = await asyncio.gather(*(login(server.url, "127.0.0.7", "ada", "wrong guess") for _ in range(6)))
@@ -134,6 +141,7 @@ async def hello(url: str, **fields: Any) -> dict[str, Any]:
         return json.loads(await asyncio.wait_for(ws.recv(), 10))
 
 
+@pytest.mark.slow
 async def test_a_session_token_logs_in_again_without_a_password_check(limited) -> None:
     server = await limited()
     ada = await Client.connect(server.url, name="ada", password="correct horse")
@@ -153,6 +161,7 @@ async def test_a_session_token_logs_in_again_without_a_password_check(limited) -
         assert reply["code"] == "auth_failed", (name, bad)
 
 
+@pytest.mark.slow
 async def test_a_session_token_from_before_a_restart_falls_back_to_the_password(limited, db_url: str) -> None:
     server = await limited()
     ada = await Client.connect(server.url, name="ada", password="correct horse")

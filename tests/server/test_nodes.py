@@ -246,6 +246,7 @@ def test_serve_refuses_node_flags_that_cannot_work(tmp_path, capsys) -> None:  #
     assert "PostgreSQL" in capsys.readouterr().err  # one writing process: one node
 
 
+@pytest.mark.browser
 async def test_the_browser_client_follows_moved_to_the_rooms_node(nodes) -> None:  # type: ignore[no-untyped-def]
     """An invite link opened on another node's address: the page opens itself on the room's
     node (the name carried along in the fragment) and takes a seat there."""
@@ -299,6 +300,7 @@ async def test_a_bot_given_several_nodes_connects_to_one_that_answers(server, co
         await asyncio.gather(task, return_exceptions=True)
 
 
+@pytest.mark.processes
 def test_pool_bots_end_with_their_server_even_when_it_is_killed(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """`partida serve` starts its pool bots so that the kernel ends them when it dies."""
     import os

@@ -124,6 +124,7 @@ async def test_the_sdk_follows_a_summon_only_within_its_deployment(server: Serve
     await bot.close()
 
 
+@pytest.mark.realtime
 async def test_the_sdk_follows_moved_only_within_its_deployment(server: Server, trap_elsewhere: Trap) -> None:
     async def moved_away(session: Any, request: Any) -> None:
         raise ProtocolError(ErrorCode.MOVED, "elsewhere", details={"url": trap_elsewhere.url, "room": request.room})
@@ -200,6 +201,8 @@ async def _heard(broker: Any, topic: str, publisher: dict[str, Any], reader: dic
     raise AssertionError("the mark never came")
 
 
+@pytest.mark.mqtt
+@pytest.mark.processes
 async def test_the_compose_broker_lets_only_the_nodes_publish(compose_broker: Any) -> None:
     node = {"username": "partida", "password": "node secret"}
     anyone: dict[str, Any] = {}

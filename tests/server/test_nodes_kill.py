@@ -26,6 +26,8 @@ from partida.storage.store import Store
 from tests.fixtures.programs import free_port
 from tests.fixtures.storage import fresh_database
 
+pytestmark = [pytest.mark.processes, pytest.mark.realtime]  # `partida serve` nodes, killed and waited out
+
 LEASE = 2.0
 
 

@@ -46,6 +46,7 @@ async def test_a_rated_room_needs_a_clock(server: Server) -> None:
     await ada.close()
 
 
+@pytest.mark.slow
 async def test_a_rated_room_seats_accounts_and_refuses_guests(server: Server, connect) -> None:
     ada, bob = await accounts(server, "ada", "bob")
     created = await ada.create_room("tictactoe", seat=0, public=True, clock=BLITZ, rated=True)
@@ -78,6 +79,7 @@ async def test_both_protocol_versions_take_rated(server: Server, version: int) -
     assert refused["type"] == "error" and refused["code"] == "bad_field"
 
 
+@pytest.mark.slow
 async def test_a_rated_game_is_rated_after_a_restart(db_url: str) -> None:
     first = Server(ServerConfig(port=0, db_url=db_url))
     await first.start()
@@ -103,6 +105,7 @@ async def test_a_rated_game_is_rated_after_a_restart(db_url: str) -> None:
         await second.stop()
 
 
+@pytest.mark.slow
 async def test_the_rematch_of_a_rated_game_is_rated(server: Server) -> None:
     ada, bob = await accounts(server, "ada", "bob")
     code = (await ada.create_room("tictactoe", seat=0, public=False, clock=BLITZ, rated=True))["room"]
@@ -115,6 +118,7 @@ async def test_the_rematch_of_a_rated_game_is_rated(server: Server) -> None:
         await client.close()
 
 
+@pytest.mark.slow
 async def test_one_account_cannot_take_both_seats_of_a_rated_room(server: Server, bots) -> None:
     """It would play itself: the room said `rated: true` and the game was never rated. The second
     seat is refused, from the same connection or another, and a casual room still allows it."""

@@ -49,6 +49,7 @@ async def count(server: Server, table: Any) -> int:
         return int(await session.scalar(select(func.count()).select_from(table)) or 0)
 
 
+@pytest.mark.slow
 async def test_a_rated_win_changes_both_ratings_once_and_tells_the_seats(server: Server) -> None:
     ada, bob = await account(server, "ada"), await account(server, "bob")
     code = await rated_game(ada, bob)
@@ -82,6 +83,7 @@ async def test_a_rated_win_changes_both_ratings_once_and_tells_the_seats(server:
         await client.close()
 
 
+@pytest.mark.slow
 async def test_casual_and_aborted_games_change_nothing(server: Server) -> None:
     ada, bob = await account(server, "ada"), await account(server, "bob")
     casual = (await ada.create_room("tictactoe", seat=0, public=False, clock=BLITZ))["room"]
@@ -100,6 +102,7 @@ async def test_casual_and_aborted_games_change_nothing(server: Server) -> None:
         await client.close()
 
 
+@pytest.mark.slow
 async def test_a_disconnect_under_a_clock_loses_on_time_and_is_rated(server: Server) -> None:
     ada, bob = await account(server, "ada"), await account(server, "bob")
     code = await rated_game(ada, bob, clock={"initial": 1, "increment": 0})
@@ -111,6 +114,7 @@ async def test_a_disconnect_under_a_clock_loses_on_time_and_is_rated(server: Ser
     await ada.close()
 
 
+@pytest.mark.slow
 async def test_two_accounts_of_one_address_are_flagged_then_play_casual(server: Server) -> None:
     ada, bob = await account(server, "ada"), await account(server, "bob")
     for _ in range(3):
@@ -140,6 +144,7 @@ async def test_two_accounts_of_one_address_are_flagged_then_play_casual(server: 
         await client.close()
 
 
+@pytest.mark.slow
 async def test_a_game_left_unrated_by_a_stop_is_rated_once_at_the_next_start(db_url: str) -> None:
     first = Server(ServerConfig(port=0, db_url=db_url))
     await first.start()
@@ -182,6 +187,7 @@ async def raw_player(server: Server, name: str, address: str) -> Raw:
     return raw
 
 
+@pytest.mark.slow
 async def test_a_leaderboard_holds_established_ratings_only(server: Server) -> None:
     """Two accounts from two addresses (no farming verdict) trade wins until they are no longer
     provisional; a third, with one game, stays off the board."""

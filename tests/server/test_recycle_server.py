@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.helpers import play_two
 
 
@@ -57,6 +59,7 @@ async def test_a_bot_is_seated_only_in_games_it_knows(tmp_path, db_url: str) -> 
         await server.stop()
 
 
+@pytest.mark.processes
 async def test_a_game_the_server_loads_from_a_file_is_played_and_replayed_in_the_terminal(
     tmp_path, db_url: str
 ) -> None:  # type: ignore[no-untyped-def]

@@ -78,6 +78,7 @@ async def test_two_compatible_seeks_are_paired_and_play(server: Server, connect)
     assert all(final["status"] == "finished" for final in finals)
 
 
+@pytest.mark.slow
 async def test_rated_seeks_meet_rated_seeks_and_open_a_rated_room(server: Server, connect) -> None:
     jon = await _user(server, connect, "jon")
     kim = await _user(server, connect, "kim")
@@ -93,6 +94,7 @@ async def test_rated_seeks_meet_rated_seeks_and_open_a_rated_room(server: Server
     await _refused("seek_refused", guest.seek_take(waiting["id"]))  # a rated seek is for accounts
 
 
+@pytest.mark.slow
 async def test_a_rating_range_pairs_only_opponents_rated_within_it(server: Server, connect) -> None:
     await rated_results(server.store, [("lee", "max")] * 3, BLITZ)  # lee won thrice, max lost thrice
     lee, max_ = [await connect(name=n, password=f"{n} horse battery") for n in ("lee", "max")]
@@ -132,6 +134,7 @@ async def test_the_oldest_compatible_seek_is_paired_first(server: Server, connec
     assert [s["by"]["name"] for s in await newcomer.list_seeks("tictactoe")] == ["slow", "newcomer"]
 
 
+@pytest.mark.slow
 async def test_a_listed_seek_is_taken_by_id_and_watchers_see_seeks_come_and_go(server: Server, connect) -> None:
     watcher = await connect(name="watcher")
     assert await watcher.list_seeks(watch=True) == []

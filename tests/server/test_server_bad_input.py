@@ -109,6 +109,7 @@ async def test_unsupported_version_closes(server) -> None:
         await raw.recv()
 
 
+@pytest.mark.slow
 async def test_wrong_password_and_token_are_refused(server) -> None:
     await server.store.create_user("carol", "correct horse")
     with pytest.raises(ServerError) as exc:

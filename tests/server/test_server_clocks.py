@@ -50,6 +50,7 @@ async def test_a_two_seat_game_is_lost_on_time_at_the_deadline(connect, server) 
     assert exc.value.code == "game_over"
 
 
+@pytest.mark.realtime
 async def test_a_silent_seat_of_a_three_seat_game_does_not_stop_it(connect, server) -> None:
     alice, bob, carol = [await connect(name=n) for n in ("alice", "bob", "carol")]
     created = await alice.create_room("crazyeights", seats=3, seat=0, public=False, clock={"per_move": 0.5})
@@ -65,6 +66,7 @@ async def test_a_silent_seat_of_a_three_seat_game_does_not_stop_it(connect, serv
     assert any(seat == 2 for seat, _ in stored.actions)  # answered for, then played by the bot
 
 
+@pytest.mark.realtime
 async def test_a_restart_charges_the_outage_to_nobody(db_url: str) -> None:
     first = Server(ServerConfig(port=0, db_url=db_url))
     await first.start()
@@ -109,6 +111,7 @@ async def first_store_snapshot(db_url: str, code: str) -> list[float]:
         await db.close()
 
 
+@pytest.mark.slow
 async def test_the_bot_runner_answers_within_the_rooms_clock(connect, server, bots) -> None:
     await bots("mcts", seconds=5.0)  # it would think five seconds a move without a clock
     alice = await connect(name="alice")

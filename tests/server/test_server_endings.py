@@ -236,6 +236,7 @@ async def test_a_resignation_says_why_in_the_stored_result(connect, server: Serv
     assert stored.result["notes"] == notes
 
 
+@pytest.mark.realtime
 async def test_a_game_nobody_returns_to_after_a_restart_ends(db_url: str) -> None:
     from partida.server.app import ServerConfig
 

@@ -49,6 +49,7 @@ def fill(directory: Path) -> Path:
     return filler
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("writer", ["process", "thread"])
 async def test_a_full_disk_refuses_writes_in_one_line_each(small_disk: Path, writer: str, caplog, monkeypatch) -> None:
     monkeypatch.setenv("PARTIDA_SQLITE_WRITER", writer)

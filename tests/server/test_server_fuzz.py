@@ -230,6 +230,7 @@ async def roomy_server(db_url: str) -> AsyncIterator[Server]:
         await srv.stop()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("binary", [True, False], ids=["msgpack", "json"])
 async def test_no_request_in_the_catalogue_causes_an_internal_error_or_a_traceback(
     roomy_server: Server, binary: bool, caplog: pytest.LogCaptureFixture

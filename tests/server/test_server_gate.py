@@ -60,6 +60,7 @@ async def page_load(port: int, source: str, cache: dict[str, tuple[str, bytes]] 
     return statuses
 
 
+@pytest.mark.realtime
 async def test_a_crowd_behind_one_address_gets_every_file_of_every_page(limited) -> None:
     """30 people behind one address (a class, an office's NAT) open the page at once: every file
     of every page is served, with the default limits. (30 more 10 s later are served too:
@@ -83,6 +84,7 @@ async def test_a_page_load_costs_one_page_and_a_reload_from_the_cache_half(limit
     assert status == 429 and int(headers["retry-after"]) > 0
 
 
+@pytest.mark.realtime
 async def test_a_flood_of_the_biggest_script_from_one_address_is_refused(limited) -> None:
     """Someone GETting app.js in a loop is held to the rate; a refusal costs nothing more and
     says when to come back, and at that time the same request is served."""

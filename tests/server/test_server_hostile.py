@@ -159,6 +159,7 @@ async def test_a_failed_start_leaves_the_room_waiting(server, connect) -> None:
 # 3. A slow reader is disconnected before its outbox grows without bound.
 
 
+@pytest.mark.realtime
 async def test_a_client_that_never_reads_is_disconnected_when_its_outbox_is_full(db_url: str) -> None:
     server = Server(ServerConfig(port=0, db_url=db_url, outbox_bytes=64 * 1024))
     await server.start()
@@ -193,6 +194,7 @@ async def test_a_client_that_never_reads_is_disconnected_when_its_outbox_is_full
         await server.stop()
 
 
+@pytest.mark.realtime
 async def test_big_and_small_messages_arrive_whole_in_order(server, connect) -> None:
     """Frames of every header size, written in one turn and over several, reach a client whole
     and in order (a listing of many rooms is tens of KB; a move's update is tens of bytes)."""
@@ -284,6 +286,7 @@ async def test_account_names_have_no_case_twins_and_passwords_a_minimum_length(s
     ["\u0410lice", "Alic\u0435", "\uff21\uff4c\uff49\uff43\uff45", "AL\u0130CE", "AIice", "alice"],
     ids=["cyrillic-A", "cyrillic-e", "full-width", "dotted-I", "capital-i-for-l", "case"],
 )
+@pytest.mark.slow
 async def test_an_account_name_has_no_twin_that_looks_the_same(server, db_url: str, twin: str, capsys) -> None:
     from partida.cli import main
 

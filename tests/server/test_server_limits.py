@@ -61,6 +61,7 @@ async def test_a_large_frame_costs_a_request_per_kib_it_carries(limited) -> None
     await ws.close()
 
 
+@pytest.mark.slow
 async def test_a_refused_frame_is_not_kept_alive_by_its_refusal(limited) -> None:
     """The limiter's refusal is raised once the frame is decoded (its answer names the id); once
     answered, nothing of it stays. The server collects cycles rarely, so a cycle through the
@@ -85,6 +86,7 @@ async def test_a_refused_frame_is_not_kept_alive_by_its_refusal(limited) -> None
     await ws.close()
 
 
+@pytest.mark.realtime
 async def test_a_refusal_says_when_the_same_request_will_be_let_through(limited) -> None:
     server = await limited(requests_per_second=2, request_burst=3)
     ws = await ws_connect(server.url)
@@ -99,6 +101,7 @@ async def test_a_refusal_says_when_the_same_request_will_be_let_through(limited)
     await ws.close()
 
 
+@pytest.mark.realtime
 async def test_the_sdk_waits_as_long_as_it_is_told_instead_of_hammering(limited) -> None:
     """Requests past the rate through `patiently` all get their answer, and the connection stays
     open: a client that retried at once would run into a whole burst of debt and be closed."""
@@ -120,6 +123,7 @@ async def test_the_sdk_waits_as_long_as_it_is_told_instead_of_hammering(limited)
     await client.close()
 
 
+@pytest.mark.realtime
 async def test_a_connection_refused_for_now_says_when_and_the_sdk_comes_back_then(limited) -> None:
     server = await limited(connection_burst=2, connections_per_address=2, connections_per_second=2)
     refused = None
@@ -163,6 +167,7 @@ async def test_connections_per_address_are_bounded(limited) -> None:
     await fourth.close()
 
 
+@pytest.mark.realtime
 async def test_a_connection_that_never_says_hello_is_closed(limited) -> None:
     server = await limited(hello_timeout=0.2, idle_timeout=0.3)
     silent = await ws_connect(server.url)
@@ -185,6 +190,7 @@ async def test_a_connection_that_never_says_hello_is_closed(limited) -> None:
     await bot.close()
 
 
+@pytest.mark.slow
 async def test_failed_logins_back_off_and_are_logged(limited, caplog) -> None:
     server = await limited(login_failures_allowed=2, login_backoff_max=60)
     await server.store.create_user("ada", "correct horse")
@@ -312,6 +318,7 @@ async def test_options_are_bounded_and_only_the_owner_adds_bots(server, bots) ->
     await other.close()
 
 
+@pytest.mark.realtime
 async def test_a_bot_reconnects_after_a_restart_and_takes_its_seat_back(db_url: str) -> None:
     first = Server(ServerConfig(port=0, db_url=db_url))
     await first.start()
@@ -353,6 +360,7 @@ async def test_a_bot_reconnects_after_a_restart_and_takes_its_seat_back(db_url: 
         await second.stop()
 
 
+@pytest.mark.slow
 async def test_password_checks_run_one_at_a_time_and_the_queue_is_bounded(limited) -> None:
     server = await limited(hashing_at_once=1, hashing_queue=1, login_failures_allowed=100)
     await server.store.create_user("ada", "correct horse")

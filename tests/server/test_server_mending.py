@@ -113,6 +113,7 @@ async def test_a_stored_log_ahead_of_the_room_is_adopted_and_the_late_answer_tol
         await client.close()
 
 
+@pytest.mark.realtime
 async def test_a_restart_after_adopting_the_stored_log_resumes_the_same_game(db_url: str) -> None:
     first = Server(ServerConfig(port=0, db_url=db_url))
     await first.start()
@@ -381,6 +382,7 @@ async def test_an_ending_request_whose_write_failed_can_be_asked_again(started: 
     await bob.close()
 
 
+@pytest.mark.realtime
 async def test_a_loss_on_time_whose_write_failed_is_stored_on_a_retry(started: Server) -> None:
     """Bob's time runs out while the writer's process holds the loss's write and dies: the room
     tries again a moment later (a new process), and the game ends for everyone, where it used

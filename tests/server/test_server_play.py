@@ -57,6 +57,7 @@ async def test_replay_prints_the_othello_transcript(connect, server) -> None:
     assert replayed["result"] == final["result"]
 
 
+@pytest.mark.slow
 async def test_a_duel_replay_reads_as_a_game(connect, server) -> None:
     """Once a game is over nothing is hidden: the replay names the cards each seat played, and
     tells attacks and blocks in words, never as raw ids or 'play a card'."""
@@ -73,6 +74,7 @@ async def test_a_duel_replay_reads_as_a_game(connect, server) -> None:
     assert any(t.startswith("casts ") and "a card" not in t for t in texts)
 
 
+@pytest.mark.realtime
 async def test_bot_against_bot_through_the_server(connect, server, bots) -> None:
     await bots("random", "alphabeta", seconds=0.05)
     watcher = await connect(name="watcher")

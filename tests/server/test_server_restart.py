@@ -55,6 +55,7 @@ async def test_restart_mid_game_loses_no_acknowledged_move(db_url: str) -> None:
         await second.stop()
 
 
+@pytest.mark.slow
 async def test_the_players_are_what_they_were_after_a_restart(db_url: str) -> None:
     """A resumed room called every account's seat "account": a bot was no longer a bot to the
     clients (`kind` is guest, user or bot)."""
@@ -97,6 +98,7 @@ async def test_a_wrong_seat_token_does_not_reclaim(db_url: str) -> None:
         await server.stop()
 
 
+@pytest.mark.slow
 async def test_a_game_that_cannot_be_resumed_keeps_no_other_from_playing(db_url: str) -> None:
     """A game whose resume fails (here its result, stored at the start because its last action
     ended it, is refused by the database) is left as it is for the next start; the server starts

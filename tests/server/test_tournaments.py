@@ -67,6 +67,7 @@ async def entered(client: Client, name: str, n: int) -> None:
             await asyncio.sleep(0.1)
 
 
+@pytest.mark.slow
 async def test_a_round_robin_of_four_bots_plays_every_pair_once(server: Server, bots: Any) -> None:
     org = await organizer(server)
     await org.tournament_create("rr4", "tictactoe", "round-robin", CLOCK, entry="bots", starts_in=3600)
@@ -87,6 +88,7 @@ async def test_a_round_robin_of_four_bots_plays_every_pair_once(server: Server, 
     await org.close()
 
 
+@pytest.mark.slow
 async def test_a_swiss_of_nine_has_one_bye_a_round_and_no_repeats(server: Server, bots: Any) -> None:
     org = await organizer(server)
     await org.tournament_create("sw9", "tictactoe", "swiss", CLOCK, entry="both", rounds=4, starts_in=3600)
@@ -108,6 +110,7 @@ async def test_a_swiss_of_nine_has_one_bye_a_round_and_no_repeats(server: Server
     await org.close()
 
 
+@pytest.mark.slow
 async def test_entry_rules_and_errors(server: Server) -> None:
     org = await organizer(server)
     guest = await Client.connect(server.url, name="passer-by")
@@ -147,6 +150,7 @@ async def test_entry_rules_and_errors(server: Server) -> None:
         await client.close()
 
 
+@pytest.mark.processes
 def test_serve_fills_a_round_robin_of_built_in_bots_by_itself(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Nothing but `partida serve --tournament-bots` and the operator's `tournament create --db`:
     the pool bots enter once the tournament exists, and it runs to its end."""
@@ -246,6 +250,7 @@ def test_serve_fills_a_round_robin_of_built_in_bots_by_itself(tmp_path) -> None:
         serve.wait(30)
 
 
+@pytest.mark.slow
 async def test_a_person_is_pushed_their_game_and_plays_a_bot(server: Server, bots: Any) -> None:
     """A person and a bot in one event: the person's seat comes with its token, the bot is marked
     as a bot in the standings, and the game counts once."""
@@ -278,6 +283,7 @@ async def test_a_person_is_pushed_their_game_and_plays_a_bot(server: Server, bot
         await client.close()
 
 
+@pytest.mark.slow
 async def test_an_absent_entrants_seat_is_kept_for_them(server: Server, bots: Any) -> None:
     """The room of a table is private, but its code is shown to whoever watches the event: a
     seat waiting for an entrant who is not connected is theirs alone, not a stranger's who joins."""
@@ -313,6 +319,7 @@ async def test_an_absent_entrants_seat_is_kept_for_them(server: Server, bots: An
         await client.close()
 
 
+@pytest.mark.processes
 def test_a_kill_mid_round_loses_and_double_counts_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """`kill -9` of the server while a round is being played: after a restart the games in play
     resume from their logs, the tournament goes on from its rows, and every pair of a round robin
@@ -410,6 +417,7 @@ def test_a_kill_mid_round_loses_and_double_counts_nothing(tmp_path) -> None:  # 
         process.wait(30)
 
 
+@pytest.mark.slow
 async def test_the_scheduler_reads_only_tournaments_still_to_run(server: Server, bots: Any) -> None:
     """A finished tournament is never read again by the scheduler: it reads the registering and
     running ones' ids, status and times only, and looks at none of them while nothing is due."""
@@ -447,6 +455,7 @@ async def test_the_scheduler_reads_only_tournaments_still_to_run(server: Server,
     await org.close()
 
 
+@pytest.mark.realtime
 async def test_an_arena_runs_its_length_on_a_real_server(server: Server, bots: Any) -> None:
     """The arena's proof that the parts work together (its rules, pairing continuously for its
     length and scoring streaks, are tests/server/test_tournament_director.py's): forty seconds

@@ -37,6 +37,7 @@ async def refused(call: Any) -> ServerError:
     return caught.value
 
 
+@pytest.mark.slow
 async def test_live_tournaments_are_capped_per_account_and_per_address(limited: Any) -> None:
     server = await limited(tournaments_per_account=2, tournaments_per_address=3)
     ann, bob = await account(server, "ann"), await account(server, "bob")
@@ -103,6 +104,7 @@ async def test_paging_walks_every_tournament_once_in_order_and_without_options(s
     await ann.close()
 
 
+@pytest.mark.slow
 async def test_a_page_is_built_again_after_a_change(server: Server) -> None:
     ann = await account(server, "ann")
     await ann.tournament_create("first", "tictactoe", "swiss", CLOCK, starts_in=3600)
@@ -125,6 +127,7 @@ async def test_look_alike_names_are_refused(server: Server) -> None:
     await ann.close()
 
 
+@pytest.mark.realtime
 async def test_an_unreadable_database_is_one_log_line_not_a_traceback_a_second(
     server: Server, db_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -159,6 +162,7 @@ async def test_an_unreadable_database_is_one_log_line_not_a_traceback_a_second(
     await ann.close()
 
 
+@pytest.mark.slow
 async def test_a_connection_that_does_not_read_is_listed_nothing_more(server: Server) -> None:
     """Pages queue up unread past 256 KiB: further `tournament_list` requests are refused
     (`rate_limited`) instead of built and queued, and the connection stays open."""
@@ -189,6 +193,7 @@ async def test_a_connection_that_does_not_read_is_listed_nothing_more(server: Se
     await ws.close()
 
 
+@pytest.mark.slow
 async def test_the_cap_holds_against_creations_at_the_same_moment(limited: Any) -> None:
     server = await limited(tournaments_per_account=2)
     await server.store.create_user("cat", "a long password")

@@ -209,6 +209,7 @@ async def every_cut(pair: tuple[Harness, Harness], stream: bytes, eof: bool = Fa
     return first
 
 
+@pytest.mark.slow
 async def test_ordinary_frames_at_every_length_boundary(pair: tuple[Harness, Harness]) -> None:
     small = b"".join(binary(bytes([n]) * n) for n in (0, 1, 2, 125, 126, 127))
     got, sent_back = await every_cut(pair, small + text("héllo ✓") + close())
@@ -245,6 +246,7 @@ async def test_control_frames_between_and_inside_messages(pair: tuple[Harness, H
     assert sent_back.startswith(pongs)
 
 
+@pytest.mark.slow
 async def test_refused_frames_close_as_websockets_does(pair: tuple[Harness, Harness]) -> None:
     streams = [
         binary(b"ok") + frame(0x2, b"unmasked", masked=False),

@@ -147,6 +147,7 @@ def test_decide_and_parse() -> None:
             parse_spec(bad)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("model", "paired"), [("logistic", False), ("normalized", True)])
 def test_simulated_sprts_keep_their_error_rates(model: str, paired: bool) -> None:
     """60 SPRTs at each hypothesis with alpha = beta = 0.05: 10 or more wrong verdicts out of 60
@@ -165,6 +166,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "partida", *args], capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.processes
 def test_stats_sprt_command() -> None:
     done = run_cli("stats", "sprt", "--wins", "1100", "--draws", "2000", "--losses", "1000", "--model", "logistic")
     assert done.returncode == 0, done.stderr

@@ -59,6 +59,7 @@ async def test_create_and_list_ladders(store: Store) -> None:
     assert [x.name for x in await store.ladders.all()] == ["hearts.4", "main"]
 
 
+@pytest.mark.realtime
 async def test_a_finished_ladder_game_is_rated_with_its_result(store: Store) -> None:
     ladder = await store.ladders.create("main", "tictactoe", {}, 2, CLOCK, 1)
     (a, an), (b, bn) = await bots(store, "alpha", "beta")
@@ -79,6 +80,7 @@ async def test_a_finished_ladder_game_is_rated_with_its_result(store: Store) -> 
     assert (await store.ladders.require("main")).rated_games == 1
 
 
+@pytest.mark.realtime
 async def test_aborted_and_unladdered_games_are_not_rated(store: Store) -> None:
     ladder = await store.ladders.create("main", "tictactoe", {}, 2, CLOCK, 1)
     players = await bots(store, "alpha", "beta")
@@ -93,6 +95,7 @@ async def test_aborted_and_unladdered_games_are_not_rated(store: Store) -> None:
     assert [(g.status, g.rated_seq) for g in games] == [("aborted", None)]
 
 
+@pytest.mark.realtime
 async def test_ladder_games_ending_together_are_each_rated_once_in_order(store: Store) -> None:
     ladder = await store.ladders.create("main", "tictactoe", {}, 2, CLOCK, 3)
     players = await bots(store, "a", "b", "c", "d", "e", "f")
@@ -117,6 +120,7 @@ async def test_ladder_games_ending_together_are_each_rated_once_in_order(store: 
     assert report.differences == [] and report.games == 3
 
 
+@pytest.mark.realtime
 async def test_rerate_rebuilds_the_live_table_bit_for_bit(store: Store) -> None:
     ladder = await store.ladders.create("three", "tictactoe", {}, 3, CLOCK, 2)
     players = await bots(store, "a", "b", "c", "d", "e")

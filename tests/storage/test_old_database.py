@@ -57,6 +57,7 @@ def random_answers(seed: int):  # type: ignore[no-untyped-def]
     return lambda update, prompt: prompt.random_answer(rng)
 
 
+@pytest.mark.slow
 async def test_the_unfinished_game_resumes_with_its_clocks_and_plays_to_its_end(server: Server, connect) -> None:
     unfinished = FACTS["unfinished"]
     code, to_move = unfinished["room"], unfinished["to_move"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from partida.competition.ratings import PROVISIONAL_SIGMA
 from partida.room.clocks import ClockSpec
 from partida.storage.store import Store
@@ -26,6 +28,7 @@ async def played(store: Store, seats: list[tuple[int | None, str]], *, rated: bo
     return game_id
 
 
+@pytest.mark.slow
 async def test_a_finished_rated_game_is_rated_once(store: Store) -> None:
     ann = (await store.create_user("ann", "ann horse battery")).id
     bea = (await store.create_user("bea", "bea horse battery")).id
@@ -47,6 +50,7 @@ async def test_a_finished_rated_game_is_rated_once(store: Store) -> None:
     assert point.game_id == game_id and point.before.mu == 25.0 and point.after.mu == line.rating.mu
 
 
+@pytest.mark.slow
 async def test_casual_aborted_and_guest_games_are_not_rated(store: Store) -> None:
     ann = (await store.create_user("ann", "ann horse battery")).id
     bea = (await store.create_user("bea", "bea horse battery")).id
@@ -60,6 +64,7 @@ async def test_casual_aborted_and_guest_games_are_not_rated(store: Store) -> Non
     assert await store.person_ratings.of_account(ann) == []
 
 
+@pytest.mark.slow
 async def test_farming_is_flagged_three_times_then_refused(store: Store) -> None:
     ann = (await store.create_user("ann", "ann horse battery")).id
     bea = (await store.create_user("bea", "bea horse battery")).id
@@ -87,6 +92,7 @@ async def test_farming_is_flagged_three_times_then_refused(store: Store) -> None
     assert await store.judge_farming(later, [ann, bea], ["10.0.0.1", "10.0.0.1"], tomorrow) == "flag"
 
 
+@pytest.mark.slow
 async def test_the_leaderboard_leaves_provisional_ratings_out(store: Store) -> None:
     ann = (await store.create_user("ann", "ann horse battery")).id
     bea = (await store.create_user("bea", "bea horse battery")).id

@@ -45,6 +45,7 @@ async def test_a_second_server_on_the_file_stops_at_its_start_and_the_first_play
     await after.stop()
 
 
+@pytest.mark.processes
 def test_partida_serve_twice_on_one_file_and_after_a_kill(tmp_path: Path) -> None:
     db = str(tmp_path / "partida.db")
 

@@ -81,6 +81,7 @@ async def test_a_database_from_a_newer_partida_is_refused_with_a_sentence(empty_
 # Accounts.
 
 
+@pytest.mark.slow
 async def test_a_user_logs_in_with_the_right_password_only(store: Store) -> None:
     created = await store.create_user("ada", "correct horse")
     assert created.kind == "user" and created.password_hash != "correct horse"
@@ -90,6 +91,7 @@ async def test_a_user_logs_in_with_the_right_password_only(store: Store) -> None
     assert await store.check_password("nobody", "correct horse") is None
 
 
+@pytest.mark.slow
 async def test_account_names_are_unique_across_users_and_bots(store: Store) -> None:
     await store.create_user("ada", "pass-word")
     with pytest.raises(NameTaken, match="ada"):
@@ -285,6 +287,7 @@ async def test_one_bad_append_among_concurrent_ones_fails_alone(store: Store) ->
         assert stored is not None and stored.actions == [(0, expected)]
 
 
+@pytest.mark.slow
 async def test_closing_the_database_commits_the_appends_already_queued(storage_url: str, store: Store) -> None:
     game_id = await new_game(store)
     appends = [asyncio.create_task(store.append_action(game_id, i, 0, i)) for i in range(5)]

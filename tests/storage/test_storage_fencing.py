@@ -91,6 +91,7 @@ def test_every_public_method_of_the_store_is_a_game_write_or_known_not_to_be_one
     assert set(GAME_WRITES) == set(arguments(0))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("write", GAME_WRITES)
 async def test_each_game_write_is_refused_past_the_fence_and_changes_nothing(db: Database, write: str) -> None:
     game_id = await new_game(Store(db))
@@ -107,6 +108,7 @@ async def test_each_game_write_is_refused_past_the_fence_and_changes_nothing(db:
     assert await contents(db) != before
 
 
+@pytest.mark.realtime
 async def test_a_store_without_a_fence_writes_whenever_asked(db: Database) -> None:
     store = Store(db)
     game_id = await new_game(store)

@@ -367,6 +367,7 @@ async def test_a_batch_waits_while_another_writer_of_the_process_holds_the_sqlit
     assert await stored_actions(started) == [(0, "first")]
 
 
+@pytest.mark.slow
 async def test_a_value_its_column_cannot_take_fails_only_its_own_write(started: Started) -> None:
     """The three writes are made in one turn, so they are one batch, planned together."""
     appends = [(0, 0, "first"), (1, 1, {1, 2}), (2, 0, "third")]
@@ -600,6 +601,7 @@ def _sqlalchemy_loaded(pid: int) -> bool:
     return any("sqlalchemy" in line for line in Path(f"/proc/{pid}/maps").read_text().splitlines())
 
 
+@pytest.mark.realtime
 async def test_the_writer_process_takes_up_sqlalchemy_only_when_a_hook_runs(in_process: InProcess) -> None:
     """A game's last batch carries the ladders' rating hook, whose guard finds a row only for a
     ladder's game: the process imports SQLAlchemy and the hook's module (most of its memory)
