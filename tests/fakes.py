@@ -5,9 +5,10 @@ imitates the module under test."""
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from partida.protocol import Encoding, decode
@@ -142,3 +143,34 @@ class ManualLoop:
             if not handle.cancelled:
                 handle.callback(*handle.args)
         self.now = until
+
+
+class RoomsTable(dict[str, Any]):
+    """This node's rooms as a director uses them (`partida.server.rooms.table.Rooms`): its tables
+    opened there by the test's own opener, found by code, and the grace of an absent seat a room
+    gets when its opener names none."""
+
+    abandon_after = 60.0
+
+    def __init__(self, open_room: Callable[[Any, Any], Awaitable[Any]]) -> None:
+        super().__init__()
+        self._open = open_room
+
+    async def open(self, terms: Any, owner: Any) -> Any:
+        return await self._open(terms, owner)
+
+
+class Connection(Session):
+    """A connection whose messages are kept to be read in order, as its client would read them
+    (`next`); `name` given: logged in as that account."""
+
+    def __init__(self, name: str | None = None, kind: str = "user", account_id: int | None = None) -> None:
+        super().__init__(None, identity=Identity(name, kind, account_id) if name is not None else None)
+        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.inbox.put_nowait(message)
+
+    async def next(self) -> dict[str, Any]:
+        async with asyncio.timeout(10):
+            return await self.inbox.get()

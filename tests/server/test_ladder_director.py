@@ -17,6 +17,7 @@ from partida.room.terms import RoomTerms
 from partida.server.competition.ladder_director import LadderDirector, LiveLadder, Member
 from partida.server.publisher import Publisher
 from partida.storage.ladders import LadderInfo, RatingChange, Standing
+from tests.fakes import RoomsTable
 
 
 class Clock:
@@ -59,20 +60,6 @@ class Room:
         if None not in self.seats:
             self.status = "playing"
         return seat
-
-
-class RoomsTable(dict[str, Room]):
-    """The node's rooms as a director uses them: its tables opened there, found by code, and the
-    grace of an absent seat a room gets when its opener names none."""
-
-    abandon_after = 60.0
-
-    def __init__(self, open_room: Callable[[RoomTerms, Any], Awaitable[Room]]) -> None:
-        super().__init__()
-        self._open = open_room
-
-    async def open(self, terms: RoomTerms, owner: Any) -> Room:
-        return await self._open(terms, owner)
 
 
 class Ladders:

@@ -18,8 +18,8 @@ from partida.server.events import EventBus, Subscription
 from partida.server.live_nodes import LiveNodes
 from partida.server.presence import Presence
 from partida.server.publisher import Publisher
-from partida.server.session import Identity, Session
 from partida.storage.nodes import Presence as Where
+from tests.fakes import Connection
 
 HERE = "ws://a:1"
 THERE = "ws://b:1"
@@ -50,21 +50,6 @@ class Directory:
     async def live_urls(self) -> list[str]:
         self.urls_read += 1
         return list(self.urls)
-
-
-class Connection(Session):
-    """A connection whose messages are kept to be read in order."""
-
-    def __init__(self, name: str, kind: str = "user", account_id: int | None = None) -> None:
-        super().__init__(None, identity=Identity(name, kind, account_id))
-        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.inbox.put_nowait(message)
-
-    async def next(self) -> dict[str, Any]:
-        async with asyncio.timeout(10):
-            return await self.inbox.get()
 
 
 class Node:

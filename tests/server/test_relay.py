@@ -3,7 +3,6 @@ the broker and a store that holds the game as the room's node last wrote it."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any
@@ -14,8 +13,8 @@ from partida.games.registry import default_registry
 from partida.protocol import ErrorCode, ProtocolError
 from partida.server.events import EventBus
 from partida.server.relay import Relay
-from partida.server.session import Session
 from partida.storage.store import StoredGame
+from tests.fakes import Connection
 
 GAME = default_registry().get("tictactoe")
 TOPIC = "partida/rooms/ABCDEF"
@@ -39,19 +38,6 @@ class Store:
         )  # fmt: skip
 
 
-class Spectator(Session):
-    def __init__(self) -> None:
-        super().__init__(None)
-        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.inbox.put_nowait(message)
-
-    async def next(self) -> dict[str, Any]:
-        async with asyncio.timeout(10):
-            return await self.inbox.get()
-
-
 def view_after(actions: list[tuple[int, Any]]) -> Any:
     return GAME.replay({}, 1, 2, actions).view(None)
 
@@ -73,7 +59,7 @@ async def test_a_spectator_starts_from_the_stored_game_and_follows_the_rooms_eve
     played = [(0, 4), (1, 0)]
     relays: dict[str, Relay] = {}
     relay = await open_relay(bus, Store(played), relays)
-    ada = Spectator()
+    ada = Connection()
     await relay.watch(ada)
     first = await ada.next()
     assert (first["type"], first["seq"], first["status"]) == ("update", 2, "playing")
@@ -95,7 +81,7 @@ async def test_a_spectator_starts_from_the_stored_game_and_follows_the_rooms_eve
 async def test_a_lost_event_sends_the_relay_back_to_the_stored_game(bus: EventBus) -> None:
     store = Store([(0, 4)])
     relay = await open_relay(bus, store, {})
-    ada = Spectator()
+    ada = Connection()
     await relay.watch(ada)
     assert (await ada.next())["seq"] == 1
     store.actions = [(0, 4), (1, 0), (0, 8)]
@@ -106,7 +92,7 @@ async def test_a_lost_event_sends_the_relay_back_to_the_stored_game(bus: EventBu
 
 async def test_the_end_is_relayed_and_a_late_spectator_learns_it(bus: EventBus) -> None:
     relay = await open_relay(bus, Store([(0, 4)]), {})
-    ada = Spectator()
+    ada = Connection()
     await relay.watch(ada)
     await ada.next()
     await bus.publish(f"{TOPIC}/game_over", {"type": "game_over", "result": {"winner": 0}, "seed": "1"})
@@ -119,7 +105,7 @@ async def test_the_end_is_relayed_and_a_late_spectator_learns_it(bus: EventBus) 
         "result": {"winner": 0},
         "seed": "1",
     }
-    bob = Spectator()
+    bob = Connection()
     await relay.watch(bob)
     assert (await bob.next())["status"] == "finished"
     assert (await bob.next())["type"] == "game_over"
@@ -128,7 +114,7 @@ async def test_the_end_is_relayed_and_a_late_spectator_learns_it(bus: EventBus) 
 async def test_the_last_spectator_leaving_closes_the_relay(bus: EventBus) -> None:
     relays: dict[str, Relay] = {}
     relay = await open_relay(bus, Store([]), relays)
-    ada, bob = Spectator(), Spectator()
+    ada, bob = Connection(), Connection()
     await relay.watch(ada)
     await relay.watch(bob)
     await relay.leave(ada)

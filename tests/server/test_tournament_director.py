@@ -23,6 +23,7 @@ from partida.room.terms import RoomTerms
 from partida.server.competition.tournament_director import NO_SHOW_SECONDS, TournamentDirector, standings
 from partida.server.publisher import Publisher
 from partida.storage.tournaments import Entrant, RoundTaken, Slot, Table, TournamentInfo
+from tests.fakes import RoomsTable
 
 T0 = 1_800_000_000.0  # the clock's start, seconds since the epoch
 CLOCK = {"initial": 60.0, "increment": 0.0}
@@ -93,20 +94,6 @@ class Room:
         assert self.status == "playing"
         self.status = "finished"
         self.result = {"ranks": ranks}
-
-
-class RoomsTable(dict[str, Room]):
-    """The node's rooms as a director uses them: its tables opened there, found by code, and the
-    grace of an absent seat a room gets when its opener names none."""
-
-    abandon_after = 60.0
-
-    def __init__(self, open_room: Callable[[RoomTerms, Any], Awaitable[Room]]) -> None:
-        super().__init__()
-        self._open = open_room
-
-    async def open(self, terms: RoomTerms, owner: Any) -> Room:
-        return await self._open(terms, owner)
 
 
 class Store:
