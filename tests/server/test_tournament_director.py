@@ -235,7 +235,7 @@ class Event:
         return [room for room in self.rooms.values() if room.status == "playing"]
 
     def end(self, room: Room, ranks: list[int]) -> None:
-        """A game over, told to the director as the rooms tell it (`RoomPorts.finished`)."""
+        """A game over, told to the director as the rooms table tells its subscribers (`Rooms.on_finished`)."""
         room.end(ranks)
         self.director.game_over(room)  # type: ignore[arg-type]
 

@@ -172,7 +172,7 @@ class LadderDirector:
 
     def game_over(self, room: Room) -> None:
         """Wake the scheduler as soon as one of its games ends: a subscriber to this node's
-        finished games (`RoomPorts.finished`). Only this node's rooms are in `live.rooms`; the
+        finished games (`Rooms.on_finished`). Only this node's rooms are in `live.rooms`; the
         games of other nodes are looked up at each tick. A plain call in the room's task, not a
         subscription to every room's `game_over` event on the bus: that made every game of the
         server build and deliver the event, and wake a task, for the few that are ladder games."""

@@ -125,7 +125,7 @@ class TournamentDirector:
         self.wake()
 
     def game_over(self, room: Room) -> None:
-        """A subscriber to this node's finished games (`RoomPorts.finished`): one of its tables
+        """A subscriber to this node's finished games (`Rooms.on_finished`): one of its tables
         ended, so the next round (or, in an arena, the players' next games) is paired now.
         Other games cost a dict lookup."""
         tournament = self._room_of.pop(room.code, None)

@@ -2,7 +2,7 @@
 its result at its end, and the requests that read ratings (`ratings`, `rating_history`,
 `leaderboard`).
 
-A subscriber to the rooms' started and finished games (`RoomPorts.started`, `RoomPorts.finished`),
+A subscriber to the rooms' started and finished games (`Rooms.on_started`, `Rooms.on_finished`),
 as the ladders are: a casual game costs it one attribute read. The rules are
 `partida.competition.ratings`; the writes are the store's (`rate_game`, `judge_farming`), each
 exactly once per game whoever asks, so a server that stopped between a game's end and its rating
