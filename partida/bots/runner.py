@@ -272,7 +272,8 @@ class BotRunner:
                     if exc.retry_after is not None:  # the next take waits as long as the server said
                         await asyncio.sleep(exc.retry_after)
             try:
-                news = await asyncio.wait_for(client.lobby_events.get(), SEEK_RELIST)
+                async with asyncio.timeout(SEEK_RELIST):  # not wait_for: see answer_within
+                    news = await client.lobby_events.get()
                 seeks = news.get("added", []) if news["type"] == "lobby_seeks" else []
                 if news["type"] == "lobby_seeks" and news.get("resync"):  # more news than a push carries
                     seeks = await client.list_seeks()
@@ -340,7 +341,7 @@ class BotRunner:
             left = float(update["clock"]["remaining"][update["seat"]])
             thinking = asyncio.ensure_future(self.thinking.run(party, agent.act, turn))
             try:
-                return await asyncio.wait_for(asyncio.shield(thinking), max(0.01, left - LATENCY))
+                return await answer_within(thinking, max(0.01, left - LATENCY))
             except TimeoutError:
                 log.warning("%s in %s: no answer within the clock; answering at random", self.agent, room)
                 thinking.cancel()  # still queued: it never starts; searching: its thread keeps its core
@@ -375,6 +376,16 @@ class BotRunner:
             self.playing.discard(room)
             for agent in agents.values():
                 _close(agent)
+
+
+async def answer_within(thinking: asyncio.Future[Any], seconds: float) -> Any:
+    """The search's answer, or TimeoutError after `seconds`; the search itself goes on (it is
+    shielded: its thread keeps its core until it ends). A cancellation that arrives just as the
+    answer does is kept, not traded for the answer: Python 3.11's `wait_for` would return the
+    answer and drop it, and a runner stopped mid-game would then wait for its next decision
+    forever instead of stopping."""
+    async with asyncio.timeout(seconds):
+        return await asyncio.shield(thinking)
 
 
 def _close(agent: Agent | None) -> None:

@@ -16,6 +16,7 @@ from websockets.asyncio.client import connect as ws_connect
 
 from partida.bots.base import Agent, AgentSpec, Turn
 from partida.bots.registry import all_agents
+from partida.bots.runner import answer_within
 from partida.bots.thinking import FairThinking
 from partida.server import parties
 
@@ -138,3 +139,28 @@ async def test_the_party_a_bot_is_told_names_nobody(server, connect, runners) ->
     assert parties.holder(7, "127.0.0.4", "ada") == parties.holder(7, "10.1.2.3", "ada")  # an account, anywhere
     for ws in rooms:
         await ws.close()
+
+
+async def test_a_runner_stopped_as_an_answer_arrives_stops() -> None:
+    """The stop (a cancel) and the search's answer arrive in the same turn of the loop: the stop
+    wins. Under Python 3.11's `wait_for` the answer won and the stop was lost, and a runner
+    stopped mid-game waited for its next decision forever."""
+    loop = asyncio.get_running_loop()
+    search = loop.create_future()
+    deciding = asyncio.ensure_future(answer_within(search, 30))
+    await asyncio.sleep(0)  # the decision waits for its search
+    search.set_result("a move")
+    deciding.cancel()
+    try:
+        await deciding
+    except asyncio.CancelledError:
+        pass
+    assert deciding.cancelled()
+    # and without a stop, the answer comes, or TimeoutError when the time is up
+    assert await answer_within(asyncio.ensure_future(asyncio.sleep(0, "a move")), 30) == "a move"
+    slow = loop.create_future()
+    try:
+        await answer_within(slow, 0.01)
+    except TimeoutError:
+        pass
+    assert not slow.cancelled()  # the search itself goes on (its thread keeps its core)
