@@ -16,7 +16,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from partida.protocol import ErrorCode, ProtocolError
 from partida.room.core import RoomCore
@@ -30,22 +30,13 @@ if TYPE_CHECKING:
     from partida.games.registry import Registry
     from partida.server.limits import Limits
     from partida.server.publisher import Publisher
+    from partida.server.room_directory import RoomDirectory
     from partida.server.session import Session
     from partida.storage.store import Store, StoredGame
 
 log = logging.getLogger(__name__)
 
 FINISHED_ROOM_TTL = 600.0  # seconds a finished room stays reachable for late viewers
-
-
-class Directory(Protocol):
-    """Where the rooms are known beyond this node (`server/room_directory.py`: nowhere for a single
-    server, the shared directory for a node of several): told of a room entering and leaving."""
-
-    async def entered(self, room: Room) -> None:
-        """`room` is stored and about to enter the table; may `recode` it (its code is taken)."""
-
-    def left_memory(self, room: Room) -> None: ...
 
 
 class Rooms(Mapping[str, Room]):
@@ -57,7 +48,7 @@ class Rooms(Mapping[str, Room]):
         self,
         registry: Registry,
         lobby: LobbyListener,
-        directory: Directory,
+        directory: RoomDirectory,  # told of each room entering and leaving (several nodes: may recode it)
         publisher: Publisher,
         limits: Limits,
         abandon_after: float,
