@@ -29,10 +29,13 @@ class Client(Requests):
 
     async def next_message(self, room: str, timeout: float | None = None) -> dict[str, Any]:
         """The next pushed message about `room` (update, room, game_over, seat_lost, rematch)."""
-        # asyncio.timeout, not wait_for: on Python 3.11 wait_for drops a cancellation that
-        # arrives with the message, and a cancelled player would go on waiting for the next one
-        async with asyncio.timeout(timeout):
+        if timeout is None:  # a bot's every message: no timer to set up
             message = await self._rooms[room].get()
+        else:
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for drops a cancellation that
+            # arrives with the message, and a cancelled player would go on waiting for the next one
+            async with asyncio.timeout(timeout):
+                message = await self._rooms[room].get()
         if message["type"] == "connection_lost":
             raise ConnectionLost()
         if message["type"] == "update":
