@@ -32,7 +32,9 @@ ROOT_TESTS = {"test_layout.py", "test_docs_links.py", "test_bench.py"}
 
 def partida_imports(path: Path) -> Iterator[tuple[int, str]]:
     """(line, imported module) for every `partida...` import in the file, at any depth (a lazy
-    import inside a function counts as much as one at the top)."""
+    import inside a function counts as much as one at the top, and so does one for the type
+    checker). `from partida.x import y` names both `partida.x` and `partida.x.y`: y may be a
+    module."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -40,11 +42,11 @@ def partida_imports(path: Path) -> Iterator[tuple[int, str]]:
                 if alias.name.startswith("partida."):
                     yield node.lineno, alias.name
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module == "partida":
-                for alias in node.names:
-                    yield node.lineno, f"partida.{alias.name}"
-            elif node.module.startswith("partida."):
+            if node.module.startswith("partida."):
                 yield node.lineno, node.module
+            if node.module == "partida" or node.module.startswith("partida."):
+                for alias in node.names:
+                    yield node.lineno, f"{node.module}.{alias.name}"
 
 
 def package_of(path: Path) -> str:
@@ -127,17 +129,10 @@ def server_imports(server: Path = PACKAGE / "server") -> dict[str, set[str]]:
     }
     graph: dict[str, set[str]] = {name: set() for name in names}
     for name, path in names.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
-            else:
-                continue
-            for target in targets:
-                module = target.removeprefix("partida.server.")
-                if target.startswith("partida.server.") and module in names and module != name:
-                    graph[name].add(module)
+        for _, target in partida_imports(path):
+            module = target.removeprefix("partida.server.")
+            if target.startswith("partida.server.") and module in names and module != name:
+                graph[name].add(module)
     return graph
 
 
