@@ -27,7 +27,7 @@ if [[ ! -f $stamp || "$(cat "$stamp")" != "$wanted" ]]; then
   fi
   echo "$wanted" >"$stamp"
 fi
-.venv/bin/ruff check partida tests bench
+.venv/bin/ruff check partida tests bench scripts tools
 # Real time dominates the suite (clocks and grace periods run out, servers and bots start), not
 # CPU: twice as many workers as cores finished first on the project's 2-core machine. worksteal
 # hands a worker that runs dry the tests another still queues, so one long test does not hold
