@@ -1,0 +1,41 @@
+"""`partida export` as a user runs it, in its own process: a game read from the server's
+database and from the server itself, as GGF and as the replay's JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+
+from partida.server.app import Server
+from tests.helpers import final_update
+
+WIPEOUT = ["d3", "c3", "b3", "d2", "e1", "d6", "d7", "e3", "f4"]
+
+
+async def partida(*args: str) -> subprocess.CompletedProcess[str]:
+    # in a thread: the server this test talks to runs on this test's event loop
+    return await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "partida", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.processes
+async def test_export_reads_the_database_or_asks_the_server(connect, server: Server, db_url: str) -> None:
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    code = (await alice.create_room("othello", seat=0, public=True))["room"]
+    await bob.join(code)
+    for seq, square in enumerate(WIPEOUT):
+        await (alice if seq % 2 == 0 else bob).act(code, square, seq=seq)
+    game_id = str((await final_update(alice, code))["game_id"])
+    text = await partida("export", game_id, "--db", db_url)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith("(;GM[Othello]") and "B[d3]W[c3]B[b3]W[d2]B[e1]W[d6]B[d7]W[e3]B[f4];)" in text.stdout
+    remote = await partida("export", game_id, "--server", server.url, "--format", "json")
+    assert remote.returncode == 0, remote.stderr
+    assert json.loads(remote.stdout) == await bob.game(int(game_id), steps=True)
+    missing = await partida("export", "99999", "--db", db_url)
+    assert missing.returncode != 0 and "there is no game 99999" in missing.stderr and "Traceback" not in missing.stderr
