@@ -93,9 +93,8 @@ async def _from_store(store: Any, args: argparse.Namespace) -> str:
 
 def _record(stored: Any) -> dict[str, Any]:
     from partida.games.registry import default_registry
-    from partida.server import history
-
     from partida.protocol import ProtocolError
+    from partida.server import history
 
     game = known_game(default_registry(), stored.game)
     try:

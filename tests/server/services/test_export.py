@@ -36,7 +36,7 @@ async def played_othello(connect) -> tuple[Client, Client, int]:  # type: ignore
 
 
 async def test_an_othello_game_exports_as_the_ggf_of_its_moves(connect, server: Server) -> None:
-    alice, _, game_id = await played_othello(connect)
+    _alice, _, game_id = await played_othello(connect)
     carol = await connect(name="carol")  # a public finished game: anyone
     exported = await carol.export(game_id)
     assert exported["filename"] == f"partida-othello-{game_id}.ggf" and exported["format"] == "text"
@@ -53,7 +53,7 @@ async def test_an_othello_game_exports_as_the_ggf_of_its_moves(connect, server: 
 
 
 async def test_the_json_export_is_what_the_replay_loads(connect, server: Server) -> None:
-    alice, bob, game_id = await played_othello(connect)
+    _alice, bob, game_id = await played_othello(connect)
     exported = await bob.export(game_id, "json")
     assert exported["filename"] == f"partida-othello-{game_id}.json"
     assert json.loads(exported["content"]) == await bob.game(game_id, steps=True)
