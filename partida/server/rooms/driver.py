@@ -460,6 +460,18 @@ class Room:
                 raise ProtocolError(ErrorCode.STORAGE, "the takeback could not be stored; try again") from None
         core.commit_takeback(move)
         self.push_all()
+        topic = f"rooms/{self.event_name}/action"
+        if self.ports.publisher.publishes(topic):  # as a move's: relays on other nodes follow it
+            await self.ports.publisher.publish(
+                topic,
+                {
+                    "type": "action",
+                    **self.event_base(),
+                    "seq": core.seq,
+                    "seat": move.seat,
+                    **core.public_action(move.action),
+                },
+            )
         await self.settle()
 
     async def request_ending(
