@@ -39,3 +39,25 @@ async def test_export_reads_the_database_or_asks_the_server(connect, server: Ser
     assert json.loads(remote.stdout) == await bob.game(int(game_id), steps=True)
     missing = await partida("export", "99999", "--db", db_url)
     assert missing.returncode != 0 and "there is no game 99999" in missing.stderr and "Traceback" not in missing.stderr
+
+
+@pytest.mark.processes
+async def test_replay_and_export_tell_a_takeback(connect, server: Server, db_url: str) -> None:
+    alice, bob = await connect(name="alice"), await connect(name="bob")
+    code = (await alice.create_room("tictactoe", seat=0, public=True))["room"]
+    await bob.join(code)
+    await alice.act(code, 4, seq=0)
+    await bob.act(code, 0, seq=1)
+    await alice.offer_takeback(code)
+    await bob.accept_takeback(code)
+    await alice.act(code, 8, seq=3)
+    await bob.resign(code)
+    game_id = str((await final_update(alice, code))["game_id"])
+    replay = await partida("replay", game_id, "--db", db_url)
+    assert replay.returncode == 0, replay.stderr
+    assert "matches the hash" in replay.stdout
+    assert (
+        "seat 0 (alice): b2 (taken back)" in replay.stdout and "3. seat 0 (alice): takes back 2 moves" in replay.stdout
+    )
+    text = await partida("export", game_id, "--db", db_url)
+    assert "3. alice takes back 2 moves" in text.stdout and "4. alice: c3" in text.stdout
