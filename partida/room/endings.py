@@ -177,8 +177,8 @@ class Endings:
         does (the position it was asked about is gone)."""
         if self.draw_offer is not None and self.draw_offer != seat:
             self.draw_offer = None
-        self.takeback_offer = None
-        self.takeback_declined = None
+        if self.takeback_offer is not None or self.takeback_declined is not None:
+            self.takeback_offer = self.takeback_declined = None
 
     # Takeback offers (the rule of what is taken back: partida/room/takebacks.py).
 
