@@ -568,15 +568,18 @@ class RoomCore(Generic[H]):
 
     def take_back(self, by: int, now: float) -> Move:
         """Go back to the position before `by`'s last move; returns the log entry to store. The
-        clocks keep the time left (none is given back, as on Lichess); the seat to move now
-        starts, a seat no longer to move is charged what it spent."""
+        clocks as Lichess rewinds them (`Clock.rewind`): the turn under way is not charged, no
+        other time changes, and the seat to move after the takeback starts."""
         count = self._takeback_count(by)
         standing = takebacks.line(self.actions)
         seat, action = takebacks.entry(by, count)
         saved = self.clock.save() if self.clock is not None else None
         self.state = self.game.replay(self.options, self.seed, self.num_seats, standing[:-count])
         self._decisions = None
-        snapshot = self.sync_clock(None, now)
+        snapshot = None
+        if self.clock is not None:
+            self.clock.rewind([d.seat for d in self.decisions() if d.seat not in self.endings.auto], now)
+            snapshot = self.clock.snapshot(now)
         return Move(self.seq, seat, action, None, snapshot, saved)
 
     def commit_takeback(self, move: Move) -> None:

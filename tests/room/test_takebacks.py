@@ -156,14 +156,18 @@ def test_the_hidden_and_chance_games_do_not_declare_takebacks() -> None:
     assert all(g.perfect_information for g in default_registry().games() if g.takebacks)
 
 
-def test_the_clocks_keep_the_time_left() -> None:
-    core = started(clock={"initial": 60, "increment": 0})
-    play(core, "f5", now=10.0)  # black spent 10 s
-    play(core, "d6", now=30.0)  # white spent 20 s
+def test_the_clocks_give_back_only_the_turn_under_way() -> None:
+    core = started(clock={"initial": 60, "increment": 2})
+    play(core, "f5", now=10.0)  # black spent 10 s: 52 left with its increment
+    play(core, "d6", now=30.0)  # white spent 20 s: 42 left
     core.offer_takeback(0)
-    take_back(core, core.accept_takeback(1), now=35.0)  # black asked while it was to move
-    assert core.clock.snapshot(35.0) == [45.0, 40.0]  # nothing given back, black's time runs on
-    assert core.clock.running == {0: 30.0}
+    take_back(core, core.accept_takeback(1), now=35.0)  # asked and taken while black was to move
+    assert core.clock.snapshot(35.0) == [52.0, 42.0]  # black's 5 s of this turn back; nothing else
+    assert core.clock.running == {0: 35.0}  # black to move again, from now
+    play(core, "c4", now=36.0)
+    core.offer_takeback(0)
+    take_back(core, core.accept_takeback(1), now=50.0)  # white was thinking for 14 s: given back
+    assert core.clock.snapshot(50.0) == [53.0, 42.0] and core.clock.running == {0: 50.0}
 
 
 def test_the_rule_survives_a_restart() -> None:
