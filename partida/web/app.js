@@ -14,7 +14,7 @@ import { showTournament, tournamentForm, tournamentsList } from "./tournament.js
 import { ratingsCard, ratingWords, showPlayer } from "./ratings.js";
 import { headline, scoresText } from "./results.js";
 import { seekPaired, seeksCard } from "./seeks.js";
-import { isTakeback, takebackControls } from "./takeback.js";
+import { isTakeback, takebackControls, takebackWords, takenBackIndexes } from "./takeback.js";
 
 const BOARDS = { tictactoe, othello, duel };
 const DEFAULT_GAME = "tictactoe"; // the new-room form's first choice: two seats, a minute's game
@@ -740,11 +740,14 @@ async function fetchRecord(room) {
   }
   if (app.room !== room) return;
   const board = boardOf(room);
-  (reply.game.log || []).forEach((entry, i) => {
-    const asker = isTakeback(entry) ? (entry.by ?? (entry.action || {}).by) : entry.seat;
+  const log = reply.game.log || [];
+  const undone = takenBackIndexes(log);
+  log.forEach((entry, i) => {
+    const takeback = isTakeback(entry);
+    const asker = takeback ? (entry.by ?? (entry.action || {}).by) : entry.seat;
     const who = asker === null || asker === undefined ? "" : `${seatName(room, asker)} `;
-    const what = entry.text ?? (entry.action !== null && entry.action !== undefined ? board.actionText(entry.action, room.update) : "acts");
-    addLog(room, `${who}${what}`, i + 1, { ...entry, words: what });
+    const what = takeback ? takebackWords(entry) : entry.text ?? (entry.action !== null && entry.action !== undefined ? board.actionText(entry.action, room.update) : "acts");
+    addLog(room, `${who}${what}`, i + 1, { ...entry, words: what, taken_back: undone.has(i) });
   });
   drawRoom();
 }

@@ -4,7 +4,7 @@
 // rules, nor sees a hand or a library the table did not see at that moment.
 
 import { clear, h } from "./dom.js";
-import { downloadButtons, isTakeback } from "./takeback.js";
+import { downloadButtons, isTakeback, takenBackIndexes } from "./takeback.js";
 
 export async function storedGamesList(conn, open) {
   const reply = await conn.request("games", { status: "finished", limit: 20 });
@@ -55,7 +55,7 @@ export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})
     const entry = (game.log || [])[i] || (steps[i + 1] && steps[i + 1].last) || {};
     return isTakeback(entry) && entry.seat === -1 ? (entry.by ?? (entry.action || {}).by) : entry.seat;
   };
-  const takenBack = new Set((game.log || []).flatMap((entry, i) => (entry.taken_back ? [i] : [])));
+  const takenBack = takenBackIndexes(game.log || []);
   for (const step of steps) if (step.last && step.last.undone) for (const move of step.last.undone) takenBack.add(move - 1);
   const name = (seat) => (game.seats[seat] ? game.seats[seat].name : `seat ${seat + 1}`);
   let step = last;

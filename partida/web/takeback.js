@@ -27,6 +27,27 @@ export function isTakeback(last) {
   return !!last && (last.takeback !== undefined || last.seat === -1);
 }
 
+// A takeback in words, after its asker's name (a live game's log holds only its action).
+export function takebackWords(entry) {
+  if (entry.text) return entry.text;
+  const count = (entry.action && entry.action.takeback) || entry.takeback || 1;
+  return count === 1 ? "takes back a move" : `takes back ${count} moves`;
+}
+
+// The positions in a stored game's `log` of the moves a later takeback undid: marked by the
+// server in a finished game's log (`taken_back`), worked out here from a live game's actions.
+export function takenBackIndexes(log) {
+  const undone = new Set();
+  const standing = [];
+  log.forEach((entry, i) => {
+    if (entry.taken_back) undone.add(i);
+    if (!isTakeback(entry)) return standing.push(i);
+    const count = (entry.action && entry.action.takeback) || 0;
+    for (const position of standing.splice(Math.max(0, standing.length - count))) undone.add(position);
+  });
+  return undone;
+}
+
 // Ask the server for a stored game as a file and hand it to the browser as a download.
 export async function download(conn, gameId, format) {
   const reply = await conn.request("export", { game_id: gameId, format });

@@ -84,6 +84,10 @@ async def test_a_takeback_declined_then_accepted_and_the_replay_downloaded(
         await page.wait_for_selector("#log >> text=takes back 2 moves")
         assert await page.locator("#log li.taken-back").count() == 2
     await ada.wait_for_selector("#prompt")  # ada plays again
+    await bob.reload()  # the stored game's moves so far, the takeback told and its moves struck through
+    await bob.wait_for_selector('#board[data-seq="5"]')
+    await bob.wait_for_selector("#log >> text=ada takes back 2 moves")
+    assert await bob.locator("#log li.taken-back").count() == 2
     room = server.rooms[await ada.locator("#room-code").inner_text()]
     assert room.core.state.view(None)["board"] == [1, -1, -1, -1, 0, -1, -1, -1, -1]
 
