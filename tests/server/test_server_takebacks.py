@@ -10,7 +10,7 @@ import pytest
 
 from partida.cli.records import replay_stored
 from partida.client import Client, ServerError
-from partida.server.app import Server
+from partida.server.app import Server, ServerConfig
 from tests.helpers import final_update, update_at
 
 START = "---------------------------OX------XO---------------------------"
@@ -89,3 +89,40 @@ async def test_takebacks_are_refused_against_a_bot_and_with_hidden_cards(connect
     await dave.join(duel)
     await refused("takeback_unavailable", carol.offer_takeback(duel))
     assert server.rooms[duel].core.endings.takeback_offer is None
+
+
+async def test_a_restarted_room_keeps_its_takebacks_and_its_log(db_url: str) -> None:
+    first = Server(ServerConfig(port=0, db_url=db_url))
+    await first.start()
+    alice, bob = await Client.connect(first.url, name="alice"), await Client.connect(first.url, name="bob")
+    created = await alice.create_room("tictactoe", seat=0, public=False)
+    code, alice_token = created["room"], created["token"]
+    bob_token = (await bob.join(code))["token"]
+    await alice.act(code, 4, seq=0)
+    await bob.act(code, 0, seq=1)
+    await alice.offer_takeback(code)
+    await bob.accept_takeback(code)  # acknowledged: stored
+    for client in (alice, bob):
+        await client.close()
+    await first.stop()
+
+    second = Server(ServerConfig(port=0, db_url=db_url))
+    await second.start()
+    try:
+        room = second.rooms[code]
+        assert room.core.seq == 3 and room.core.state.view(None)["board"] == [-1] * 9
+        assert room.summary()["takebacks"] is True
+        alice, bob = await Client.connect(second.url, name="alice"), await Client.connect(second.url, name="bob")
+        await alice.join(code, seat=0, token=alice_token)
+        await bob.join(code, seat=1, token=bob_token)
+        update = await update_at(alice, code, 3)
+        assert update["decision"] is not None and update["last"]["undone"] == [1, 2]
+        await alice.act(code, 8, seq=3)
+        await bob.act(code, 0, seq=4)
+        await bob.offer_takeback(code)
+        await alice.accept_takeback(code)
+        assert room.core.state.view(None)["board"] == [-1, -1, -1, -1, -1, -1, -1, -1, 0]
+        for client in (alice, bob):
+            await client.close()
+    finally:
+        await second.stop()
