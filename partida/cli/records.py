@@ -212,8 +212,10 @@ def run_replay(args: argparse.Namespace) -> int:
     if names:
         print("Players: " + ", ".join(f"seat {seat} {names[seat]}" for seat in sorted(names)))
     for i, move in enumerate(data["moves"], 1):
-        who = f"seat {move['seat']} ({names[move['seat']]})" if move["seat"] in names else f"seat {move['seat']}"
-        print(f"{i:4d}. {who}: {move['text']}")
+        seat = move.get("by", move["seat"])  # a takeback (seat -1) is told after its asker
+        who = f"seat {seat} ({names[seat]})" if seat in names else f"seat {seat}"
+        mark = " (taken back)" if move.get("taken_back") else ""
+        print(f"{i:4d}. {who}: {move['text']}{mark}")
     if "transcript" in data:
         print(f"Transcript: {data['transcript']}")
     print(data["picture"])

@@ -116,6 +116,19 @@ class Requests(Connection):
     async def abort(self, room: str, seat: int | None = None) -> dict[str, Any]:
         return await self._seat_request("abort", room, seat)
 
+    # Takebacks (casual games of Othello and tic-tac-toe, between people).
+
+    async def offer_takeback(self, room: str, seat: int | None = None) -> dict[str, Any]:
+        """Ask to take back your last move (and the reply after it); updates carry
+        `takeback_offer` until it is answered or a move is made."""
+        return await self._seat_request("takeback_offer", room, seat)
+
+    async def accept_takeback(self, room: str, seat: int | None = None) -> dict[str, Any]:
+        return await self._seat_request("takeback_accept", room, seat)
+
+    async def decline_takeback(self, room: str, seat: int | None = None) -> dict[str, Any]:
+        return await self._seat_request("takeback_decline", room, seat)
+
     async def rematch(self, room: str, seat: int | None = None) -> dict[str, Any]:
         """Offer (or accept) a rematch of a finished game. The reply's `rematch` is the new
         room's summary once every human seat has asked, else null; everyone seated then gets a
@@ -167,6 +180,11 @@ class Requests(Connection):
         with `steps`, also `steps`: the spectators' `{view, last}` before and after every move."""
         extra = {"steps": True} if steps else {}
         return (await self.request("game", game_id=game_id, **extra))["game"]
+
+    async def export(self, game_id: int, fmt: str = "text") -> dict[str, Any]:
+        """A stored game as a file: `{game_id, format, filename, content}`; `fmt` is `text` (the
+        game's record with its tags; Othello's GGF) or `json` (what a replay loads)."""
+        return await self.request("export", game_id=game_id, format=fmt)
 
     # Challenges.
 

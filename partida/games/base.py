@@ -257,6 +257,10 @@ class Game(ABC):
     min_seats: int = 2
     max_seats: int = 2
     perfect_information: bool = True
+    # Moves may be taken back by agreement in a casual game (partida/room/takebacks.py): only a
+    # game whose every position follows from the moves alone and is seen by every seat, since a
+    # takeback re-runs the seed and would show the asker the chance or the card that came next.
+    takebacks: bool = False
     description: str = ""
     options: Mapping[str, Option] = {}
 
@@ -351,6 +355,12 @@ class Game(ABC):
         one; `partida replay` prints it."""
         return None
 
+    def file_record(self, state: State, tags: Mapping[str, str]) -> str | None:
+        """The game in its own file format, if it has one tools read (Othello: GGF), for the
+        moves so far and the export's PGN-style `tags` (Site, Date, Player1, Result ...); None:
+        the export writes its own tagged text."""
+        return None
+
     def parse_action(self, view: View, prompt: Prompt, text: str) -> Action:
         """Read an action typed by a person; raises `IllegalAction` with a hint when it cannot."""
         return prompt.parse(text)
@@ -362,6 +372,7 @@ class Game(ABC):
             "min_seats": self.min_seats,
             "max_seats": self.max_seats,
             "perfect_information": self.perfect_information,
+            "takebacks": self.takebacks,
             "description": self.description,
             "options": [opt.to_data() for opt in self.options.values()],
         }

@@ -76,6 +76,11 @@ class ErrorCode(StrEnum):
     NO_DRAW_OFFER = "no_draw_offer"  # accepting or declining an offer that does not exist or lapsed
     ABORT_TOO_LATE = "abort_too_late"  # every seat has moved
     GAME_NOT_OVER = "game_not_over"  # a rematch before the end
+    # takebacks
+    TAKEBACK_UNAVAILABLE = "takeback_unavailable"  # rated, tournament, ladder, a bot; chance or hidden cards
+    NOTHING_TO_TAKE_BACK = "nothing_to_take_back"  # the asker has no move standing
+    NO_TAKEBACK_OFFER = "no_takeback_offer"  # accepting or declining an offer that does not exist or lapsed
+    TAKEBACK_WAIT = "takeback_wait"  # asking again, before a move is made, after a decline
     # the server
     RATE_LIMITED = "rate_limited"
     INTERNAL = "internal_error"

@@ -188,6 +188,34 @@ class Rematch(SeatRequest):
     type: ClassVar[str] = "rematch"
 
 
+# Takebacks (casual games: docs/protocol.md, "Takebacks and export") and a stored game's export.
+
+
+@dataclass
+class OfferTakeback(SeatRequest):
+    type: ClassVar[str] = "takeback_offer"
+
+
+@dataclass
+class AcceptTakeback(SeatRequest):
+    type: ClassVar[str] = "takeback_accept"
+
+
+@dataclass
+class DeclineTakeback(SeatRequest):
+    type: ClassVar[str] = "takeback_decline"
+
+
+@dataclass
+class Export(Request):
+    """A stored game as a file: `text` (tags and moves; Othello's GGF) or `json` (what a replay
+    loads), under the rules of `game` (who may see which game, and what of it)."""
+
+    type: ClassVar[str] = "export"
+    game_id: int
+    format: str = "text"
+
+
 @dataclass
 class Games(Request):
     """Stored games, newest first: public ones, and private ones the asker's account sat in."""
@@ -423,6 +451,10 @@ REQUESTS: dict[str, type[Request]] = {
         DeclineDraw,
         Abort,
         Rematch,
+        OfferTakeback,
+        AcceptTakeback,
+        DeclineTakeback,
+        Export,
         Games,
         GameRecord,
         Challenge,

@@ -147,6 +147,16 @@ class Clock:
         elif answered:
             self.remaining[seat] += self.spec.increment
 
+    def rewind(self, to_act: Iterable[int], now: float) -> None:
+        """A takeback, as Lichess rewinds a clock: the turn under way is not charged (whoever
+        was thinking gets that time back), no other time changes, and the seats with a
+        decision after the takeback start now."""
+        self.running.clear()
+        for seat in to_act:
+            if self.spec.per_move is not None:
+                self.remaining[seat] = self.spec.per_move
+            self.running[seat] = now
+
     def save(self) -> tuple[list[float], dict[int, float]]:
         return list(self.remaining), dict(self.running)
 

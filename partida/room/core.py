@@ -37,7 +37,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from partida.games.base import Action, Decision, Game, IllegalAction, State
 from partida.protocol import ErrorCode, ProtocolError
-from partida.room import endings
+from partida.room import endings, takebacks
 from partida.room.clocks import Clock, ClockSpec
 from partida.room.endings import Endings
 from partida.room.record import public_last
@@ -116,7 +116,15 @@ class Answer:
     action: Action
 
 
-Effect = SaveEndings | End | Push | Settle | Answer
+@dataclass(frozen=True, slots=True)
+class TakeBack:
+    """Take back `by`'s last move (and the reply after it): `take_back` gives the log entry to
+    write, then `commit_takeback` (or `undo`, the write failed), then push and settle."""
+
+    by: int
+
+
+Effect = SaveEndings | End | Push | Settle | Answer | TakeBack
 
 
 @dataclass(slots=True)
@@ -174,7 +182,9 @@ class RoomCore(Generic[H]):
         self.actions: list[tuple[int, Action]] = []
         self.last: dict[str, Any] | None = None
         self.clock: Clock | None = None
-        self.endings = Endings(terms.seats, terms.abandon_after)
+        self.endings = Endings(
+            terms.seats, terms.abandon_after, takebacks=terms.takebacks and terms.game.takebacks and not terms.rated
+        )
         self.result: dict[str, Any] | None = None  # the final result, with its reason
         self._decisions: list[Decision] | None = None  # `state.pending()` until the state changes
         self._rng: random.Random | None = None
@@ -411,8 +421,8 @@ class RoomCore(Generic[H]):
             self.clock.restore(move.saved_clock)
 
     def rebuild(self) -> None:
-        """The state re-run from the log."""
-        self.state = self.game.replay(self.options, self.seed, self.num_seats, self.actions)
+        """The state re-run from the log (its standing moves: `takebacks.line`)."""
+        self.state = self.game.replay(self.options, self.seed, self.num_seats, takebacks.line(self.actions))
         self._decisions = None
 
     def adopt(self, actions: Sequence[tuple[int, Action]], clock_state: list[float] | None) -> None:
@@ -421,7 +431,10 @@ class RoomCore(Generic[H]):
         self.actions = [(seat, action) for seat, action in actions]
         self.rebuild()
         assert self.state is not None
-        self.last = public_last(self.game, self.state, *self.actions[-1]) if self.actions else None
+        if self.actions and takebacks.is_takeback(self.actions[-1][0]):
+            self.last = takebacks.public_last(self.actions)
+        else:
+            self.last = public_last(self.game, self.state, *self.actions[-1]) if self.actions else None
         if self.clock_spec is not None:
             self.clock = Clock.new(self.clock_spec, self.num_seats, clock_state)
 
@@ -512,6 +525,69 @@ class RoomCore(Generic[H]):
         self.endings.check_abort(s for s, _ in self.actions)
         return [End(endings.aborted())]
 
+    # Takebacks (what is taken back and how the log keeps it: partida/room/takebacks.py).
+
+    def takebacks_allowed(self) -> bool:
+        """A casual two-seat game of a game that allows takebacks, between people: a bot is
+        never asked (a takeback against one is refused)."""
+        return (
+            self.endings.takebacks
+            and self.num_seats == 2
+            and not any(s is not None and (s.kind == "bot" or s.agent is not None) for s in self.seats)
+        )
+
+    def _takeback_count(self, seat: int) -> int:
+        """How many standing moves `seat`'s takeback would undo, checked."""
+        if not self.takebacks_allowed():
+            raise ProtocolError(
+                ErrorCode.TAKEBACK_UNAVAILABLE,
+                "takebacks are for casual games between two people, of a game without chance or hidden "
+                "cards (Othello, tic-tac-toe); never rated, tournament or ladder games, nor against a bot",
+            )
+        count = takebacks.undo_count(takebacks.line(self.actions), seat)
+        if count == 0:
+            raise ProtocolError(ErrorCode.NOTHING_TO_TAKE_BACK, "you have no move to take back")
+        return count
+
+    def offer_takeback(self, seat: int) -> list[Effect]:
+        """Ask the opponent to take back `seat`'s last move (and the reply after it). Meeting the
+        opponent's own standing offer, the opponent's is carried out."""
+        self._takeback_count(seat)
+        if self.endings.offer_takeback(seat, self.seq):
+            return [TakeBack(self.endings.answered_takeback(seat))]
+        return [Push()]  # updates carry `takeback_offer`
+
+    def accept_takeback(self, seat: int) -> list[Effect]:
+        by = self.endings.answered_takeback(seat)
+        self._takeback_count(by)
+        return [TakeBack(by)]
+
+    def decline_takeback(self, seat: int) -> list[Effect]:
+        self.endings.decline_takeback(seat, self.seq)
+        return [Push()]
+
+    def take_back(self, by: int, now: float) -> Move:
+        """Go back to the position before `by`'s last move; returns the log entry to store. The
+        clocks as Lichess rewinds them (`Clock.rewind`): the turn under way is not charged, no
+        other time changes, and the seat to move after the takeback starts."""
+        count = self._takeback_count(by)
+        standing = takebacks.line(self.actions)
+        seat, action = takebacks.entry(by, count)
+        saved = self.clock.save() if self.clock is not None else None
+        self.state = self.game.replay(self.options, self.seed, self.num_seats, standing[:-count])
+        self._decisions = None
+        snapshot = None
+        if self.clock is not None:
+            self.clock.rewind([d.seat for d in self.decisions() if d.seat not in self.endings.auto], now)
+            snapshot = self.clock.snapshot(now)
+        return Move(self.seq, seat, action, None, snapshot, saved)
+
+    def commit_takeback(self, move: Move) -> None:
+        """The takeback is stored: it joins the log, every offer lapses."""
+        self.actions.append((move.seat, move.action))
+        self.last = takebacks.public_last(self.actions)
+        self.endings.on_action(move.seat)
+
     # Time.
 
     def next_deadline(self) -> float | None:
@@ -566,6 +642,7 @@ class RoomCore(Generic[H]):
             clock=self.clock_spec,
             abandon_after=self.endings.abandon_after,
             rated=rated,
+            takebacks=self.endings.takebacks,
         )
 
     def seat_rematch(self, old: Sequence[Seat[H] | None], tokens: Sequence[str]) -> list[Seat[H] | None]:
@@ -598,6 +675,7 @@ class RoomCore(Generic[H]):
             "last": self.last,
             "clock": clock,
             "draw_offer": self.endings.draw_offer,
+            "takeback_offer": self.endings.takeback_offer,
             "resigned": list(self.endings.resigned),
         }
         if over:

@@ -75,6 +75,12 @@ class Endings:
     rematch: set[int] = field(default_factory=set)
     away: dict[int, float] = field(default_factory=dict)
     notes: dict[int, str] = field(default_factory=dict)  # a resigned seat's reason, for the record
+    # Takebacks (partida/room/takebacks.py): allowed in this game (a casual game of a game that
+    # declares them; stored, so a restarted room keeps its rule), the seat whose offer stands,
+    # and (seat, move number) of an offer declined: asked again only after a move.
+    takebacks: bool = False
+    takeback_offer: int | None = None
+    takeback_declined: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if len(self.timeouts) != self.num_seats:
@@ -89,6 +95,7 @@ class Endings:
             "timeouts": list(self.timeouts),
             "auto": sorted(self.auto),
             **({"notes": {str(s): n for s, n in self.notes.items()}} if self.notes else {}),
+            **({"takebacks": True} if self.takebacks else {}),
         }
 
     @classmethod
@@ -101,6 +108,7 @@ class Endings:
             timeouts=[int(t) for t in data.get("timeouts", [])],
             auto={int(s) for s in data.get("auto", [])},
             notes={int(s): str(n) for s, n in (data.get("notes") or {}).items()},
+            takebacks=bool(data.get("takebacks", False)),
         )
 
     # Resignation.
@@ -116,6 +124,7 @@ class Endings:
             self.notes[seat] = note
         self.auto.add(seat)
         self.draw_offer = None
+        self.takeback_offer = None
         left = [s for s in range(self.num_seats) if s not in self.resigned]
         if len(left) <= 1:
             scores = [1.0 if s in left else 0.0 for s in range(self.num_seats)]
@@ -164,9 +173,37 @@ class Endings:
         self.draw_offer = None
 
     def on_action(self, seat: int) -> None:
-        """An offer lapses when the offerer's opponent moves."""
+        """A draw offer lapses when the offerer's opponent moves; a takeback offer when anyone
+        does (the position it was asked about is gone)."""
         if self.draw_offer is not None and self.draw_offer != seat:
             self.draw_offer = None
+        if self.takeback_offer is not None or self.takeback_declined is not None:
+            self.takeback_offer = self.takeback_declined = None
+
+    # Takeback offers (the rule of what is taken back: partida/room/takebacks.py).
+
+    def offer_takeback(self, seat: int, seq: int) -> bool:
+        """Record `seat`'s offer at move `seq`; True when it meets the opponent's standing offer
+        (agreed: the opponent's is carried out)."""
+        if self.takeback_declined == (seat, seq):
+            raise ProtocolError(ErrorCode.TAKEBACK_WAIT, "your takeback was declined: ask again after the next move")
+        if self.takeback_offer is not None and self.takeback_offer != seat:
+            return True
+        self.takeback_offer = seat
+        return False
+
+    def answered_takeback(self, seat: int) -> int:
+        """The seat whose takeback `seat` accepts or declines: the opponent's standing offer."""
+        if self.takeback_offer is None or self.takeback_offer == seat:
+            raise ProtocolError(
+                ErrorCode.NO_TAKEBACK_OFFER, "there is no takeback offer to answer (it lapses when a move is made)"
+            )
+        return self.takeback_offer
+
+    def decline_takeback(self, seat: int, seq: int) -> None:
+        offer = self.answered_takeback(seat)
+        self.takeback_offer = None
+        self.takeback_declined = (offer, seq)
 
     # Abort.
 

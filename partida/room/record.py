@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from partida.games.base import Action, Game, IllegalAction, State
 from partida.protocol import ErrorCode, ProtocolError
+from partida.room import takebacks
 from partida.room.endings import with_dropouts
 from partida.room.seed import seed_hash
 
@@ -51,12 +52,18 @@ def public_last(game: Game, state: State, seat: int, action: Action) -> dict[str
 
 def steps(game: Game, options: dict[str, Any], seed: int, seats: int, actions: Log) -> list[dict[str, Any]]:
     """What a spectator saw at every step of a game: `{view, last}` before the first move and after
-    each one, re-run from the seed through the game's rules. The player scrubbing through it sees
-    each moment as the table saw it then. A log the rules refuse is `no_such_game`."""
+    each entry of the log, re-run from the seed through the game's rules (a takeback's step: the
+    position it went back to, its `last` naming the moves it undid). The player scrubbing
+    through it sees each moment as the table saw it then. A log the rules refuse is
+    `no_such_game`."""
     state = game.create(options, seed=seed, seats=seats)
     out: list[dict[str, Any]] = [{"view": state.view(None), "last": None}]
-    for seat, action in actions:
+    for i, (seat, action) in enumerate(actions):
         try:
+            if takebacks.is_takeback(seat):
+                state = game.replay(options, seed, seats, takebacks.line(actions[: i + 1]))
+                out.append({"view": state.view(None), "last": takebacks.public_last(actions[: i + 1])})
+                continue
             state.apply(seat, action)
         except IllegalAction as exc:
             raise ProtocolError(ErrorCode.NO_SUCH_GAME, f"this game cannot be replayed: {exc}") from None
@@ -65,11 +72,35 @@ def steps(game: Game, options: dict[str, Any], seed: int, seats: int, actions: L
 
 
 def told(game: Game, stored: StoredRecord, *, over: bool) -> tuple[list[dict[str, Any]], State]:
-    """Every move of a stored game as a replay tells it (`Game.told_moves`: a finished game's
-    moves may name what was hidden, its seed being revealed), and the state after the last one.
-    Raises `IllegalAction` for a log the rules refuse."""
+    """Every entry of a stored game's log as a replay tells it (`Game.told_moves`: a finished
+    game's moves may name what was hidden, its seed being revealed), and the state after the
+    last one. A takeback is told in its place (`seat` -1, its `action`, `by`, `text`) and the
+    moves it undid are marked `taken_back`. Raises `IllegalAction` for a log the rules refuse."""
     state = game.create(stored.options, seed=stored.seed, seats=stored.seats)
-    return game.told_moves(state, stored.actions, over=over), state
+    log = stored.actions
+    if not takebacks.has_takebacks(log):
+        return game.told_moves(state, log, over=over), state
+    moves: list[dict[str, Any]] = []
+    standing: list[int] = []  # positions in `moves` of the moves that stand
+    start = 0
+    for i, (seat, action) in enumerate([*log, (takebacks.TAKEBACK_SEAT, None)]):
+        if not takebacks.is_takeback(seat):
+            continue
+        run = game.told_moves(state, log[start:i], over=over)
+        standing.extend(range(len(moves), len(moves) + len(run)))
+        moves.extend(run)
+        if i == len(log):  # the sentinel: the log is told
+            break
+        count = takebacks.count_of(action)
+        if count > len(standing):
+            raise IllegalAction(f"a takeback of {count} moves where {len(standing)} stand", code="bad_takeback")
+        for position in standing[-count:]:
+            moves[position]["taken_back"] = True
+        del standing[-count:]
+        moves.append({"seat": seat, "action": action, "by": action.get("by"), "text": takebacks.told(count)})
+        state = game.replay(stored.options, stored.seed, stored.seats, takebacks.line(log[: i + 1]))
+        start = i + 1
+    return moves, state
 
 
 def verify(game: Game, stored: StoredRecord) -> dict[str, Any]:

@@ -21,6 +21,9 @@ class RoomTerms:
     clock: ClockSpec | None = None
     abandon_after: float = DEFAULT_ABANDON_AFTER  # grace of an absent seat in a game without a clock
     rated: bool = False  # changes its accounts' ratings when it ends (needs a clock; no guests)
+    # Its seats may take moves back by agreement: a casual room a person opened, a challenge or a
+    # casual seek (never a tournament's or a ladder's); the game must allow them too (`Game.takebacks`).
+    takebacks: bool = False
     # Seat i may be taken only by account kept[i] (None: by anyone); empty: no seat is kept. A
     # tournament's table keeps each seat for its entrant, so its room code seats nobody else.
     kept: tuple[int | None, ...] = ()

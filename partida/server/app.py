@@ -44,6 +44,7 @@ from partida.server.scheduler_lock import SchedulerLock
 from partida.server.seek_board import SeekBoard
 from partida.server.services.bots import BotDirectory
 from partida.server.services.challenges import ChallengeService
+from partida.server.services.export import ExportService
 from partida.server.services.greeting import Greeting
 from partida.server.services.history import HistoryService
 from partida.server.services.ladders import LadderService
@@ -259,6 +260,7 @@ class Server:
             self.lobby_service,
             rooms,
             HistoryService(self.store, self.registry, self.rooms.by_game_id),
+            ExportService(self.store, self.registry, self.rooms.by_game_id, self.limiter),
             self.challenge_service,
             self.seek_service,
             self.ladders,

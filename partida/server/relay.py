@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from partida.games.base import Game, State
 from partida.protocol import ErrorCode, ProtocolError, server_message
+from partida.room import takebacks
 from partida.room.record import public_last
 
 if TYPE_CHECKING:
@@ -86,11 +87,13 @@ class Relay:
         if stored is None:
             raise ProtocolError(ErrorCode.NO_SUCH_ROOM, f"there is no room {self.code!r}")
         self.game = self.registry.get(stored.game)
-        state = self.game.replay(stored.options, stored.seed, stored.seats, stored.actions)
+        state = self.game.replay(stored.options, stored.seed, stored.seats, takebacks.line(stored.actions))
         self.seq = len(stored.actions)
         self.view = state.view(None)
         self.state = state if self.game.perfect_information else None
-        if stored.actions:
+        if stored.actions and takebacks.is_takeback(stored.actions[-1][0]):
+            self.last = takebacks.public_last(stored.actions)
+        elif stored.actions:
             self.last = public_last(self.game, state, *stored.actions[-1])
         if stored.status in ("finished", "aborted"):
             self.finished = {"result": stored.result, "seed": str(stored.seed)}
@@ -181,8 +184,10 @@ class Relay:
             seq = payload.get("seq")
             if not isinstance(seq, int) or seq <= self.seq or self.finished is not None:
                 return  # seen already (QoS 1 may repeat an event)
-            if seq != self.seq + 1:
-                await self._load()  # one was lost on the way: start again from the stored game
+            if seq != self.seq + 1 or payload.get("seat") == takebacks.TAKEBACK_SEAT:
+                # one was lost on the way, or a takeback (rare: the stored game says what stands):
+                # start again from the stored game
+                await self._load()
                 if self.finished is not None:  # and it has ended: its game_over may be past too
                     for session in self.spectators:
                         session.send(self.update())

@@ -14,6 +14,7 @@ import { showTournament, tournamentForm, tournamentsList } from "./tournament.js
 import { ratingsCard, ratingWords, showPlayer } from "./ratings.js";
 import { headline, scoresText } from "./results.js";
 import { seekPaired, seeksCard } from "./seeks.js";
+import { isTakeback, takebackControls, takebackWords, takenBackIndexes } from "./takeback.js";
 
 const BOARDS = { tictactoe, othello, duel };
 const DEFAULT_GAME = "tictactoe"; // the new-room form's first choice: two seats, a minute's game
@@ -703,7 +704,7 @@ function addLog(room, text, move = null, by = {}) {
     if (room.log.some((entry) => entry.move === move)) return;
     room.lastMove = Math.max(room.lastMove ?? 0, move);
   }
-  room.log.push({ move, after, text, order: room.log.length, seat: by.seat, action: by.action, words: by.words });
+  room.log.push({ move, after, text, order: room.log.length, seat: by.seat, action: by.action, words: by.words, taken: !!by.taken_back });
 }
 
 // Who played a card, from the moves seen (a trick's cards are told apart by their players).
@@ -739,10 +740,14 @@ async function fetchRecord(room) {
   }
   if (app.room !== room) return;
   const board = boardOf(room);
-  (reply.game.log || []).forEach((entry, i) => {
-    const who = entry.seat === null || entry.seat === undefined ? "" : `${seatName(room, entry.seat)} `;
-    const what = entry.text ?? (entry.action !== null && entry.action !== undefined ? board.actionText(entry.action, room.update) : "acts");
-    addLog(room, `${who}${what}`, i + 1, { ...entry, words: what });
+  const log = reply.game.log || [];
+  const undone = takenBackIndexes(log);
+  log.forEach((entry, i) => {
+    const takeback = isTakeback(entry);
+    const asker = takeback ? (entry.by ?? (entry.action || {}).by) : entry.seat;
+    const who = asker === null || asker === undefined ? "" : `${seatName(room, asker)} `;
+    const what = takeback ? takebackWords(entry) : entry.text ?? (entry.action !== null && entry.action !== undefined ? board.actionText(entry.action, room.update) : "acts");
+    addLog(room, `${who}${what}`, i + 1, { ...entry, words: what, taken_back: undone.has(i) });
   });
   drawRoom();
 }
@@ -760,6 +765,7 @@ function noteLast(room, update) {
   const board = boardOf(room);
   const who = last.seat === null || last.seat === undefined ? "" : `${seatName(room, last.seat)} `;
   const what = last.text ?? (last.action !== null && last.action !== undefined ? board.actionText(last.action, update) : "acts");
+  if (isTakeback(last)) for (const entry of room.log) if ((last.undone || []).includes(entry.move)) entry.taken = true;
   addLog(room, `${who}${what}`, update.seq, { ...last, words: what });
   if (board.passNote) {
     const note = board.passNote(update);
@@ -770,6 +776,9 @@ function noteLast(room, update) {
 function noteEnding(room, before, after) {
   const offer = after.draw_offer;
   if (offer !== null && offer !== undefined && (!before || before.draw_offer !== offer)) addLog(room, `${seatName(room, offer)} offers a draw`);
+  const asked = after.takeback_offer;
+  if (asked !== null && asked !== undefined && (!before || before.takeback_offer !== asked)) addLog(room, `${seatName(room, asked)} asks to take back a move`);
+  else if (before && before.takeback_offer !== null && before.takeback_offer !== undefined && (asked === null || asked === undefined) && after.seq === before.seq) addLog(room, "The takeback was declined");
   for (const seat of after.resigned || []) if (!before || !(before.resigned || []).includes(seat)) addLog(room, `${seatName(room, seat)} resigns`);
 }
 
@@ -867,12 +876,13 @@ function drawRoom() {
     side = sidePanel(room, update, board, drawn, ctx);
     body.unshift(clockBar(update, (seat) => seatName(room, seat)));
     side.push(endingControls(room, update, (type) => request(room, type), (seat) => seatName(room, seat)));
+    side.push(takebackControls(room, update, (type) => request(room, type), (seat) => seatName(room, seat)));
   }
   const log = h(
     "ol.log",
     { id: "log" },
     logEntries(room).map((entry) =>
-      h("li", { class: entry.move === null ? "note" : "", dataset: entry.move === null ? {} : { move: entry.move } }, entry.move === null ? "" : h("span.n", {}, `${entry.move}.`), entry.text),
+      h("li", { class: [entry.move === null ? "note" : "", entry.taken ? "taken-back" : ""].join(" ").trim(), dataset: entry.move === null ? {} : { move: entry.move } }, entry.move === null ? "" : h("span.n", {}, `${entry.move}.`), entry.text),
     ),
   );
   clear(

@@ -4,6 +4,7 @@
 // rules, nor sees a hand or a library the table did not see at that moment.
 
 import { clear, h } from "./dom.js";
+import { downloadButtons, isTakeback, takenBackIndexes } from "./takeback.js";
 
 export async function storedGamesList(conn, open) {
   const reply = await conn.request("games", { status: "finished", limit: 20 });
@@ -49,7 +50,13 @@ export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})
     const action = move ? move.action : told && told.action;
     return action === null || action === undefined ? "moves" : JSON.stringify(action);
   };
-  const seatOf = (i) => ((game.log || [])[i] || (steps[i + 1] && steps[i + 1].last) || {}).seat;
+  // A takeback's entry (seat -1 in the log) is told after the name of the seat that asked.
+  const seatOf = (i) => {
+    const entry = (game.log || [])[i] || (steps[i + 1] && steps[i + 1].last) || {};
+    return isTakeback(entry) && entry.seat === -1 ? (entry.by ?? (entry.action || {}).by) : entry.seat;
+  };
+  const takenBack = takenBackIndexes(game.log || []);
+  for (const step of steps) if (step.last && step.last.undone) for (const move of step.last.undone) takenBack.add(move - 1);
   const name = (seat) => (game.seats[seat] ? game.seats[seat].name : `seat ${seat + 1}`);
   let step = last;
   const boardBox = h("div.board", { id: "replay-board", dataset: { game: game.game } });
@@ -64,7 +71,7 @@ export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})
     counter.textContent = `move ${step} of ${last}`;
     slider.value = String(step);
     boardBox.dataset.step = String(step);
-    items.forEach((item, i) => (item.className = i < step ? (i === step - 1 ? "done current" : "done") : "ahead"));
+    items.forEach((item, i) => (item.className = (i < step ? (i === step - 1 ? "done current" : "done") : "ahead") + (takenBack.has(i) ? " taken-back" : "")));
     const current = items[step - 1];
     if (current && list.isConnected) {
       // keep the current move in sight inside the list (never scrolling the page itself)
@@ -102,6 +109,7 @@ export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})
         h("button", { type: "button", id: "replay-next", "aria-label": "forward", onclick: () => go(step + 1) }, "▶"),
         h("button", { type: "button", id: "replay-last", "aria-label": "last", onclick: () => go(last) }, "»"),
         counter,
+        downloadButtons(conn, game.game_id, (text) => clear(counter, text)),
       ),
       h("div.play", {}, h("div.board-col", {}, boardBox), h("aside.side", {}, h("h3", {}, "Moves"), list)),
     ),

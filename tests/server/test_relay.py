@@ -132,3 +132,19 @@ async def test_a_game_the_store_does_not_have_is_no_room(bus: EventBus) -> None:
         await relay.open()
     assert missing.value.code == ErrorCode.NO_SUCH_ROOM
     assert not bus.wants("partida/rooms/game-8/action")  # the subscription made first is closed
+
+
+async def test_a_takeback_sends_the_relay_to_the_stored_game_and_its_standing_moves(bus: EventBus) -> None:
+    store = Store([(0, 4), (1, 0)])
+    relay = await open_relay(bus, store, {})
+    ada = Connection()
+    await relay.watch(ada)
+    assert (await ada.next())["seq"] == 2
+    takeback = (-1, {"takeback": 2, "by": 0})
+    store.actions = [(0, 4), (1, 0), takeback]
+    await bus.publish(f"{TOPIC}/action", {"type": "action", "seq": 3, "seat": -1, "action": takeback[1], "view": "x"})
+    update = await ada.next()
+    assert (update["seq"], update["view"], update["to_act"]) == (3, view_after([]), [0])
+    assert update["last"]["takeback"] == 2 and update["last"]["undone"] == [1, 2]
+    await bus.publish(f"{TOPIC}/action", {"type": "action", "seq": 4, "seat": 0, "action": 8, "view": "y"})
+    assert (await ada.next())["to_act"] == [1]  # the relay's state is the standing moves' game

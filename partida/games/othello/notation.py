@@ -9,6 +9,7 @@ moves are `B[..]`/`W[..]` with an optional `/eval/time` suffix; a pass is `PA`.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from partida.games.othello import board as rules
@@ -88,6 +89,38 @@ def _read_ggf_board(value: str) -> tuple[list[int], int]:
     if parts[9] not in ("*", "O"):
         raise ValueError(f"the side to move in BO must be * or O, not {parts[9]!r}")
     return board, rules.BLACK if parts[9] == "*" else rules.WHITE
+
+
+# How a game that did not end on the board is scored in RE: the winner's side takes every disc,
+# with GGS's suffix for why (r: resigned, t: timed out, s: a score agreed).
+_ENDED = {"resign": "r", "abandoned": "r", "time": "t"}
+
+
+def ggf_tags(tags: Mapping[str, str]) -> dict[str, str]:
+    """GGF's tags from an export's PGN-style ones: PC (place), DT (date), PB and PW (players,
+    black first), TI (main time/increment, as GGS writes its clocks) and RE (black's disc
+    difference; a game ended off the board gives the winner all 64 discs, with GGS's suffix)."""
+    out = {"PC": tags.get("Site", "Partida"), "DT": tags.get("Date", "")}
+    for key, seat in (("PB", "Player1"), ("PW", "Player2")):
+        name = tags.get(seat, "?")
+        out[key] = name.split(" (")[0]
+    control = tags.get("TimeControl", "-")
+    if "+" in control:
+        initial, increment = (float(x) for x in control.split("+"))
+        out["TI"] = f"{_clock(initial)}/{_clock(increment)}"
+    reason, result = tags.get("Termination", "normal"), tags.get("Result", "*")
+    if reason in _ENDED and result in ("1-0", "0-1"):
+        out["RE"] = f"{'+' if result == '1-0' else '-'}64.000:{_ENDED[reason]}"
+    elif reason == "draw_agreed":
+        out["RE"] = "0.000:s"
+    if tags.get("Round", "-") != "-":
+        out["PC"] += f" {tags.get('Event', '')} round {tags['Round']}"
+    return {key: value.replace("]", ")") for key, value in out.items()}
+
+
+def _clock(seconds: float) -> str:
+    whole = round(seconds)
+    return f"{whole // 60:02d}:{whole % 60:02d}"
 
 
 def write_ggf(

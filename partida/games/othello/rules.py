@@ -144,6 +144,7 @@ def transcript_of(moves: list[int]) -> str:
 class Othello(Game):
     name = "othello"
     title = "Othello"
+    takebacks = True  # no chance, nothing hidden: a position is its moves
     description = "Flip your opponent's discs by bracketing them; most discs at the end wins. Black moves first."
 
     options: ClassVar[Mapping[str, Option]] = {
@@ -201,6 +202,12 @@ class Othello(Game):
 
     def format_action(self, view: View, action: Any) -> str:
         return str(action)
+
+    def file_record(self, state: State, tags: Mapping[str, str]) -> str | None:
+        assert isinstance(state, OthelloState)
+        from partida.games.othello.notation import ggf_tags, write_ggf
+
+        return write_ggf(state, ggf_tags(tags))
 
     def seat_label(self, seat: int) -> str | None:
         return f"{COLORS[seat]} ({'XO'[seat]})"

@@ -101,6 +101,7 @@ def _scan_winner(board: list[int]) -> int | None:
 class TicTacToe(Game):
     name = "tictactoe"
     title = "Tic-tac-toe"
+    takebacks = True  # no chance, nothing hidden: a position is its moves
     description = "Three in a row on a 3x3 board. X moves first; perfect play draws."
 
     def new_state(self, options: Mapping[str, Any], seed: int, seats: int) -> TicTacToeState:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from partida.games.base import Action, Decision
 from partida.protocol import ErrorCode, ProtocolError, server_message
-from partida.room.core import Answer, Effect, End, Push, RoomCore, RulesFailed, SaveEndings, Seat, Settle
+from partida.room.core import Answer, Effect, End, Push, RoomCore, RulesFailed, SaveEndings, Seat, Settle, TakeBack
 from partida.server import parties
 from partida.server.rooms import mending
 from partida.server.rooms.codes import new_seat_token
@@ -172,6 +172,7 @@ class Room:
             "seed_hash": core.seed_hash,
             "clock": core.clock_spec.to_data() if core.clock_spec else None,
             "rematch": sorted(core.endings.rematch),
+            "takebacks": core.takebacks_allowed(),
         }
 
     # Commands (run one at a time, under the room's lock, through `call`).
@@ -428,6 +429,50 @@ class Room:
                 await self.settle()
             elif isinstance(effect, Answer):
                 await self._play(effect.seat, effect.action)
+            elif isinstance(effect, TakeBack):
+                await self._take_back(effect.by)
+
+    async def _take_back(self, by: int) -> None:
+        """Store `by`'s takeback as an entry of the log (the record keeps the move and its
+        takeback), then the room is at the position before `by`'s last move: pushed to all,
+        the clocks restarted for the seat to move. A failed write is settled by the stored log,
+        as a move's is (`mending`)."""
+        core = self.core
+        move = core.take_back(by, self._now())
+        try:
+            await self.ports.store.append_action(
+                core.game_id, move.seq, move.seat, move.action, None, clock=move.snapshot
+            )
+        except Exception as exc:
+            log_failure(log, exc, "room %s: could not store a takeback; asking the stored log", self.code)
+            outcome, stored = await mending.after_failed_write(
+                self.ports.store, core, self.code, move.seat, move.action, None, exc
+            )
+            if stored is not None:  # the log differed: the room takes it
+                await self._take_stored(stored)
+                if outcome is mending.Outcome.STALE:
+                    raise ProtocolError(
+                        ErrorCode.STALE_DECISION, f"the stored game is at move {core.seq}: ask again"
+                    ) from None
+                return
+            if outcome is mending.Outcome.ABSENT:
+                core.undo(move)
+                raise ProtocolError(ErrorCode.STORAGE, "the takeback could not be stored; try again") from None
+        core.commit_takeback(move)
+        self.push_all()
+        topic = f"rooms/{self.event_name}/action"
+        if self.ports.publisher.publishes(topic):  # as a move's: relays on other nodes follow it
+            await self.ports.publisher.publish(
+                topic,
+                {
+                    "type": "action",
+                    **self.event_base(),
+                    "seq": core.seq,
+                    "seat": move.seat,
+                    **core.public_action(move.action),
+                },
+            )
+        await self.settle()
 
     async def request_ending(
         self, session: Session, seat: int | None, rule: Callable[[RoomCore[Session], int], list[Effect]]

@@ -199,6 +199,7 @@ class ChallengeService:
             challenge.seats,
             clock=challenge.clock,
             abandon_after=self.rooms.abandon_after,
+            takebacks=True,  # a casual game between friends (the core refuses them in a rated one)
         )
         room = await self.rooms.open(terms, challenge.challenger)
         assert opponent.identity is not None

@@ -45,6 +45,9 @@ ENDING_REQUESTS: dict[str, tuple[EndingRule, str]] = {
     "accept_draw": (RoomCore.accept_draw, "draw_accepted"),
     "decline_draw": (RoomCore.decline_draw, "draw_declined"),
     "abort": (RoomCore.abort, "aborted"),
+    "takeback_offer": (RoomCore.offer_takeback, "takeback_offered"),
+    "takeback_accept": (RoomCore.accept_takeback, "takeback_accepted"),
+    "takeback_decline": (RoomCore.decline_takeback, "takeback_declined"),
 }
 
 
@@ -201,6 +204,7 @@ class RoomService:
             clock=clock,
             abandon_after=grace,
             rated=req.rated,
+            takebacks=True,  # a person's room: casual ones allow takebacks (the core says where)
         )
         room = await self.rooms.open(terms, session)
         if bots:

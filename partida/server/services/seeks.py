@@ -215,7 +215,7 @@ class SeekService:
             for person in people:
                 self.bots.may_take(bot, person)
         clock = first.terms.clock or (self.bots.game_clock() if bots else None)
-        terms = replace(first.terms, public=False, auto_start=True, clock=clock, rated=first.seek.rated)
+        terms = replace(first.terms, public=False, auto_start=True, clock=clock, rated=first.seek.rated, takebacks=True)
         room = await self.rooms.open(terms, None)
         if secrets.randbelow(2):
             sessions.reverse()
