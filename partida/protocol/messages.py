@@ -222,6 +222,7 @@ class Challenge(Request):
     options: dict[str, Any] | None = None
     seats: int | None = None
     clock: dict[str, Any] | None = None
+    rated: bool = False  # as `create_room`'s: both accounts' ratings change (needs a clock)
 
 
 @dataclass

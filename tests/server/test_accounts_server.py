@@ -5,6 +5,7 @@ given before. Every refusal leaves the connection open for another hello and cha
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -234,3 +235,27 @@ async def test_an_invitation_tells_the_game_its_host_and_the_seats_free_without_
         assert (await conn.request("invitation", room="NOSUCH"))["code"] == "no_such_room"
     assert server.rooms[code].core.seats[1] is None and not server.rooms[code].spectators
     await ada.close()
+
+
+async def test_a_rated_challenge_opens_a_rated_room_and_a_guests_or_clockless_one_is_refused(server: Server) -> None:
+    for name in ("ada", "bo"):
+        await server.store.create_user(name, PASSWORD)
+    ada = await Client.connect(server.url, name="ada", password=PASSWORD)
+    bo = await Client.connect(server.url, name="bo", password=PASSWORD)
+    guest = await Client.connect(server.url, name="cy")
+    async with raw(server) as conn:
+        await hello(conn, name="dee")
+        refused = await conn.request("challenge", to="bo", game="othello", clock={"initial": 60}, rated=True)
+        assert refused["code"] == "rated_needs_account"
+        assert (await conn.request("ping"))["type"] == "pong"  # the connection is still usable
+    async with raw(server) as conn:
+        await hello(conn, name="ada", password=PASSWORD)
+        assert (await conn.request("challenge", to="bo", game="othello", rated=True))["code"] == "rated_needs_clock"
+        sent = await conn.request("challenge", to="bo", game="othello", clock={"initial": 60}, rated=True)
+        assert sent["challenge"]["rated"] is True
+        told = await asyncio.wait_for(bo.challenges.get(), 5)
+        assert told["challenge"]["rated"] is True and told["challenge"]["from"]["name"] == "ada"
+        accepted = await bo.accept(told["challenge"]["id"])
+        assert accepted["summary"]["rated"] is True
+    for client in (ada, bo, guest):
+        await client.close()
