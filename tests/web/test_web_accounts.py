@@ -14,7 +14,6 @@ import pytest
 
 from partida.client import Client
 from partida.server.app import Server, ServerConfig
-from partida.storage.invites import InviteStore
 from tests.fixtures.programs import CHROMIUM_ARGS, ensure_chromium
 from tests.helpers import random_decider
 
@@ -182,6 +181,8 @@ async def test_sign_up_closed_and_invite_only(serve: Callable[..., Awaitable[Ser
     assert visitor.errors == [], visitor.errors
     await visitor.context.close()
     await closed.stop()
+
+    from partida.storage.invites import InviteStore
 
     invite = await serve("invite")
     assert invite.db is not None
