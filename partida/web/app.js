@@ -275,7 +275,7 @@ async function showLobby() {
     joinCode,
     h("button", { type: "submit" }, "Join"),
   );
-  const seeks = seeksCard(app.conn, { games: app.games, onRoom: openSeekRoom, say });
+  const seeks = seeksCard(app.conn, { games: app.games, onRoom: openSeekRoom, say, signUp: app.you && app.you.kind !== "user" ? toEntry : null });
   clear(
     main,
     seeks.card,
@@ -389,6 +389,7 @@ async function openTournament(name) {
     },
     replay: openReplay,
     say,
+    toEntry, // a guest's way to an account, instead of a dead end
   };
   try {
     const refresh = await showTournament(main, ctx);
@@ -1104,6 +1105,7 @@ document.getElementById("logout").addEventListener("click", async (event) => {
   try {
     await connect();
   } catch (error) {
+    if (error instanceof ProtocolError && error.code === "auth_failed") localStorage.removeItem(RESUME_KEY); // the session ended
     return showLogin(error.message);
   }
   await route(watch);

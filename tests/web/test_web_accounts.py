@@ -212,7 +212,8 @@ async def test_sign_up_closed_and_invite_only(serve: Callable[..., Awaitable[Ser
 
 
 async def test_dead_ends_for_guests_lead_to_sign_up(server: Server, browser: Any) -> None:
-    """The Tournaments card and the rated checkbox offer a guest the sign-up form."""
+    """The Tournaments card, a tournament's page and the rated check boxes (a new room's, a
+    seek's) offer a guest the sign-up form."""
     guest = await Person.entered(browser, server.http_url, "gus")
     page = guest.page
     await page.click("#tournament-sign-up")
@@ -222,6 +223,20 @@ async def test_dead_ends_for_guests_lead_to_sign_up(server: Server, browser: Any
     await page.wait_for_selector("#rated-sign-up")
     await page.click("#rated-sign-up")
     await page.wait_for_selector("#signup-name")
+    await page.fill("#name", "gus")
+    await page.click("#enter")
+    await page.click("#seek-sign-up")  # the seeks' "rated (accounts only)"
+    await page.wait_for_selector("#signup-name")
+    await server.store.create_user("org", PASSWORD)
+    org = await Client.connect(server.url, name="org", password=PASSWORD)
+    await org.tournament_create("cup", "tictactoe", "swiss", {"initial": 60.0}, starts_in=3600)
+    await page.fill("#name", "gus")
+    await page.click("#enter")
+    await page.wait_for_selector("#create-room")
+    await page.goto(f"{server.http_url}#/tournament/cup")
+    await page.click("#tournament-page-sign-up")  # a tournament's own page
+    await page.wait_for_selector("#signup-name")
+    await org.close()
     assert guest.errors == [], guest.errors
 
 
