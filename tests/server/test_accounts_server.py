@@ -257,5 +257,7 @@ async def test_a_rated_challenge_opens_a_rated_room_and_a_guests_or_clockless_on
         assert told["challenge"]["rated"] is True and told["challenge"]["from"]["name"] == "ada"
         accepted = await bo.accept(told["challenge"]["id"])
         assert accepted["summary"]["rated"] is True
+    sent = await ada.challenge("bo", "tictactoe", clock={"initial": 60}, rated=True)  # the SDK's way
+    assert sent["rated"] is True
     for client in (ada, bo, guest):
         await client.close()
