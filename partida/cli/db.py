@@ -47,6 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     add_db_flag(user)
     user.set_defaults(func=run_create_user)
 
+    invite = sub.add_parser(
+        "invite", help="make a sign-up invite code (for `partida serve --sign-up invite`); printed once"
+    )
+    invite.add_argument("--uses", type=int, default=1, help="how many accounts the code may make (default: 1)")
+    add_db_flag(invite)
+    invite.set_defaults(func=run_invite)
+
 
 def with_db(db_url: str | None, work: Callable[[Database], Awaitable[T]]) -> T:
     """Open (and migrate) the database, run `work`, close it; storage errors become `CliError`."""
@@ -124,4 +131,21 @@ def run_create_user(args: argparse.Namespace) -> int:
 
     account_id = with_db(args.db, work)
     print(f"User {args.name!r} is created (account {account_id}).")
+    return 0
+
+
+def run_invite(args: argparse.Namespace) -> int:
+    from partida.storage.invites import MAX_USES, InviteStore
+
+    if not 1 <= args.uses <= MAX_USES:
+        raise CliError(f"--uses is 1 to {MAX_USES}; no code was made.")
+
+    async def work(db: Database) -> str:
+        return await InviteStore(db).create(args.uses)
+
+    code = with_db(args.db, work)
+    uses = "one sign-up" if args.uses == 1 else f"{args.uses} sign-ups"
+    print(f"An invite code for {uses} (shown only this once; only its hash is kept):")
+    print(code)
+    print("The person enters it in the browser's sign-up form (or a client's hello sends it as `invite`).")
     return 0

@@ -59,6 +59,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_game_files_flags(p, "load")
     p.add_argument(
+        "--sign-up",
+        choices=("open", "invite", "closed"),
+        default="open",
+        help="who may make an account from a browser or client: anyone (open, the default: the server listens "
+        "on this machine only unless --host says otherwise, and each address makes a few accounts an hour), "
+        "those with a code from `partida db invite` (invite), or nobody: `partida db create-user` only (closed)",
+    )
+    p.add_argument(
         "--limit",
         action="append",
         default=[],
@@ -182,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
         public_url=public_url,
         lease=args.lease,
         writer_cpus=_writer_cpus(every_cpu),
+        sign_up=args.sign_up,
     )
     try:
         server = Server(config)

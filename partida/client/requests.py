@@ -195,10 +195,11 @@ class Requests(Connection):
         options: dict[str, Any] | None = None,
         seats: int | None = None,
         clock: dict[str, Any] | None = None,
+        rated: bool = False,
     ) -> dict[str, Any]:
         """Challenge the account `to` (a person or a bot); returns the challenge. Its outcome
         arrives in `challenges`: `challenge_accepted` (room, seat, token) or `challenge_declined`."""
-        fields = {"options": options, "seats": seats, "clock": clock}
+        fields = {"options": options, "seats": seats, "clock": clock, "rated": rated or None}
         reply = await self.request("challenge", to=to, game=game, **{k: v for k, v in fields.items() if v is not None})
         return reply["challenge"]
 

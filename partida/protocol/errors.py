@@ -23,6 +23,11 @@ class ErrorCode(StrEnum):
     ALREADY_GREETED = "already_greeted"
     NAME_RESERVED = "name_reserved"  # a guest asked for an account's name
     NOT_A_BOT = "not_a_bot"  # a guest or user declared an agent: only bot accounts may
+    # accounts from the browser (sign-up, passwords)
+    SIGN_UP_CLOSED = "sign_up_closed"  # the server takes no sign-ups (`serve --sign-up closed`)
+    BAD_INVITE = "bad_invite"  # sign-up on an invite-only server without a live invite code
+    NAME_TAKEN = "name_taken"  # a sign-up for an account's name, or one that passes for it
+    BAD_PASSWORD = "bad_password"  # a new password too short or too long
     # lobby
     UNKNOWN_GAME = "unknown_game"
     BAD_OPTIONS = "bad_options"

@@ -56,6 +56,8 @@ class Hello(Request):
     max_games: int | None = None
     max_games_per_opponent: int | None = None
     resume: str | None = None  # the `resume` of an earlier welcome, with `name`: no password needed
+    sign_up: bool | None = None  # with `name` and `password`: create that person's account first
+    invite: str | None = None  # with `sign_up`, on an invite-only server: a code from its operator
 
 
 @dataclass
@@ -248,6 +250,7 @@ class Challenge(Request):
     options: dict[str, Any] | None = None
     seats: int | None = None
     clock: dict[str, Any] | None = None
+    rated: bool = False  # as `create_room`'s: both accounts' ratings change (needs a clock)
 
 
 @dataclass
@@ -431,6 +434,37 @@ class ListSeeks(Request):
     limit: int | None = None
 
 
+# Accounts from the browser: a password changed, a session ended, an invitation read before
+# taking its seat (sign-up itself is a `hello`: a connection starts as who it says it is).
+
+
+@dataclass
+class ChangePassword(Request):
+    """A user account's new password, its old one proving who asks (a connection left open on a
+    shared computer is not enough). Every session token given before it stops working."""
+
+    type: ClassVar[str] = "change_password"
+    old: str
+    new: str
+
+
+@dataclass
+class LogOut(Request):
+    """End this person's sessions: the session tokens given so far stop working, and the
+    connection is closed."""
+
+    type: ClassVar[str] = "log_out"
+
+
+@dataclass
+class Invitation(Request):
+    """What an invite link leads to, before taking a seat there: the game, who opened the room
+    and the seats free, without sitting or watching."""
+
+    type: ClassVar[str] = "invitation"
+    room: str
+
+
 REQUESTS: dict[str, type[Request]] = {
     cls.type: cls
     for cls in (
@@ -478,6 +512,9 @@ REQUESTS: dict[str, type[Request]] = {
         SeekCancel,
         SeekTake,
         ListSeeks,
+        ChangePassword,
+        LogOut,
+        Invitation,
     )
 }
 

@@ -42,11 +42,13 @@ from partida.server.room_directory import RoomDirectory, SingleNodeRooms
 from partida.server.rooms.table import Rooms
 from partida.server.scheduler_lock import SchedulerLock
 from partida.server.seek_board import SeekBoard
+from partida.server.services.accounts import AccountService
 from partida.server.services.bots import BotDirectory
 from partida.server.services.challenges import ChallengeService
 from partida.server.services.export import ExportService
 from partida.server.services.greeting import Greeting
 from partida.server.services.history import HistoryService
+from partida.server.services.invitations import InvitationService
 from partida.server.services.ladders import LadderService
 from partida.server.services.lobby import LobbyService
 from partida.server.services.ratings import RatingService
@@ -55,9 +57,12 @@ from partida.server.services.seeks import SeekService
 from partida.server.services.tournaments import TournamentService
 from partida.server.session import OUTBOX_BYTES, Session
 from partida.server.shell import Shell
+from partida.server.sign_ups import DEFAULT_MODE as DEFAULT_SIGN_UP
+from partida.server.sign_ups import SignUps
 from partida.server.tournament_list import TournamentPages
 from partida.server.transport import Link, Listener, serve
 from partida.storage.database import Database, default_url
+from partida.storage.invites import InviteStore
 from partida.storage.nodes import NodeDirectory
 from partida.storage.sqlite_claim import SqliteClaim
 from partida.storage.store import Store
@@ -88,6 +93,8 @@ class ServerConfig:
     # The CPUs the SQLite writer's process runs on, when the server pinned itself to one
     # (`partida serve --cpu`); None: the server's own.
     writer_cpus: frozenset[int] | None = None
+    # Who may make an account from a client (server/sign_ups.py): open, invite or closed.
+    sign_up: str = DEFAULT_SIGN_UP
 
 
 class Server:
@@ -255,7 +262,16 @@ class Server:
         )
         self.rooms.on_finished(self.tournament_director.game_over)
         services = [
-            Greeting(self.store, self.logins, self.presence, bot_arrived=rooms.return_bot_to_its_seats),
+            Greeting(
+                self.store,
+                self.logins,
+                self.presence,
+                bot_arrived=rooms.return_bot_to_its_seats,
+                sign_ups=SignUps(self.config.limits, self.config.sign_up),
+                invites=InviteStore(db),
+            ),
+            AccountService(self.store, self.logins),
+            InvitationService(self.rooms),
             self.bots,
             self.lobby_service,
             rooms,

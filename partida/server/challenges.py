@@ -43,6 +43,7 @@ class Challenge:
     created: float = field(default_factory=time.monotonic)
     lapse: asyncio.TimerHandle | None = None
     nodes: set[str] = field(default_factory=set)  # other nodes that told the challenged person
+    rated: bool = False  # the room it opens is rated
 
     def to_data(self) -> dict[str, Any]:
         identity = self.challenger.identity
@@ -55,6 +56,7 @@ class Challenge:
             "options": self.options,
             "seats": self.seats,
             "clock": self.clock.to_data() if self.clock else None,
+            "rated": self.rated,
         }
 
 

@@ -72,6 +72,10 @@ class Limits:
     tournaments_per_account: int = 5  # live tournaments (registering or running) one account created
     tournaments_per_address: int = 20  # live tournaments created from one address, whatever the account
     seeks_per_address: int = 50  # open seeks whose posters have this address (bot accounts are not limited)
+    sign_ups_per_hour: float = 3.0  # new accounts made from one address (server/sign_ups.py)
+    sign_up_burst: float = 5.0
+    network_sign_ups_per_hour: float = 20.0  # from one /24 (IPv4) or /64 (IPv6)
+    network_sign_up_burst: float = 30.0
 
     @classmethod
     def names(cls) -> list[str]:

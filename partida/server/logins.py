@@ -22,7 +22,9 @@ everyone else's logins nor lock out people who happen to share an address with i
   needs no argon2 at all.
 
 Session tokens are signed with a secret of this server process: they last `RESUME_SECONDS` or
-until the server restarts, after which the client logs in with its password again.
+until the server restarts, after which the client logs in with its password again, or until the
+person logs out or changes their password (`forget_sessions`): every token given to the account
+before that moment stops working, so a session left on another computer ends with them.
 """
 
 from __future__ import annotations
@@ -71,6 +73,8 @@ class Logins:
         self._clean: collections.deque[tuple[str, asyncio.Future[None]]] = collections.deque()
         self._suspect: collections.deque[tuple[str, asyncio.Future[None]]] = collections.deque()
         self._secret = secrets.token_bytes(32)
+        # account id -> the time (ms) before which its session tokens were given: no longer good.
+        self._forgotten: dict[int, int] = {}
 
     # Back-off.
 
@@ -117,7 +121,7 @@ class Logins:
         if len(self._failures) > 2 * self._swept_at + 1024:
             self._sweep(now)
         count = self._failures[("address", address)].count
-        log.warning("failed login for %r from %s (%d in a row)", name or "(bot token)", address, count)
+        log.warning("failed login for %r from %s (%d in a row)", name or "(bot token or invite code)", address, count)
 
     def succeeded(self, address: str, name: str | None) -> None:
         """A right password forgives the failures for its own account from its address, and
@@ -208,20 +212,39 @@ class Logins:
     # Session tokens.
 
     def resume_token(self, account_id: int) -> str:
-        expires = int(time.time() + RESUME_SECONDS)
-        body = f"{account_id}.{expires}"
+        """A token that lets the account back in; its body says when it was given (in ms, so a
+        login just after a log-out is told apart from the tokens the log-out ended)."""
+        given = _now_ms()
+        while given <= self._forgotten.get(account_id, -1):  # a token given at the same ms as a log-out
+            given += 1
+        body = f"{account_id}.{given}"
         return f"{body}.{self._sign(body)}"
 
     def resumed(self, token: str) -> int | None:
         """The account a session token was given to, if it is this server's and still good."""
         body, _, signature = token.rpartition(".")
-        account, _, expires = body.partition(".")
-        if not (account.isdigit() and expires.isdigit() and len(token) < 200):
+        account, _, given = body.partition(".")
+        if not (account.isdigit() and given.isdigit() and len(token) < 200):
             return None
-        if not hmac.compare_digest(signature, self._sign(body)) or int(expires) < time.time():
+        if not hmac.compare_digest(signature, self._sign(body)):
+            return None
+        if int(given) + RESUME_SECONDS * 1000 < _now_ms() or int(given) <= self._forgotten.get(int(account), -1):
             return None
         return int(account)
+
+    def forget_sessions(self, account_id: int) -> None:
+        """Every session token given to the account until now stops working (a log-out, a new
+        password). Forgotten again once the oldest such token would have lapsed anyway."""
+        now = _now_ms()
+        self._forgotten[account_id] = now
+        if len(self._forgotten) > 1024:
+            horizon = now - RESUME_SECONDS * 1000
+            self._forgotten = {k: v for k, v in self._forgotten.items() if v > horizon}
 
     def _sign(self, body: str) -> str:
         digest = hmac.new(self._secret, body.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

@@ -29,6 +29,7 @@ def _dummy_hash() -> str:
 
 MAX_NAME = 64
 MIN_PASSWORD = 8
+MAX_PASSWORD = 256  # argon2 takes any length; a bound keeps a megabyte password from being hashed
 
 
 def hash_password(password: str) -> str:
@@ -77,6 +78,8 @@ def check_password_rule(password: str) -> str | None:
     """Why `password` cannot be chosen, or None if it can."""
     if len(password) < MIN_PASSWORD:
         return f"a password has at least {MIN_PASSWORD} characters"
+    if len(password) > MAX_PASSWORD:
+        return f"a password has at most {MAX_PASSWORD} characters"
     return None
 
 

@@ -428,3 +428,16 @@ class PersonRatingChange(Base):
     sigma: Mapped[float] = mapped_column(Float)
     games: Mapped[int] = mapped_column(Integer)
     rated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SignUpInvite(Base):
+    """An invite code an operator gave out (`partida db invite`), for a server whose sign-up
+    needs one. Only its sha256 is stored, as bot tokens are: a copy of the database lets no one
+    sign up; `uses_left` counts down to 0 with each account made with it."""
+
+    __tablename__ = "sign_up_invites"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    uses_left: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

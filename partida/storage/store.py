@@ -206,6 +206,17 @@ class Store:
             account.password_hash = new_hash
         return account
 
+    async def set_password(self, account_id: int, password: str) -> None:
+        """A person's new password (its rule checked by the caller, as `create_user` checks it)."""
+        problem = accounts.check_password_rule(password)
+        if problem is not None:
+            raise StorageError(f"{problem}.")
+        new_hash = await asyncio.to_thread(accounts.hash_password, password)
+        async with self.db.write() as conn:
+            await conn.execute(
+                update(Account).where(Account.id == account_id, Account.kind == "user").values(password_hash=new_hash)
+            )
+
     async def create_bot(self, name: str) -> tuple[Account, str]:
         """A bot account and its new token, shown to the caller once. If the bot exists, its token
         is replaced (the old one stops working). Raises `NameTaken` if a user has the name."""

@@ -15,12 +15,14 @@ import { ratingsCard, ratingWords, showPlayer } from "./ratings.js";
 import { headline, scoresText } from "./results.js";
 import { seekPaired, seeksCard } from "./seeks.js";
 import { isTakeback, takebackControls, takebackWords, takenBackIndexes } from "./takeback.js";
+import { accountsOnly, invitationCard, onChallengePush, peek, playerExtras, playerLinks, showAccount, signUpCard } from "./accounts.js";
 
 const BOARDS = { tictactoe, othello, duel };
 const DEFAULT_GAME = "tictactoe"; // the new-room form's first choice: two seats, a minute's game
 const SEATS_KEY = "partida.seats"; // room code -> {seat, token}: a reload returns to the seat
 const NAME_KEY = "partida.name";
 const PASSWORD_KEY = "partida.password"; // sessionStorage only: survives a reload, not the tab
+const RESUME_KEY = "partida.resume"; // a person's session token (`welcome`'s `resume`): logged in across reloads and tabs
 const TOURNAMENT_ROOMS_KEY = "partida.tournamentRooms"; // sessionStorage: [[room code, tournament], ...]
 
 function storedTournamentRooms() {
@@ -42,6 +44,8 @@ const app = {
   tournamentRooms: storedTournamentRooms(), // room code -> the tournament whose game it is
   seeks: null, // the lobby's seeks card, while the lobby is shown (seeks.js)
   retry: 0,
+  pendingSignUp: null, // {sign_up, invite?}: the next hello makes the account
+  sentChallenges: new Map(), // challenge id -> the challenge this page sent, until answered
 };
 
 const main = document.getElementById("main");
@@ -78,9 +82,10 @@ function codeFromPath() {
 
 // Connecting and logging in.
 
-function showLogin(message) {
+function showLogin(message, focus = "name", signUpError = null) {
   stopLobbyPolling();
   document.getElementById("logout").hidden = true; // nothing to change before a name is chosen
+  document.getElementById("account-link").hidden = true;
   const name = h("input", { id: "name", name: "name", value: localStorage.getItem(NAME_KEY) || "", maxlength: 32, autocomplete: "username", required: true });
   const password = h("input", { id: "password", name: "password", type: "password", autocomplete: "current-password", placeholder: "only for an account" });
   const form = h(
@@ -100,13 +105,44 @@ function showLogin(message) {
     h("button.primary", { type: "submit", id: "enter" }, "Enter"),
     h("p.muted", {}, "Without a password you play as a guest under that name."),
   );
-  clear(main, form);
-  name.focus();
+  // Whether this server takes sign-ups, and where an invite link leads, come from a short
+  // connection of their own; the forms do not wait for it.
+  const invitation = h("div", { id: "invitation-slot" });
+  const signUp = h("div", { id: "signup-slot" });
+  clear(main, invitation, h("div.entry", {}, form, signUp));
+  peek(wsUrl(), codeFromPath()).then(
+    (seen) => {
+      if (!form.isConnected) return;
+      clear(signUp, signUpCard(seen.signUp, signUpAs, { error: signUpError, name: focus === "signup" ? localStorage.getItem(NAME_KEY) : "" }));
+      if (seen.invitation) clear(invitation, invitationCard(seen.invitation, { titleOf: (game) => seen.titles.get(game) || game, seatLabel: (game, seat) => (BOARDS[game] && BOARDS[game].seatLabel ? BOARDS[game].seatLabel(seat) : null) }));
+      if (focus === "signup") document.getElementById("signup-name")?.focus();
+    },
+    () => {},
+  );
+  if (focus !== "signup") name.focus();
+}
+
+// A new account: the next hello carries `sign_up` (and the invite code), and logs in to it.
+async function signUpAs(name, password, invite) {
+  if (!name) return;
+  localStorage.setItem(NAME_KEY, name);
+  localStorage.removeItem(RESUME_KEY);
+  sessionStorage.setItem(PASSWORD_KEY, password);
+  app.pendingSignUp = invite ? { sign_up: true, invite } : { sign_up: true };
+  try {
+    await connect();
+  } catch (error) {
+    app.pendingSignUp = null;
+    sessionStorage.removeItem(PASSWORD_KEY);
+    return showLogin(null, "signup", error.message);
+  }
+  await route();
 }
 
 async function login(name, password) {
   if (!name) return showLogin("Choose a name.");
   localStorage.setItem(NAME_KEY, name);
+  localStorage.removeItem(RESUME_KEY); // another name, or a password typed: this login, not a kept session
   if (password) sessionStorage.setItem(PASSWORD_KEY, password);
   else sessionStorage.removeItem(PASSWORD_KEY);
   try {
@@ -130,12 +166,29 @@ async function connect() {
   const hello = { version: 2, name: localStorage.getItem(NAME_KEY) };
   const password = sessionStorage.getItem(PASSWORD_KEY);
   if (password) hello.password = password;
-  const welcome = await conn.request("hello", hello);
+  const resume = localStorage.getItem(RESUME_KEY);
+  if (resume) hello.resume = resume;
+  if (app.pendingSignUp) {
+    Object.assign(hello, app.pendingSignUp);
+    delete hello.resume;
+  }
+  let welcome;
+  try {
+    welcome = await conn.request("hello", hello);
+  } catch (error) {
+    conn.close(); // a refused sign-up or name leaves the server's end open for another hello
+    throw error;
+  }
+  app.pendingSignUp = null;
+  if (welcome.resume) localStorage.setItem(RESUME_KEY, welcome.resume);
+  else localStorage.removeItem(RESUME_KEY);
   app.conn = conn;
   app.you = welcome.you;
   app.retry = 0;
   document.getElementById("you").textContent = `${welcome.you.name} (${welcome.you.kind})`;
   document.getElementById("logout").hidden = false;
+  document.getElementById("logout").textContent = welcome.you.kind === "user" ? "log out" : "change name";
+  document.getElementById("account-link").hidden = welcome.you.kind !== "user";
   const games = await conn.request("list_games");
   app.games = new Map(games.games.map((g) => [g.name, g]));
   say("");
@@ -152,6 +205,12 @@ function reconnectSoon(told = 0) {
       await connect();
       await route();
     } catch (error) {
+      if (error instanceof ProtocolError && error.code === "auth_failed") {
+        // The session ended (a log-out elsewhere, a new password, a restart) with no password kept.
+        localStorage.removeItem(RESUME_KEY);
+        sessionStorage.removeItem(PASSWORD_KEY);
+        return showLogin(error.message);
+      }
       reconnectSoon(error instanceof ProtocolError && error.retryAfter !== null ? error.retryAfter : 0);
     }
   }, delay);
@@ -174,6 +233,7 @@ async function route(watch = false) {
   else if (page && page.kind === "ladder") await openLadder(page.key);
   else if (page && page.kind === "tournament") await openTournament(page.key);
   else if (page && page.kind === "player") await openPlayer(page.key);
+  else if (location.pathname === "/" && location.hash === "#/account") await openAccount();
   else await showLobby();
 }
 
@@ -216,7 +276,7 @@ async function showLobby() {
     joinCode,
     h("button", { type: "submit" }, "Join"),
   );
-  const seeks = seeksCard(app.conn, { games: app.games, onRoom: openSeekRoom, say });
+  const seeks = seeksCard(app.conn, { games: app.games, onRoom: openSeekRoom, say, signUp: app.you && app.you.kind !== "user" ? toEntry : null });
   clear(
     main,
     seeks.card,
@@ -330,6 +390,7 @@ async function openTournament(name) {
     },
     replay: openReplay,
     say,
+    toEntry, // a guest's way to an account, instead of a dead end
   };
   try {
     const refresh = await showTournament(main, ctx);
@@ -361,13 +422,62 @@ async function openPlayer(name) {
   app.room = null;
   try {
     await showPlayer(main, app.conn, name);
+    main.append(playerExtras(accountCtx(), name));
   } catch (error) {
     say(error.message, "error");
   }
 }
 
+// The account page (/#/account).
+async function openAccount() {
+  goTo("/#/account");
+  stopLobbyPolling();
+  app.room = null;
+  await showAccount(main, accountCtx());
+}
+
+// What accounts.js is handed: the connection, who this is, and the ways to the app's pages.
+function accountCtx() {
+  return {
+    conn: app.conn,
+    you: app.you,
+    games: app.games,
+    titleOf: (game) => (app.games.get(game) || {}).title || game,
+    openReplay,
+    openPlayer,
+    toEntry,
+    sent: app.sentChallenges,
+    challengeSent: (challenge) => app.sentChallenges.set(challenge.id, challenge),
+    onRoom: openChallengeRoom,
+    onPasswordChanged: (password, resume) => {
+      if (sessionStorage.getItem(PASSWORD_KEY)) sessionStorage.setItem(PASSWORD_KEY, password);
+      localStorage.setItem(RESUME_KEY, resume);
+    },
+  };
+}
+
+// An accepted challenge (the `accept` reply, or the challenger's `challenge_accepted` push): its room, this browser seated.
+function openChallengeRoom(message) {
+  const code = codeOf(message);
+  stopLobbyPolling();
+  saveSeat(code, message.seat, message.token);
+  history.pushState({}, "", `/r/${code}`);
+  openRoom(code, summaryOf(message), message.seat);
+}
+
+// A guest at something for accounts only: to the entry page's sign-up (a guest has nothing to keep).
+function toEntry() {
+  stopLobbyPolling(); // while the connection is there to say so
+  const conn = app.conn;
+  app.conn = null; // so that its closing does not start a reconnection
+  if (conn) conn.close();
+  document.getElementById("you").textContent = "";
+  history.pushState({}, "", "/");
+  showLogin(null, "signup");
+}
+
 function tournamentCreate() {
-  if (!app.you || app.you.kind !== "user") return h("p.muted", {}, "Enter with an account to create a tournament or join one.");
+  if (!app.you || app.you.kind !== "user") return accountsOnly("to create a tournament or join one", toEntry, "tournament-sign-up");
   return h("details", { id: "tournament-new" }, h("summary", {}, "Create a tournament"), tournamentForm(app.conn, app.games, openTournament, say));
 }
 
@@ -464,6 +574,7 @@ function drawGameFields(container, game) {
     h("select", { id: "clock", name: "clock" }, CLOCKS.map(([value, label]) => h("option", { value }, label))),
     h("label.check", {}, h("input", { type: "checkbox", name: "public", id: "public", checked: true }), " public (listed in the lobby)"),
     h("label.check", {}, h("input", { type: "checkbox", name: "rated", id: "rated" }), " rated (accounts only, with a clock)"),
+    app.you && app.you.kind !== "user" ? h("button", { type: "button", id: "rated-sign-up", onclick: toEntry }, "Sign up to play rated") : null,
     h("button.primary", { type: "submit", id: "create-room" }, "Create room"),
   );
 }
@@ -641,6 +752,7 @@ function summaryOf(message) {
 
 function onPush(message) {
   const room = app.room;
+  if (message.type.startsWith("challenge") && onChallengePush(message, accountCtx())) return;
   if (message.type === "lobby") {
     onLobbyChange(message);
   } else if (message.type.startsWith("tournament_")) {
@@ -935,6 +1047,7 @@ function resultPanel(room, update) {
     { id: "result" },
     h("p.headline", {}, "Game over. ", headline(result, room.summary.seats.length, names)),
     scores,
+    playerLinks(room.summary.seats, openPlayer),
     seed !== null ? h("p.seed", {}, "Seed: ", h("code", { id: "seed" }, seed)) : null,
     h("p.hash", {}, "Hash published at the start: ", h("code", {}, room.summary.seed_hash)),
     check,
@@ -971,15 +1084,28 @@ document.getElementById("home").addEventListener("click", (event) => {
   showLobby();
 });
 
-document.getElementById("logout").addEventListener("click", (event) => {
+document.getElementById("account-link").addEventListener("click", (event) => {
   event.preventDefault();
+  if (app.conn) openAccount();
+});
+
+document.getElementById("logout").addEventListener("click", async (event) => {
+  event.preventDefault();
+  stopLobbyPolling(); // while the connection is there to say so
   const conn = app.conn;
   app.conn = null; // so that its closing does not start a reconnection
+  // A person logs out: the server forgets their session tokens (here and on other computers).
+  if (conn && app.you && app.you.kind === "user") await conn.request("log_out").catch(() => {});
   if (conn) conn.close();
   sessionStorage.removeItem(PASSWORD_KEY);
+  localStorage.removeItem(RESUME_KEY);
+  document.getElementById("account-link").hidden = true;
+  const wasUser = app.you && app.you.kind === "user";
   document.getElementById("you").textContent = "";
   history.pushState({}, "", "/");
   showLogin();
+  // Logged out of an account: a reload asks again rather than entering as a guest of that name.
+  if (wasUser) localStorage.removeItem(NAME_KEY);
 });
 
 (async function boot() {
@@ -989,6 +1115,7 @@ document.getElementById("logout").addEventListener("click", (event) => {
   try {
     await connect();
   } catch (error) {
+    if (error instanceof ProtocolError && error.code === "auth_failed") localStorage.removeItem(RESUME_KEY); // the session ended
     return showLogin(error.message);
   }
   await route(watch);

@@ -20,13 +20,13 @@ export function clockWords(clock) {
 
 // The lobby's seeks card; `start()` lists and watches, `stop()` stops watching, `onPush(message)`
 // takes `lobby_seeks` and `seek_paired`.
-export function seeksCard(conn, { games, onRoom, say }) {
+export function seeksCard(conn, { games, onRoom, say, signUp = null }) {
   const seeks = new Map();
   let next = null; // the cursor of the page after those shown; null: the last page is shown
   const list = h("div", { id: "seeks" });
   const more = h("button", { type: "button", id: "more-seeks", hidden: true, onclick: () => listMore() }, "More seeks");
   const waiting = h("p.muted", { id: "seeking", hidden: true });
-  const form = seekForm(games, post);
+  const form = seekForm(games, post, signUp);
   const card = h("section.card", { id: "seeks-card" }, h("h2", {}, "Quick pairing"), list, more, h("h3", {}, "Play anyone"), form, waiting);
 
   function draw() {
@@ -132,7 +132,7 @@ export function seekPaired(message) {
   mine.delete(message.seek);
 }
 
-function seekForm(games, post) {
+function seekForm(games, post, signUp = null) {
   const twoSeats = [...games.values()].filter((g) => g.min_seats <= 2 && g.max_seats >= 2);
   const game = h("select", { id: "seek-game", name: "game" }, twoSeats.map((g) => h("option", { value: g.name, selected: g.name === "othello" }, g.title)));
   const clock = h("select", { id: "seek-clock", name: "clock" },
@@ -156,6 +156,7 @@ function seekForm(games, post) {
     h("label", { for: "seek-game" }, "Game"), game,
     h("label", { for: "seek-clock" }, "Clock"), clock,
     h("label.check", {}, rated, " rated (accounts only)"),
+    signUp ? h("button", { type: "button", id: "seek-sign-up", onclick: () => signUp() }, "Sign up to play rated") : null,
     h("label.check", {}, bots, " bots may answer"),
     h("label", { for: "seek-low" }, "Opponent's rating (optional)"), h("span.range", {}, low, " to ", high),
     h("button.primary", { type: "submit", id: "seek" }, "Seek a game"),

@@ -171,6 +171,7 @@ function entryControls(ctx, t, mine, refresh) {
     if (t.status === "registering") out.push(h("span.muted", {}, "Stay on this site: when a round is paired you are taken to your game."));
   } else if (ctx.you.kind === "guest") {
     out.push(h("span.muted", { id: "why-not" }, "Tournaments are for accounts: enter with your account's name and password to join."));
+    if (ctx.toEntry) out.push(h("button", { type: "button", id: "tournament-page-sign-up", onclick: () => ctx.toEntry() }, "Sign up or log in"));
   } else if (t.entry === "bots" && ctx.you.kind !== "bot") {
     out.push(h("span.muted", { id: "why-not" }, "Bots only: people cannot enter this one."));
   } else if (t.entry === "people" && ctx.you.kind === "bot") {

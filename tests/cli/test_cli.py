@@ -381,3 +381,12 @@ def test_a_description_that_cannot_be_read_names_its_file_once(tmp_path: Path) -
         out = run("serve", "--no-bots", "--port", "0", "--db", db, "--game-file", str(path), timeout=60)
         assert out.returncode == 2 and out.stderr.startswith(f"partida: error: {said}"), out.stderr
         assert out.stderr.count(str(path)) == 1, out.stderr
+
+
+def test_serve_takes_only_the_three_sign_up_modes(capsys: pytest.CaptureFixture[str]) -> None:
+    from partida.cli import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["serve", "--sign-up", "sometimes"])
+    assert refused.value.code == 2
+    assert "invalid choice: 'sometimes' (choose from" in capsys.readouterr().err

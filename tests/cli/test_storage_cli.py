@@ -159,3 +159,27 @@ def test_an_unsupported_url_is_one_line_on_stderr(capsys) -> None:
     assert main(["db", "upgrade", "--db", "mysql://root:hunter2@localhost/partida"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("partida: error: unsupported database URL") and "hunter2" not in err
+
+
+def test_invite_prints_a_code_good_for_its_uses_and_stores_only_its_hash(url: str, capsys) -> None:
+    from partida.storage.invites import InviteStore
+
+    assert main(["db", "invite", "--uses", "2", "--db", url]) == 0
+    out = capsys.readouterr().out
+    assert "2 sign-ups" in out and "shown only this once" in out
+    code = out.splitlines()[1]
+    database = Path(url.removeprefix("sqlite:///"))
+    stored = b"".join(path.read_bytes() for path in database.parent.glob(database.name + "*"))
+    assert code.encode() not in stored, "only a hash of the code is stored"
+
+    async def spend() -> list[bool]:
+        db = await Database.open(url, migrate=False)
+        try:
+            invites = InviteStore(db)
+            return [await invites.spend(code) for _ in range(3)]
+        finally:
+            await db.close()
+
+    assert asyncio.run(spend()) == [True, True, False]
+    assert main(["db", "invite", "--uses", "0", "--db", url]) == 2
+    assert "--uses is 1 to" in capsys.readouterr().err

@@ -285,7 +285,7 @@ async def test_a_person_is_pushed_their_game_and_plays_a_bot(server: Server, bot
 
 @pytest.mark.slow
 async def test_an_absent_entrants_seat_is_kept_for_them(server: Server, bots: Any) -> None:
-    """The room of a table is private, but its code is shown to whoever watches the event: a
+    """The room of a table is public (anyone may watch it), and its code shown on the event: a
     seat waiting for an entrant who is not connected is theirs alone, not a stranger's who joins."""
     org = await organizer(server)
     await org.tournament_create("kept", "tictactoe", "swiss", CLOCK, entry="both", rounds=1, starts_in=3600)

@@ -297,7 +297,7 @@ class TournamentDirector:
         game = self.registry.get(info.game)
         clock = ClockSpec.parse(info.clock)
         grace = self.rooms.abandon_after
-        terms = RoomTerms(game, info.options, info.seats, public=False, clock=clock, abandon_after=grace)
+        terms = RoomTerms(game, info.options, info.seats, public=True, clock=clock, abandon_after=grace)
         number = max((t.table for t in await self.store.tables(info.id, round)), default=0)
         rows: list[tuple[int, list[int], int | None, dict[str, Any] | None]] = []
         opened: list[tuple[int, Room, list[int]]] = []

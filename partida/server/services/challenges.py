@@ -15,7 +15,7 @@ from partida.server.connections import Connections
 from partida.server.limits import Limiter
 from partida.server.rooms.table import Rooms
 from partida.server.services.bots import BotDirectory
-from partida.server.services.rooms import RoomService
+from partida.server.services.rooms import RoomService, check_rated
 from partida.server.session import Session
 
 if TYPE_CHECKING:
@@ -69,10 +69,14 @@ class ChallengeService:
             raise ProtocolError(ErrorCode.BAD_FIELD, "challenge: you cannot challenge yourself")
         terms = self.terms.check_terms(session, req.game, req.options, req.seats, req.clock)
         game, clock = terms.game, terms.clock
+        if req.rated:
+            check_rated(session, clock)
         if target.kind == "bot":
             self.bots.may_play_bots(session)
             clock = clock or self.bots.game_clock()
-        challenge = Challenge(session, target.account_id, target.name, game, terms.options, terms.seats, clock)
+        challenge = Challenge(
+            session, target.account_id, target.name, game, terms.options, terms.seats, clock, rated=req.rated
+        )
         if target.kind == "bot":
             # A bot answers by what its hello declared: no round trip, it is seated like any bot,
             # and a game it does not accept is refused before any challenge is sent.
@@ -109,8 +113,10 @@ class ChallengeService:
         if where.account_id == me.account_id:
             raise ProtocolError(ErrorCode.BAD_FIELD, "challenge: you cannot challenge yourself")
         terms = self.terms.check_terms(session, req.game, req.options, req.seats, req.clock)
+        if req.rated:
+            check_rated(session, terms.clock)
         challenge = Challenge(
-            session, where.account_id, where.name, terms.game, terms.options, terms.seats, terms.clock
+            session, where.account_id, where.name, terms.game, terms.options, terms.seats, terms.clock, rated=req.rated
         )
         if where.kind != "bot":
             self.challenges.add(challenge)
@@ -200,6 +206,7 @@ class ChallengeService:
             clock=challenge.clock,
             abandon_after=self.rooms.abandon_after,
             takebacks=True,  # a casual game between friends (the core refuses them in a rated one)
+            rated=challenge.rated,
         )
         room = await self.rooms.open(terms, challenge.challenger)
         assert opponent.identity is not None

@@ -1,5 +1,6 @@
 """Saying hello: the protocol version, and who a connection is (a guest by name, a person by
-password or session token, a bot by its token), each login paced by `server/logins.py`."""
+password or session token, a bot by its token, or a person new here signing up), each login
+paced by `server/logins.py` and each sign-up by `server/sign_ups.py`."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from partida.server.account_presence import AccountPresence
 from partida.server.logins import Logins
 from partida.server.services.bots import RESERVED_PREFIX
 from partida.server.session import Identity, Session
-from partida.storage.accounts import check_name
+from partida.server.sign_ups import SignUps
+from partida.storage.accounts import check_name, check_password_rule
+from partida.storage.invites import InviteStore
 from partida.storage.models import Account
-from partida.storage.store import Store
+from partida.storage.store import NameTaken, Store
 
 if TYPE_CHECKING:
     from partida.server.shell import Handler
@@ -28,12 +31,20 @@ MAX_DECLARED_CLOCK = 86_400.0  # a day, the longest clock a room takes
 
 class Greeting:
     def __init__(
-        self, store: Store, logins: Logins, presence: AccountPresence, bot_arrived: Callable[[Session], Awaitable[None]]
+        self,
+        store: Store,
+        logins: Logins,
+        presence: AccountPresence,
+        bot_arrived: Callable[[Session], Awaitable[None]],
+        sign_ups: SignUps | None = None,
+        invites: InviteStore | None = None,
     ) -> None:
         self.store = store
         self.logins = logins
         self.presence = presence  # where accounts are: the node's, with several
         self.bot_arrived = bot_arrived  # a bot account logged in: back to the seats it held
+        self.sign_ups = sign_ups  # who may sign up, how often; None: nobody
+        self.invites = invites  # the operator's invite codes, for an invite-only sign-up
 
     def handlers(self) -> Mapping[str, Handler]:
         return {"hello": self.on_hello, "ping": self.on_ping}
@@ -74,6 +85,12 @@ class Greeting:
                 "only a bot account may declare an agent or games: log in with its token "
                 "(an operator creates one with `partida db create-bot NAME`)",
             )
+        elif req.sign_up:
+            account = await self._signed_up(session, req)
+            identity = Identity(account.name, "user", account.id)
+            resume = self.logins.resume_token(account.id)
+        elif req.invite is not None:
+            raise ProtocolError(ErrorCode.BAD_FIELD, "hello: an invite goes with sign_up")
         elif req.password is not None or req.resume is not None:
             if not req.name:
                 raise ProtocolError(ErrorCode.AUTH_FAILED, "a password needs an account name", close=True)
@@ -117,10 +134,68 @@ class Greeting:
                 you=identity.to_data(),
                 **({"nodes": self.presence.node_urls} if self.presence.node_urls is not None else {}),
                 **({"resume": resume} if resume is not None else {}),
+                sign_up=self.sign_ups.mode if self.sign_ups is not None else "closed",
             )
         )
         if identity.account_id is not None and identity.kind == "bot":
             await self.bot_arrived(session)
+
+    async def _signed_up(self, session: Session, req: m.Hello) -> Account:
+        """A new person's account, made from a `hello` with `sign_up`: the operator's mode, the
+        name (printable, not an account's nor a look-alike of one), the password's rule, the
+        address's pace of sign-ups, then the invite (a wrong code counts as a failed login, so
+        codes are guessed no faster than passwords), and the argon2 hash in the logins' queue.
+        Each refusal leaves the connection open for another hello and changes nothing."""
+        mode = self.sign_ups.mode if self.sign_ups is not None else "closed"
+        if mode == "closed" or self.sign_ups is None:
+            raise ProtocolError(
+                ErrorCode.SIGN_UP_CLOSED, "this server takes no sign-ups: its operator makes the accounts"
+            )
+        name, password = req.name, req.password
+        if name is None or password is None:
+            raise ProtocolError(ErrorCode.BAD_FIELD, "hello: sign_up needs a name and a password")
+        problem = check_name(name, GUEST_NAME_LENGTH, "an account name")
+        if problem is not None:
+            raise ProtocolError(ErrorCode.BAD_FIELD, f"hello: {problem}")
+        problem = check_password_rule(password)
+        if problem is not None:
+            raise ProtocolError(ErrorCode.BAD_PASSWORD, f"hello: {problem}")
+        if name.lower().startswith(RESERVED_PREFIX):
+            raise ProtocolError(ErrorCode.NAME_TAKEN, f"names starting with {RESERVED_PREFIX!r} are the server's own")
+        taken = await self.store.reserved_name(name)
+        if taken is not None:
+            same = taken == name
+            raise ProtocolError(
+                ErrorCode.NAME_TAKEN,
+                f"the name {name!r} is taken; choose another"
+                if same
+                else f"the name {name!r} is too like the account {taken!r}; choose another",
+            )
+        if mode == "invite":
+            await self.logins.check(session.address, None)
+            if req.invite is None:
+                raise ProtocolError(ErrorCode.BAD_INVITE, "sign-up here needs an invite code from its operator")
+        spent = None
+        if mode == "invite" and req.invite is not None:
+            assert self.invites is not None
+            if not await self.invites.spend(req.invite):
+                self.logins.failed(session.address, None)
+                raise ProtocolError(ErrorCode.BAD_INVITE, "that invite code is not one, or is used up")
+            spent = req.invite
+        try:
+            self.sign_ups.take(session.address)
+        except ProtocolError:
+            if spent is not None and self.invites is not None:
+                await self.invites.give_back(spent)
+            raise
+        try:
+            async with self.logins.turn(session.address):
+                account = await self.store.create_user(name, password)
+        except NameTaken:  # taken between the look and the write
+            if spent is not None and self.invites is not None:
+                await self.invites.give_back(spent)
+            raise ProtocolError(ErrorCode.NAME_TAKEN, f"the name {name!r} was just taken; choose another") from None
+        return account
 
     async def _resumed(self, name: str, token: str) -> Account | None:
         """The user account `name` if `token` is a session token this server gave it."""
