@@ -103,11 +103,15 @@ def _as_nobody() -> dict[str, Any]:
     return {"user": NOBODY, "group": NOBODY, "extra_groups": []}
 
 
-@cache
 def sandbox_missing() -> str | None:
     """None where hosted programs can be sandboxed here; else the sentence saying why not.
     Tried once: a program run in the very sandbox the bots get."""
-    bwrap = bwrap_path()
+    return missing_with(bwrap_path())
+
+
+@cache
+def missing_with(bwrap: str | None) -> str | None:
+    """`sandbox_missing` for a given bwrap (None: not installed)."""
     if bwrap is None:
         return (
             "hosted bots need bubblewrap to run submissions in a sandbox, and `bwrap` is not installed "
@@ -115,7 +119,7 @@ def sandbox_missing() -> str | None:
         )
     if not os.access(PRLIMIT, os.X_OK):
         return f"hosted bots need {PRLIMIT} (util-linux) to set a program's limits, and it is missing"
-    probe = Path(__file__).resolve().parent  # any readable directory serves as the bundle
+    probe = Path("/usr")  # any directory every user may read serves as the bundle
     argv = bwrap_argv(probe, ["/bin/sh", "-c", "exit 0"], Limits(), bwrap)
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_SECONDS, cwd="/", **_as_nobody())
