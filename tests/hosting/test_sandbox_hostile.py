@@ -6,16 +6,19 @@ others end in a verdict (time, memory, output), and the machine keeps nothing of
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import resource
 import socket
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from partida.bots.base import Forfeit, Turn
+from partida.cli.play import play_bot_game
 from partida.games.registry import default_registry
 from partida.hosting import cgroup
 from partida.hosting.agent import HostedAgent
@@ -23,7 +26,7 @@ from partida.hosting.limits import Limits
 from partida.hosting.sandbox import missing_with
 from partida.hosting.verdicts import Failure, Verdict
 from tests.fixtures.sandbox import installed_bubblewrap, make_bundle  # noqa: F401 - fixtures
-from tests.helpers import REPO
+from tests.helpers import REPO, wait_for
 
 pytestmark = [pytest.mark.processes, pytest.mark.timeout(120)]
 
@@ -271,3 +274,65 @@ def test_sandbox_missing_says_why_in_a_sentence(bundle) -> None:
     fake.chmod(0o755)
     said = missing_with(str(fake)) or ""
     assert "cannot create its namespaces (bwrap: No permissions to creating new namespace)" in said
+
+
+# On a real server: `partida bot --cmd ... --sandbox` as its own process, a hostile program
+# behind it, while two built-in bots play another game.
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("mode", "verdict"),
+    [
+        ("read", None),
+        ("connect", None),
+        ("kill_parent", None),
+        ("fork_bomb", Verdict.TIME_EXCEEDED),
+        ("alloc_8g", Verdict.MEMORY_EXCEEDED),
+        ("flood_line", Verdict.OUTPUT_TOO_LARGE),
+        ("sleep", Verdict.TIME_EXCEEDED),
+    ],
+)
+async def test_a_hostile_sandboxed_bot_on_a_real_server_harms_no_other_game(
+    bundle, connect, bots, server, tmp_path, mode, verdict
+) -> None:
+    database = tmp_path / "partida.db"  # the server's own database file (the db_url fixture)
+    assert database.exists()
+    port = server.url.rsplit(":", 1)[1].split("/")[0]
+    targets = {
+        "read": [str(database), str(REPO), os.getcwd()],
+        "connect": [f"127.0.0.1:{port}", f"localhost:{port}", "1.1.1.1:443"],
+    }.get(mode, [])
+    _, token = await server.store.create_bot("hostile")
+    command = " ".join(["python3", "hostile.py", mode, *targets])
+    argv = [sys.executable, "-m", "partida", "bot", "--cmd", command, "--sandbox", "--dir", str(bundle())]
+    argv += ["--game", "tictactoe", "--move-timeout", "2", "--token", token, "--server", server.url]
+    bot = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    try:
+        await bots("random", "alphabeta", seconds=0.02)
+
+        async def hostile_connected() -> bool:
+            return "hostile" in {s.identity.name for s in server.bot_sessions()}
+
+        await wait_for(hostile_connected, "the sandboxed bot to connect", timeout=30)
+        watcher = await connect(name="watcher")
+        bystander = await connect(name="bystander")
+        hostile, other = await asyncio.gather(
+            play_bot_game(watcher, "tictactoe", {}, ["hostile", "random"]),
+            play_bot_game(bystander, "othello", {}, ["random", "alphabeta"]),
+        )
+        assert other["result"]["reason"] == "normal" and "notes" not in other["result"]
+        if verdict is None:
+            assert hostile["result"]["reason"] == "normal" and "notes" not in hostile["result"]
+        else:
+            assert hostile["result"]["reason"] == "resign"
+            assert hostile["result"]["notes"]["0"].startswith(f"hosted bot '{command}': {verdict}: ")
+        fresh = await connect(name="after")
+        assert "tictactoe" in {g["name"] for g in await fresh.list_games()}  # the server still answers
+    finally:
+        bot.terminate()
+        _, said = await asyncio.wait_for(bot.communicate(), 30)
+    log = said.decode(errors="replace")
+    if mode in ("read", "connect"):
+        report = json.loads(log.split("REPORT ", 1)[1].splitlines()[0])[mode]
+        assert report and all(result.startswith("failed") for result in report.values()), report
