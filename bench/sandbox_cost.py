@@ -1,0 +1,102 @@
+"""What the sandbox costs a hosted bot: the same program (examples/bots/, the Python tic-tac-toe
+bot and, with --program js, the JavaScript one) behind the stdin/stdout bridge, run directly
+(StdioAgent) and under the hosted bots' sandbox and default limits (HostedAgent: bwrap,
+prlimit, a cgroup where the machine has them).
+
+One JSON line per way: `decisions_per_s`, decisions one warm program answers in a row (the
+same position, the bridge validating each answer), and `start_ms_median`/`start_ms_p90`, from
+a new agent's first decision to its answer (the program's start: bwrap's namespaces and mounts,
+the runtime's own start, its first answer), over --starts programs. A last line gives the ratios.
+
+    python bench/sandbox_cost.py --decisions 2000 --starts 20
+    python bench/sandbox_cost.py --program js
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import time
+from pathlib import Path
+
+from partida.bots.base import Agent, Turn
+from partida.bots.engines.stdio import StdioAgent
+from partida.games.registry import default_registry
+from partida.hosting.agent import HostedAgent
+from partida.hosting.limits import Limits
+from partida.hosting.sandbox import PATH, sandbox_missing
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "bots"
+PROGRAMS = {"py": ("python3", "tictactoe.py"), "js": ("node", "corners.js")}
+GAME = {"py": "tictactoe", "js": "tictactoe"}
+
+
+def make(way: str, program: str) -> Agent:
+    runtime, script = PROGRAMS[program]
+    if way == "direct":  # the runtime the sandbox would find, by its path
+        return StdioAgent(f"{shutil.which(runtime, path=PATH)} {EXAMPLES / script}", move_timeout=10)
+    return HostedAgent(EXAMPLES, f"{runtime} {script}", Limits(decision_seconds=10), "bench")
+
+
+def first_turn(game_name: str) -> Turn:
+    game = default_registry().get(game_name)
+    state = game.create(seed=0)
+    decision = state.pending()[0]
+    return Turn(game, decision.seat, decision.prompt, state.view(decision.seat))
+
+
+def measure(way: str, program: str, decisions: int, starts: int) -> dict[str, object]:
+    turn = first_turn(GAME[program])
+    agent = make(way, program)
+    agent.new_game(turn.game, turn.seat)
+    agent.act(turn)  # started and warm
+    began = time.perf_counter()
+    for _ in range(decisions):
+        agent.act(turn)
+    rate = decisions / (time.perf_counter() - began)
+    agent.close()
+    times = []
+    for _ in range(starts):
+        agent = make(way, program)
+        agent.new_game(turn.game, turn.seat)
+        began = time.perf_counter()
+        agent.act(turn)
+        times.append(time.perf_counter() - began)
+        agent.close()
+    times.sort()
+    return {
+        "way": way,
+        "program": program,
+        "decisions": decisions,
+        "decisions_per_s": round(rate, 1),
+        "starts": starts,
+        "start_ms_median": round(1000 * statistics.median(times), 2),
+        "start_ms_p90": round(1000 * times[int(0.9 * (len(times) - 1))], 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--decisions", type=int, default=2000, help="decisions in a row (default: %(default)s)")
+    parser.add_argument("--starts", type=int, default=20, help="programs started (default: %(default)s)")
+    parser.add_argument("--program", choices=sorted(PROGRAMS), default="py", help="which example bot")
+    args = parser.parse_args()
+    why = sandbox_missing()
+    if why is not None:
+        raise SystemExit(why)
+    direct = measure("direct", args.program, args.decisions, args.starts)
+    print(json.dumps(direct), flush=True)
+    sandboxed = measure("sandboxed", args.program, args.decisions, args.starts)
+    print(json.dumps(sandboxed), flush=True)
+    ratios = {
+        "program": args.program,
+        "decisions_per_s_ratio": round(float(sandboxed["decisions_per_s"]) / float(direct["decisions_per_s"]), 3),
+        "start_ms_extra_median": round(float(sandboxed["start_ms_median"]) - float(direct["start_ms_median"]), 2),
+    }
+    print(json.dumps(ratios), flush=True)
+
+
+if __name__ == "__main__":
+    main()
