@@ -6,7 +6,8 @@ prlimit, a cgroup where the machine has them).
 One JSON line per way: `decisions_per_s`, decisions one warm program answers in a row (the
 same position, the bridge validating each answer), and `start_ms_median`/`start_ms_p90`, from
 a new agent's first decision to its answer (the program's start: bwrap's namespaces and mounts,
-the runtime's own start, its first answer), over --starts programs. A last line gives the ratios.
+the runtime's own start, its first answer), over --starts programs. The two ways run
+interleaved, a block of decisions or one start each in turn. A last line gives the ratios.
 
     python bench/sandbox_cost.py --decisions 2000 --starts 20
     python bench/sandbox_cost.py --program js
@@ -31,6 +32,7 @@ from partida.hosting.sandbox import PATH, sandbox_missing
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "bots"
 PROGRAMS = {"py": ("python3", "tictactoe.py"), "js": ("node", "corners.js")}
 GAME = {"py": "tictactoe", "js": "tictactoe"}
+WAYS = ("direct", "sandboxed")
 
 
 def make(way: str, program: str) -> Agent:
@@ -47,48 +49,60 @@ def first_turn(game_name: str) -> Turn:
     return Turn(game, decision.seat, decision.prompt, state.view(decision.seat))
 
 
-def measure(way: str, program: str, decisions: int, starts: int) -> dict[str, object]:
+def measure(program: str, decisions: int, starts: int, block: int = 100) -> dict[str, dict[str, object]]:
+    """Both ways, interleaved (a block of decisions, or one start, of each in turn), so that the
+    load of a shared machine falls on both alike."""
     turn = first_turn(GAME[program])
-    agent = make(way, program)
-    agent.new_game(turn.game, turn.seat)
-    agent.act(turn)  # started and warm
-    began = time.perf_counter()
-    for _ in range(decisions):
-        agent.act(turn)
-    rate = decisions / (time.perf_counter() - began)
-    agent.close()
-    times = []
-    for _ in range(starts):
-        agent = make(way, program)
+    warm = {way: make(way, program) for way in WAYS}
+    for agent in warm.values():
         agent.new_game(turn.game, turn.seat)
-        began = time.perf_counter()
-        agent.act(turn)
-        times.append(time.perf_counter() - began)
+        agent.act(turn)  # started and warm
+    spent = dict.fromkeys(WAYS, 0.0)
+    for _ in range(max(1, decisions // block)):
+        for way, agent in warm.items():
+            began = time.perf_counter()
+            for _ in range(block):
+                agent.act(turn)
+            spent[way] += time.perf_counter() - began
+    for agent in warm.values():
         agent.close()
-    times.sort()
-    return {
-        "way": way,
-        "program": program,
-        "decisions": decisions,
-        "decisions_per_s": round(rate, 1),
-        "starts": starts,
-        "start_ms_median": round(1000 * statistics.median(times), 2),
-        "start_ms_p90": round(1000 * times[int(0.9 * (len(times) - 1))], 2),
-    }
+    times: dict[str, list[float]] = {way: [] for way in WAYS}
+    for _ in range(starts):
+        for way in WAYS:
+            agent = make(way, program)
+            agent.new_game(turn.game, turn.seat)
+            began = time.perf_counter()
+            agent.act(turn)
+            times[way].append(time.perf_counter() - began)
+            agent.close()
+    done = max(1, decisions // block) * block
+    figures = {}
+    for way in WAYS:
+        ordered = sorted(times[way])
+        figures[way] = {
+            "way": way,
+            "program": program,
+            "decisions": done,
+            "decisions_per_s": round(done / spent[way], 1),
+            "starts": starts,
+            "start_ms_median": round(1000 * statistics.median(ordered), 2),
+            "start_ms_p90": round(1000 * ordered[int(0.9 * (len(ordered) - 1))], 2),
+        }
+    return figures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--decisions", type=int, default=2000, help="decisions in a row (default: %(default)s)")
+    parser.add_argument("--decisions", type=int, default=2000, help="decisions per way (default: %(default)s)")
     parser.add_argument("--starts", type=int, default=20, help="programs started (default: %(default)s)")
     parser.add_argument("--program", choices=sorted(PROGRAMS), default="py", help="which example bot")
     args = parser.parse_args()
     why = sandbox_missing()
     if why is not None:
         raise SystemExit(why)
-    direct = measure("direct", args.program, args.decisions, args.starts)
+    figures = measure(args.program, args.decisions, args.starts)
+    direct, sandboxed = figures["direct"], figures["sandboxed"]
     print(json.dumps(direct), flush=True)
-    sandboxed = measure("sandboxed", args.program, args.decisions, args.starts)
     print(json.dumps(sandboxed), flush=True)
     ratios = {
         "program": args.program,

@@ -221,9 +221,9 @@ def _needs_the_sandbox() -> None:
 @pytest.mark.processes
 def test_the_sandbox_cost_benchmark_runs_both_ways() -> None:
     _needs_the_sandbox()
-    direct, sandboxed, ratios = run_bench("sandbox_cost.py", "--decisions", "20", "--starts", "2")
+    direct, sandboxed, ratios = run_bench("sandbox_cost.py", "--decisions", "200", "--starts", "2")
     assert (direct["way"], sandboxed["way"]) == ("direct", "sandboxed")
-    assert sandboxed["decisions"] == 20 and sandboxed["starts"] == 2 and "decisions_per_s_ratio" in ratios
+    assert sandboxed["decisions"] == 200 and sandboxed["starts"] == 2 and "decisions_per_s_ratio" in ratios
 
 
 @pytest.mark.processes

@@ -92,12 +92,14 @@ def seats():
 
 def test_an_honest_program_plays_as_nobody_in_a_world_of_its_own(bundle, seats) -> None:
     probe = "import os, json, sys; print('REPORT ' + json.dumps({'uid': os.getuid(), 'pid': os.getpid(), "
-    probe += "'ppid': os.getppid(), 'root': sorted(os.listdir('/')), 'cwd': os.getcwd()}), file=sys.stderr)\n"
+    probe += "'ppid': os.getppid(), 'root': sorted(os.listdir('/')), 'cwd': os.getcwd(), 'nice': os.nice(0)}), "
+    probe += "file=sys.stderr)\n"
     hostile = (REPO / "tests/data/hostile/hostile.py").read_text()
     seat = seats(bundle({"probe.py": probe + hostile}), "python3 probe.py honest")
     assert seat.move() == 0 and seat.move() is not None
     seen = seat.report()
     assert seen["uid"] == 65534 and seen["cwd"] == "/bot"
+    assert seen["nice"] == 10  # the server's games come first
     assert seen["ppid"] == 1  # its parent is the sandbox's init: the server is not in its world
     assert set(seen["root"]) <= {"bin", "bot", "dev", "etc", "lib", "lib64", "proc", "sbin", "tmp", "usr"}
     assert not seat.failures
