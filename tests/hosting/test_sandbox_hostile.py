@@ -11,6 +11,7 @@ import json
 import os
 import resource
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -338,3 +339,17 @@ async def test_a_hostile_sandboxed_bot_on_a_real_server_harms_no_other_game(
     if mode in ("read", "connect"):
         report = json.loads(log.split("REPORT ", 1)[1].splitlines()[0])[mode]
         assert report and all(result.startswith("failed") for result in report.values()), report
+
+
+@pytest.mark.processes
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("bot", "--sandbox", "--token", "x", "--game", "tictactoe", "random"),
+        ("bot", "--cmd", "python3 bot.py", "--dir", ".", "--token", "x", "--game", "tictactoe"),
+    ],
+)
+def test_sandbox_flags_go_with_a_program(args: tuple[str, ...]) -> None:
+    done = subprocess.run([sys.executable, "-m", "partida", *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "--sandbox runs the program of --cmd, and --dir goes with --sandbox" in done.stderr, done.stderr
