@@ -213,6 +213,17 @@ def test_spinning_past_its_cpu_time_is_time_exceeded(bundle, seats) -> None:
     assert "CPU time" in failure.detail
 
 
+def test_processes_spinning_together_past_its_cpu_time_are_time_exceeded(bundle, seats) -> None:
+    seat = seats(bundle(), "python3 hostile.py spin_children", Limits(decision_seconds=5.0, cpu_seconds=1.0))
+    assert seat.move() is not None  # it answers at once; its children spin on
+    deadline = time.monotonic() + 30
+    while seat.agent.program.cpu_used() <= 1.0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    failure = seat.forfeit()
+    assert failure.verdict is Verdict.TIME_EXCEEDED
+    assert failure.detail.startswith("past its CPU time in total")
+
+
 def test_killing_its_parent_reaches_nothing_and_it_plays_on(bundle, seats) -> None:
     seat = seats(bundle(), "python3 hostile.py kill_parent")
     assert seat.move() is not None and seat.move() is not None
