@@ -8,6 +8,8 @@ user, PID, network (no interface but its own loopback: no way to the server or o
 UTS namespaces, a new session (no terminal to push keys into), no capabilities, no new
 privileges, no further user namespaces, and it dies with the server. The server starts bwrap as
 `nobody` (65534) where it runs as root, so even outside its namespaces the program is no one.
+(bwrap started as root with `--unshare-user --uid 65534` would map the program to root outside,
+and the kernel then does not enforce RLIMIT_NPROC on it: a fork bomb goes through.)
 
 Limits: rlimits set by `prlimit` inside the sandbox just before the program (RLIMIT_NPROC
 counts per user and user namespace, so set there it bounds this program's tasks alone, not

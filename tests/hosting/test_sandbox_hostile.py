@@ -364,3 +364,22 @@ def test_sandbox_flags_go_with_a_program(args: tuple[str, ...]) -> None:
     done = subprocess.run([sys.executable, "-m", "partida", *args], capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
     assert "--sandbox runs the program of --cmd, and --dir goes with --sandbox" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("run", "game"), [("python3 tictactoe.py", "tictactoe"), ("node corners.js", "othello")])
+def test_the_example_bots_play_in_the_sandbox(run, game) -> None:
+    """Both runtimes start and answer under the default limits (node needs its address space)."""
+    played = default_registry().get(game)
+    state = played.create(seed=0)
+    agent = HostedAgent(REPO / "examples" / "bots", run, Limits(), "example")
+    try:
+        agent.new_game(played, 0)
+        for _ in range(2):
+            decision = state.pending()[0]
+            if decision.seat == 0:
+                state.apply(0, agent.act(Turn(played, 0, decision.prompt, state.view(0))))
+            else:
+                state.apply(decision.seat, decision.prompt.random_answer(__import__("random").Random(1)))
+        assert agent.failure is None and agent.program.started == 1
+    finally:
+        agent.close()
