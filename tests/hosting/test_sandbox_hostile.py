@@ -148,6 +148,7 @@ def test_no_socket_reaches_the_server_or_the_outside(bundle, seats) -> None:
     server.close()
 
 
+@pytest.mark.realtime
 def test_a_fork_bomb_is_held_to_its_processes_and_dies_with_its_seat(bundle, seats) -> None:
     limits = Limits(decision_seconds=3.0, processes=16)
     counted = seats(bundle(), "python3 hostile.py fork_count", limits)
@@ -200,12 +201,14 @@ def test_output_past_its_total_is_output_too_large(bundle, seats) -> None:
     assert failure.detail == "more than 150000 characters of output"
 
 
+@pytest.mark.realtime
 def test_sleeping_forever_is_time_exceeded(bundle, seats) -> None:
     failure = seats(bundle(), "python3 hostile.py sleep", Limits(decision_seconds=1.0)).forfeit()
     assert failure.verdict is Verdict.TIME_EXCEEDED
     assert failure.detail == "nothing within 1.0 s"
 
 
+@pytest.mark.slow
 def test_spinning_past_its_cpu_time_is_time_exceeded(bundle, seats) -> None:
     limits = Limits(decision_seconds=30.0, cpu_seconds=1.0)
     failure = seats(bundle(), "python3 hostile.py spin", limits).forfeit()
@@ -213,6 +216,7 @@ def test_spinning_past_its_cpu_time_is_time_exceeded(bundle, seats) -> None:
     assert "CPU time" in failure.detail
 
 
+@pytest.mark.slow
 def test_processes_spinning_together_past_its_cpu_time_are_time_exceeded(bundle, seats) -> None:
     seat = seats(bundle(), "python3 hostile.py spin_children", Limits(decision_seconds=5.0, cpu_seconds=1.0))
     assert seat.move() is not None  # it answers at once; its children spin on
