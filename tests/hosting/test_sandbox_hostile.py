@@ -387,3 +387,48 @@ def test_the_example_bots_play_in_the_sandbox(run, game) -> None:
         assert agent.failure is None and agent.program.started == 1
     finally:
         agent.close()
+
+
+def _running_with(marker: str) -> list[int]:
+    """The processes on this machine whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.realtime
+async def test_a_sandboxed_program_dies_with_the_bot_process_that_started_it(bundle, connect, bots, server) -> None:
+    """`partida bot` killed with SIGKILL (no chance to close anything): its program goes too."""
+    marker = f"marker-{os.getpid()}-{time.monotonic_ns()}"
+    _, token = await server.store.create_bot("sleeper")
+    argv = [sys.executable, "-m", "partida", "bot", "--cmd", f"python3 hostile.py sleep {marker}", "--sandbox"]
+    argv += ["--dir", str(bundle()), "--game", "tictactoe", "--move-timeout", "60", "--token", token]
+    bot = await asyncio.create_subprocess_exec(*argv, "--server", server.url, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        await bots("random")
+
+        async def connected() -> bool:
+            return "sleeper" in {s.identity.name for s in server.bot_sessions()}
+
+        await wait_for(connected, "the sandboxed bot to connect", timeout=30)
+        watcher = await connect(name="watcher")
+        await watcher.create_room("tictactoe", {}, seats=2, bots={0: "sleeper", 1: "random"})
+
+        async def sleeping() -> bool:
+            return any(pid != bot.pid for pid in _running_with(marker))
+
+        await wait_for(sleeping, "the program to start", timeout=30)
+    finally:
+        bot.kill()
+        await bot.wait()
+
+    async def gone() -> bool:
+        return not _running_with(marker)
+
+    await wait_for(gone, "the program to die with its bot", timeout=15)
