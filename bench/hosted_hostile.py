@@ -34,6 +34,7 @@ from abuse import Bystanders, percentile  # bench/abuse.py, beside this script
 from server_process import served
 
 HOSTILE = Path(__file__).resolve().parent.parent / "tests" / "data" / "hostile" / "hostile.py"
+OPPONENT_SECONDS = 0.2  # the other seat's thinking: a program's background work runs meanwhile
 MODES = [
     "fork_bomb",
     "alloc_8g",
@@ -77,6 +78,7 @@ def run_hostile(mode: str, seconds: float) -> dict[str, Any]:
                         answers += 1
                     else:
                         action = decision.prompt.options[0]  # type: ignore[attr-defined]
+                        time.sleep(OPPONENT_SECONDS)
                     state.apply(decision.seat, action)
             except Forfeit:
                 assert agent.failure is not None
