@@ -23,6 +23,7 @@ from partida.storage.store import GAME_WRITES, Store
 NOT_GAME_WRITES = {
     "create_user",
     "check_password",
+    "set_password",
     "create_bot",
     "check_token",
     "get_account",
