@@ -60,6 +60,8 @@ class Connection:
         # `lobby` pushes once `list_rooms` watched, `lobby_seeks` once `list_seeks` watched
         self.lobby_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)
         self.seek_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()  # `seek_paired`: a seek of yours made a room
+        # a tournament's `chat`, `chat_history` and `chat_removed` pushes (a room's go with its other news)
+        self.chat_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)
         self.closed = asyncio.Event()
         self._home = Link(url, websocket)
         self._links: list[Link] = [self._home]  # the home link first
@@ -407,7 +409,14 @@ class Connection:
             # News of a room from another node (a ladder game the scheduler there seated us in):
             # requests about that room go there.
             self._routes.setdefault(message["room"], link)
-        if kind in ("update", "game_over", "room", "seat_lost", "rematch", "rating_verdict", "rating_changed"):
+        if kind in ("chat", "chat_history", "chat_removed") and not isinstance(message.get("room"), str):
+            with contextlib.suppress(asyncio.QueueFull):  # unread past 1000: later lines are dropped
+                self.chat_events.put_nowait(message)
+            return
+        if kind in (
+            "update", "game_over", "room", "seat_lost", "rematch", "rating_verdict", "rating_changed",
+            "chat", "chat_history", "chat_removed",
+        ):  # fmt: skip
             room = message["room"]
             if kind == "update":
                 self._queued_updates[room, message.get("seat")] += 1

@@ -76,6 +76,11 @@ class ErrorCode(StrEnum):
     NO_DRAW_OFFER = "no_draw_offer"  # accepting or declining an offer that does not exist or lapsed
     ABORT_TOO_LATE = "abort_too_late"  # every seat has moved
     GAME_NOT_OVER = "game_not_over"  # a rematch before the end
+    # chat
+    CHAT_EMPTY = "chat_empty"  # nothing left of a line once control characters and white space are out
+    CHAT_TOO_LONG = "chat_too_long"  # a line past the cap (partida/room/chat.py)
+    CHAT_NOT_ALLOWED = "chat_not_allowed"  # not in the room, or a channel that is not yours
+    SILENCED = "silenced"  # the operator silenced the account (`until` says till when; null: for good)
     # the server
     RATE_LIMITED = "rate_limited"
     INTERNAL = "internal_error"
