@@ -47,6 +47,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     add_db_flag(user)
     user.set_defaults(func=run_create_user)
 
+    from partida.cli import db_chat  # chat's removals and silences (its own module)
+
+    db_chat.register(sub)
+
 
 def with_db(db_url: str | None, work: Callable[[Database], Awaitable[T]]) -> T:
     """Open (and migrate) the database, run `work`, close it; storage errors become `CliError`."""

@@ -52,12 +52,17 @@ class ChatLine:
 
 class ChatStore:
     """Chat's reads and writes; `writer` is the store's group writer (its lines join the batches
-    of moves rather than committing one by one)."""
+    of moves rather than committing one by one). The operator's command line, which says no
+    lines, opens it without one."""
 
-    def __init__(self, db: Database, writer: GroupWriter) -> None:
+    def __init__(self, db: Database, writer: GroupWriter | None = None) -> None:
         self.db = db
         self._writer = writer
-        self._insert = writer.statement("chat line", insert(ChatMessage).returning(ChatMessage.id), returning=True)
+        self._insert = (
+            None
+            if writer is None
+            else writer.statement("chat line", insert(ChatMessage).returning(ChatMessage.id), returning=True)
+        )
 
     async def add(
         self,
@@ -84,6 +89,7 @@ class ChatStore:
             "created_at": at,
             "removed_at": None,
         }
+        assert self._writer is not None and self._insert is not None, "a chat store without a writer only reads"
         line_id = int(await self._writer.write(Step(self._insert, row)))
         return ChatLine(line_id, where, channel, name, kind, seat, text, at, account_id)
 
