@@ -4,6 +4,7 @@
 // rules, nor sees a hand or a library the table did not see at that moment.
 
 import { clear, h } from "./dom.js";
+import { replayChat } from "./chat.js";
 
 export async function storedGamesList(conn, open) {
   const reply = await conn.request("games", { status: "finished", limit: 20 });
@@ -103,7 +104,7 @@ export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})
         h("button", { type: "button", id: "replay-last", "aria-label": "last", onclick: () => go(last) }, "»"),
         counter,
       ),
-      h("div.play", {}, h("div.board-col", {}, boardBox), h("aside.side", {}, h("h3", {}, "Moves"), list)),
+      h("div.play", {}, h("div.board-col", {}, boardBox), h("aside.side", {}, h("h3", {}, "Moves"), list, game.chat && game.chat.length ? replayChat(game.chat).element : null)),
     ),
   );
   draw();
