@@ -1,6 +1,7 @@
 """Chat in a real browser: Playwright drives Debian's Chromium against a real server on a
 loopback port. Two people chat across two browser contexts; a spectator's message never
-reaches them while the game runs and does once it is over; a person mutes another; the XSS
+reaches them while the game runs and does once it is over; a person mutes another; a line the
+operator removes leaves the live views and the replay; the XSS
 payloads show as text with the page's CSP and without it; a tournament's page and a replay show
 their chat; and the room works on a 390x844 phone."""
 
@@ -115,11 +116,16 @@ async def test_two_players_chat_a_spectator_stays_apart_and_a_mute_hides_a_playe
         await who.page.wait_for_function(MOVED_ON, arg=before)
     await bob.page.wait_for_selector("#result")
     await bob.sees("ada: play the centre")
+    # the operator removes a line (`partida db chat-remove ID`): gone from the live views and the replay
+    hello = bob.page.locator("#chat-lines li.chat-line", has_text="hello bob, good luck")
+    await server.store.chat.remove(int(await hello.get_attribute("data-id")))
+    await hello.wait_for(state="detached")
     game_id = server.rooms[code].core.game_id
     await cy.page.goto(f"{server.http_url}#/replay/{game_id}")
     await cy.page.wait_for_selector("#replay #chat")
     replayed = await cy.lines()
-    assert "hello bob, good luck" in replayed and "ada: play the centre" in replayed
+    assert "thanks, you too" in replayed and "ada: play the centre" in replayed
+    assert "hello bob, good luck" not in replayed
     for person in (ada, bob, cy):
         assert person.errors == [], person.errors
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PLACES_KEPT = 2000  # places (games, tournaments) whose newest lines are kept in memory
+PLACES_KEPT = 500  # places (games, tournaments) whose newest lines are kept in memory
 SWEEP_SECONDS = 2.0  # how often the operator's removals and silences are read back
 Place = tuple[str, int]  # ("game", game id) or ("tournament", tournament id)
 
