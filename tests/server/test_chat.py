@@ -100,6 +100,25 @@ async def test_a_spectators_line_never_reaches_a_player_while_the_game_runs(chat
     assert said["id"] not in [m["id"] for m in record["game"]["chat"]]
 
 
+async def test_a_player_watching_from_another_tab_is_still_a_player(chatty) -> None:
+    server, connect = chatty
+    await server.store.create_user("ada", "long enough password")
+    ada = await connect(name="ada", password="long enough password")
+    bob = await connect(name="bob")
+    code = (await ada.create_room("tictactoe", seat=0))["room"]
+    await bob.join(code)
+    second_tab = await connect(name="ada", password="long enough password")
+    await second_tab.watch(code)
+    sam = await connect(name="sam")
+    await sam.watch(code)
+    said = await sam.chat("ada, take the corner", room=code)
+    assert not [m for m in await no_more_chat(second_tab, code) if m["type"] == "chat"]
+    assert said["id"] not in [m["id"] for m in await second_tab.chat_history(room=code)]
+    line = await second_tab.chat("typed in my other tab", room=code)
+    assert line["channel"] == "players" and line["seat"] == 0
+    assert (await next_of(bob, code, "chat"))["message"]["id"] == line["id"]
+
+
 async def test_after_the_game_players_read_the_spectators_and_the_replay_shows_both(chatty) -> None:
     server, connect = chatty
     alice, bob, sam, code = await two_players_and_a_spectator(connect)

@@ -83,7 +83,7 @@ class ChatService:
             if req.tournament is not None:
                 raise ProtocolError(ErrorCode.BAD_FIELD, "chat: name a room or a tournament, not both")
             room = self.rooms.room(req.room)
-            seats = room.core.seats_of(session)
+            seats = _seats_of(room, session)
             channel = rules.channel_to_post(req.channel, bool(seats), session in room.spectators)
             seat = seats[0] if seats else None
             place: Place = ("game", room.core.game_id)
@@ -154,7 +154,7 @@ class ChatService:
 
     async def _room_lines(self, room: Room, session: Session) -> list[dict[str, Any]]:
         over = room.core.status in ("finished", "aborted")
-        channels = rules.channels_read(bool(room.core.seats_of(session)), over)
+        channels = rules.channels_read(bool(_seats_of(room, session)), over)
         kept = await self._lines_of(("game", room.core.game_id), room.core.status == "waiting")
         return _lines_data(kept[c] for c in channels if c in kept)
 
@@ -187,9 +187,8 @@ class ChatService:
         the rule says (`rules.players_read`)."""
         if rules.players_read(channel, room.core.status in ("finished", "aborted")):
             return room.audience()
-        # a connection both seated and watching is a player: it does not read the spectators
-        players = {s.session for s in room.core.seats if s is not None and s.session is not None}
-        return room.spectators - players
+        # a player's every connection is a player's, even one that only watches (a second tab)
+        return {session for session in room.spectators if not _seats_of(room, session)}
 
     async def _tournament(self, name: str) -> int:
         tournament_id = self._tournaments.get(name)
@@ -267,6 +266,26 @@ class ChatService:
                 if watchers:
                     name = next((n for n, i in self._tournaments.items() if i == ident), None)
                     send_all(watchers, server_message("chat_removed", tournament=name, id=line.id))
+
+
+def _seats_of(room: Room, session: Session) -> list[int]:
+    """The seats `session` plays in `room`: those it holds, else those of its account (its
+    other connections'), else, for a guest, those under its name. A player who also watches
+    from another tab is a player there too, so the spectators' channel stays closed to it."""
+    held = room.core.seats_of(session)
+    identity = session.identity
+    if held or identity is None:
+        return held
+    return [
+        i
+        for i, seat in enumerate(room.core.seats)
+        if seat is not None
+        and (
+            seat.account_id == identity.account_id
+            if identity.account_id is not None
+            else seat.account_id is None and seat.name == identity.name
+        )
+    ]
 
 
 def _lines_data(channels: Iterable[Iterable[ChatLine]]) -> list[dict[str, Any]]:
