@@ -409,18 +409,17 @@ class Connection:
             # News of a room from another node (a ladder game the scheduler there seated us in):
             # requests about that room go there.
             self._routes.setdefault(message["room"], link)
-        if kind in ("chat", "chat_history", "chat_removed") and not isinstance(message.get("room"), str):
-            with contextlib.suppress(asyncio.QueueFull):  # unread past 1000: later lines are dropped
-                self.chat_events.put_nowait(message)
-            return
-        if kind in (
-            "update", "game_over", "room", "seat_lost", "rematch", "rating_verdict", "rating_changed",
-            "chat", "chat_history", "chat_removed",
-        ):  # fmt: skip
+        if kind in ("update", "game_over", "room", "seat_lost", "rematch", "rating_verdict", "rating_changed"):
             room = message["room"]
             if kind == "update":
                 self._queued_updates[room, message.get("seat")] += 1
             self._rooms[room].put_nowait(message)
+        elif kind in ("chat", "chat_history", "chat_removed"):
+            if isinstance(message.get("room"), str):  # with the room's other news (`play`'s `on_chat`)
+                self._rooms[message["room"]].put_nowait(message)
+            else:  # a tournament's
+                with contextlib.suppress(asyncio.QueueFull):  # unread past 1000: later lines are dropped
+                    self.chat_events.put_nowait(message)
         elif kind == "seated":
             if message.get("token"):
                 self._seats[message["room"]][message["seat"]] = message["token"]
