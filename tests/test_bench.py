@@ -208,3 +208,10 @@ def test_the_bridge_cost_benchmark_plays_through_each_way_in() -> None:
     lines = run_bench("bridge_cost.py", "--games", "1", "--depth", "1")
     assert [line["way"] for line in lines] == ["websocket", "stdio", "gtp"]
     assert all(line["bot_moves"] > 0 and line["moves"] > line["bot_moves"] for line in lines)
+
+
+@pytest.mark.processes
+def test_the_chat_benchmark_stores_and_pushes_its_lines() -> None:
+    (figures,) = run_bench("chat.py", "--rooms", "2", "--lines", "3")
+    assert figures["rooms"] == 2 and figures["lines"] == 12
+    assert 0 < figures["latency_ms_p50"] <= figures["latency_ms_p99"]
