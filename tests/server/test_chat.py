@@ -256,3 +256,31 @@ async def test_a_tournaments_chat_reaches_its_watchers(chatty) -> None:
 async def connect_and_read(connect: Any) -> list[dict[str, Any]]:
     reader = await connect(name="reader")
     return await reader.chat_history(tournament="cup")
+
+
+async def test_chat_survives_a_server_restart(db_url: str) -> None:
+    """The lines are the database's: a restarted server resumes the game, and a player back in
+    their seat is sent the room's chat read from there."""
+    first = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url))
+    await first.start()
+    alice, bob = await Client.connect(first.url, name="alice"), await Client.connect(first.url, name="bob")
+    code = (await alice.create_room("tictactoe", seat=0))["room"]
+    await bob.join(code)
+    await alice.next_update(code)
+    await alice.act(code, 4, seq=0)  # a game in play is resumed after a restart
+    said = [await alice.chat("before the restart", room=code), await bob.chat("see you on the other side", room=code)]
+    token = first.rooms[code].core.token_for(1)
+    await alice.close()
+    await bob.close()
+    await first.stop()
+
+    second = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url))
+    await second.start()
+    try:
+        bob = await Client.connect(second.url, name="bob")
+        await bob.join(code, seat=1, token=token)
+        pushed = await next_of(bob, code, "chat_history")
+        assert [m["id"] for m in pushed["messages"]] == [line["id"] for line in said]
+        await bob.close()
+    finally:
+        await second.stop()
