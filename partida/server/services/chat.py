@@ -98,7 +98,8 @@ class ChatService:
         if session.limits is not None:
             account = None if identity.account_id is None else f"account:{identity.account_id}"
             self.limiter.may_chat(f"connection:{session.id}", account, f"address:{session.address}")
-        await self._lines_of(place)  # the place's history in memory before the line joins it
+        # the place's history in memory before the line joins it (a room not started has all its lines here)
+        await self._lines_of(place, room is not None and room.core.status == "waiting")
         line = await self.chat.add(place, channel, identity.account_id, identity.name, identity.kind, seat, text)
         self._keep(place, line)
         if room is not None:
