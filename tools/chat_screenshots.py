@@ -1,6 +1,7 @@
 """Take the chat pictures in docs/web.md: a real server, two people playing Othello in Debian's
 Chromium who talk in the room's chat while a spectator talks in the spectators' channel (kept
-from the players), on a desktop and on a 390x844 phone.
+from the players), on a desktop and on a 390x844 phone, and the chat box as another spectator
+sees it (both channels).
 
     .venv/bin/python -m tools.chat_screenshots [--out docs/img]
 """
@@ -40,6 +41,10 @@ async def main(out: Path) -> None:
             await ada.locator(".room").screenshot(path=out / "web-chat.png")
             await bob.locator("#chat").scroll_into_view_if_needed()
             await bob.screenshot(path=out / "web-phone-chat.png")
+            # a spectator's view: both channels, each line marked with its own
+            cy = await open_page(browser, f"{server.http_url}r/{code}", "cy", DESKTOP, ready="#watching")
+            await cy.locator("#chat-lines .chat-text", has_text="Tea after").wait_for()
+            await cy.locator("#chat").screenshot(path=out / "web-chat-spectator.png")
         finally:
             await sam.close()
 
