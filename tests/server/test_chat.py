@@ -5,16 +5,18 @@ removal and silence as a running server sees them, tournaments' chat, and a game
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from websockets.asyncio.client import connect as ws_connect
 
 from partida.client import Client, ServerError
 from partida.room.chat import MAX_CHARS
 from partida.server.app import Server, ServerConfig
 from partida.storage.models import utcnow
-from tests.helpers import random_decider
+from tests.helpers import Raw, random_decider
 
 XSS = '<script>alert(1)</script><img src=x onerror="alert(2)">'
 
@@ -180,6 +182,40 @@ async def test_caps_and_bad_lines_are_refused_and_change_nothing(chatty) -> None
     line = await alice.chat("a\x1bb\u202ec\n\nd " + "y" * (MAX_CHARS - 6), room=code)
     assert line["text"] == "abc d " + "y" * (MAX_CHARS - 6)  # control characters out, white space folded
     assert server.rooms[code].core.status == "playing"  # the room survives every refusal
+
+
+async def test_bad_chat_frames_get_their_codes_and_the_room_plays_on(chatty) -> None:
+    """Frames no SDK would send, straight on the socket: each gets its error, the connection
+    stays, nothing is stored, and the room's players go on talking and playing."""
+    server, connect = chatty
+    alice, bob, _sam, code = await two_players_and_a_spectator(connect)
+    async with ws_connect(server.url) as ws:
+        raw = Raw(ws)
+        assert (await raw.request("hello", version=2, name="raw"))["type"] == "welcome"
+        assert (await raw.request("watch", room=code))["type"] == "watching"
+        frames = [
+            ('{"type": "chat", "room": "' + code + '", "text": "unterminated', "bad_frame"),
+            (json.dumps({"type": "chat", "id": 90, "room": code, "text": {"$ne": ""}}), "bad_field"),
+            (json.dumps({"type": "chat", "id": 91, "room": [code], "text": "hi"}), "bad_field"),
+            (json.dumps({"type": "chat", "id": 92, "room": code, "text": "hi", "as": "alice"}), "bad_field"),
+            (json.dumps({"type": "chat", "id": 93, "room": code, "text": "\u0000" * 3}), "bad_frame"),
+        ]
+        for frame, expected in frames:
+            await ws.send(frame)
+            while (reply := await raw.next())["type"] != "error":
+                pass
+            assert reply["code"] == expected, frame
+        assert (await raw.request("chat", room=code, text="still here"))["type"] == "chat_sent"
+    assert [m["text"] for m in await sam_history(connect, code)] == ["still here"]
+    await alice.chat("and we play on", room=code)
+    final = await asyncio.gather(alice.play(code, random_decider(5)), bob.play(code, random_decider(6)))
+    assert final[0]["status"] == "finished"
+
+
+async def sam_history(connect: Any, code: str) -> list[dict[str, Any]]:
+    late = await connect(name="late")
+    await late.watch(code)
+    return await late.chat_history(room=code)
 
 
 async def test_the_rate_limit_refuses_with_retry_after(limited) -> None:
