@@ -16,9 +16,9 @@ from partida.client import Client, ServerError
 from partida.room.chat import MAX_CHARS
 from partida.server.app import Server, ServerConfig
 from partida.storage.models import utcnow
-from tests.helpers import Raw, random_decider
+from tests.helpers import XSS_PAYLOADS, Raw, random_decider
 
-XSS = '<script>alert(1)</script><img src=x onerror="alert(2)">'
+XSS = " ".join(XSS_PAYLOADS[:2])  # a script element and an image's onerror, in one line
 
 
 @pytest.fixture
