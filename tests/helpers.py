@@ -224,3 +224,15 @@ async def rated_results(store: Any, pairs: list[tuple[str, str]], clock: dict[st
         await store.start_game(game_id, [(0, ids[winner], winner), (1, ids[loser], loser)])
         await store.finish_game(game_id, {"scores": [1, 0], "ranks": [1, 2], "winners": [0]})
         assert await store.rate_game(game_id)
+
+
+# Text a person may type that a page must show as text, never run or parse as markup: chat lines,
+# names. The last is the fuzz catalogue's bidi and zero-width string (tests/server/test_server_fuzz.py).
+XSS_PAYLOADS = (
+    "<script>window.__xss = 1</script>",
+    '<img src=x onerror="window.__xss = 2">',
+    '"><svg onload="window.__xss = 3">',
+    '<a href="javascript:window.__xss = 4">link</a>',
+    "&lt;b&gt;not bold&lt;/b&gt; {{7*7}} ${7*7}",
+    "é\u202e\u200b" * 5,
+)

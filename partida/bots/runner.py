@@ -82,6 +82,7 @@ class BotRunner:
         tournaments: list[str] | None = None,
         answer_seeks: bool = False,
         terms: Accepts | None = None,
+        greet: str | None = None,
     ) -> None:
         if agent not in all_agents():
             raise ValueError(f"unknown agent {agent!r} (known: {', '.join(sorted(all_agents()))})")
@@ -113,6 +114,8 @@ class BotRunner:
         self.tournaments = tournaments or []
         self.answer_seeks = answer_seeks  # take the lobby's seeks that allow bots, of games it plays
         self.max_games = max_games
+        self.greet = greet  # said in each game's players' channel as the bot sits down (lichess-bot's greeting)
+        self.greeted: set[str] = set()  # rooms greeted: a seat taken back after a reconnect is not greeted again
         self.client: Client | None = None
         self.tasks: set[asyncio.Task[None]] = set()
         self.rng = random.Random()
@@ -364,10 +367,17 @@ class BotRunner:
                     log.warning("%s in %s: the resignation was refused: %s", self.agent, room, refused)
                 return prompt.random_answer(self.rng)  # refused as over, or raced by the server's bot
 
+        if self.greet and room not in self.greeted:
+            self.greeted.add(room)
+            try:
+                await client.chat(self.greet, room=room)
+            except ServerError as refused:  # a greeting refused (too long, silenced) still plays the game
+                log.warning("%s in %s: the greeting was refused: %s", self.agent, room, refused)
         try:
             final = await client.play(room, decide_or_resign, on_error=on_error)
             log.info("%s: game in room %s over: %s", self.agent, room, final.get("result"))
             self.held.pop(room, None)
+            self.greeted.discard(room)
         except ConnectionLost:
             pass
         except Exception:

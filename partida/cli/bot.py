@@ -116,6 +116,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="take the lobby's seeks that allow bots, for the games the bot plays, as they appear",
     )
+    p.add_argument(
+        "--greet",
+        default=None,
+        metavar="TEXT",
+        help="say TEXT in each game's chat as the bot sits down (plain text, at most 300 characters)",
+    )
     add_game_files_flags(p)
     add_server_flag(p)
     add_log_flag(p, "info")
@@ -162,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
             tournaments=args.tournament,
             answer_seeks=args.answer_seeks,
             registry=game_registry(args),
+            greet=args.greet,
         )
     except ValueError as exc:
         raise CliError(str(exc)) from None

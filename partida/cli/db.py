@@ -53,6 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     invite.add_argument("--uses", type=int, default=1, help="how many accounts the code may make (default: 1)")
     add_db_flag(invite)
     invite.set_defaults(func=run_invite)
+    from partida.cli import db_chat  # chat's removals and silences (its own module)
+
+    db_chat.register(sub)
 
 
 def with_db(db_url: str | None, work: Callable[[Database], Awaitable[T]]) -> T:

@@ -190,14 +190,22 @@ def replay_stored(stored: Any, registry: Any = None) -> dict[str, Any]:
 
 def run_replay(args: argparse.Namespace) -> int:
     async def load(store):  # type: ignore[no-untyped-def]
-        return await store.load_game(args.game_id)
+        stored = await store.load_game(args.game_id)
+        if stored is None:
+            return None, []
+        # its chat as its replay shows it (partida/room/chat.py)
+        channels = replay_channels(stored.status in ("finished", "aborted"))
+        return stored, [line.to_data() for line in await store.chat.history(("game", stored.id), channels)]
 
-    stored = asyncio.run(
+    from partida.room.chat import replay_channels
+
+    stored, chat = asyncio.run(
         _ask_server(args.server, _fetch_finished(args.game_id)) if args.server else with_store(args.db, load)
     )
     if stored is None:
         raise CliError(f"there is no game {args.game_id} in the database")
     data = replay_stored(stored, game_registry(args))
+    data["chat"] = chat
     # A seed that does not match the hash published at the start, or a stored result the rules do
     # not give, means the record is not the game that was played: say so in the exit status.
     failed = not data["seed_verified"] or data["result_verified"] is False
@@ -230,6 +238,8 @@ def run_replay(args: argparse.Namespace) -> int:
         print(f"The STORED RESULT DIFFERS from the replay: {data['stored_result']}")
     if not data["seed_verified"] and data["seed"] is None:
         print("The stored seed DOES NOT MATCH the hash published at the start.")
+    for line in data["chat"]:
+        print(f"Chat ({line['channel']}) {line['name']}: {line['text']}")
     return 1 if failed else 0
 
 
@@ -241,7 +251,7 @@ def _fetch_finished(game_id: int):  # type: ignore[no-untyped-def]
         record = await client.game(game_id)
         if record["status"] != "finished":
             raise CliError(f"game {game_id} is {record['status']}: only finished games replay (watch a live one)")
-        return as_stored(record)
+        return as_stored(record), list(record.get("chat", []))
 
     return fetch
 

@@ -20,6 +20,8 @@ from partida.client.requests import Requests
 from partida.games.prompts import Prompt, prompt_from_data
 
 Decide = Callable[[dict[str, Any], Prompt], Any | Awaitable[Any]]
+# A bot's answer to a line of chat in its room: the text to say back, or None to say nothing.
+OnChat = Callable[[dict[str, Any]], str | Awaitable[str | None] | None]
 
 
 class Client(Requests):
@@ -42,6 +44,23 @@ class Client(Requests):
             self._queued_updates[room, message.get("seat")] -= 1
         return message
 
+    async def _answer_chat(
+        self, room: str, line: dict[str, Any], on_chat: OnChat, on_error: Callable[[ServerError], Any] | None
+    ) -> None:
+        """`on_chat`'s answer to someone else's line, said in the room."""
+        if line.get("name") == (self.welcome.get("you") or {}).get("name"):
+            return  # its own line, pushed back to it: answering would talk to itself
+        answer = on_chat(line)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if not answer:
+            return
+        try:
+            await self.chat(str(answer), room=room)
+        except ServerError as exc:
+            if on_error is not None:
+                on_error(exc)
+
     async def next_update(self, room: str, timeout: float | None = None) -> dict[str, Any]:
         while True:
             message = await self.next_message(room, timeout)
@@ -55,6 +74,7 @@ class Client(Requests):
         on_update: Callable[[dict[str, Any]], Any] | None = None,
         on_error: Callable[[ServerError], Any] | None = None,
         on_message: Callable[[dict[str, Any]], Any] | None = None,
+        on_chat: OnChat | None = None,
     ) -> dict[str, Any]:
         """Answer every decision put to this connection in `room` until the game ends; returns
         the final update (with `result`, its `reason`, and the revealed `seed`). `decide(update,
@@ -62,8 +82,12 @@ class Client(Requests):
         `on_error` (or raised when there is none) and the same decision is asked again; an answer
         overtaken by events (the decision passed, or the game ended meanwhile: a timeout, a
         resignation) waits for the next update instead. Other pushed messages about the room
-        (`room`, `game_over`, `seat_lost`) go to `on_message`. A lost connection is not a refused
-        answer: it raises `ConnectionLost`."""
+        (`room`, `game_over`, `seat_lost`, `chat`) go to `on_message`. `on_chat(message)` is
+        called with each line of chat someone else says in the room (its `message`: `name`,
+        `text`, `channel` ...); the text it returns (plain or from a coroutine) is said back in
+        the bot's channel, under the same caps and rate limits as anyone's (a refusal goes to
+        `on_error`, or is dropped). A lost connection is not a refused answer: it raises
+        `ConnectionLost`."""
         while True:
             try:
                 update = await self.next_message(room)
@@ -76,6 +100,8 @@ class Client(Requests):
             if update["type"] != "update":
                 if on_message is not None:
                     on_message(update)
+                if on_chat is not None and update["type"] == "chat":
+                    await self._answer_chat(room, update["message"], on_chat, on_error)
                 continue
             if update["status"] != "finished" and self._queued_updates[room, update["seat"]] > 0:
                 continue  # a newer update for this seat is already here: this decision may be gone

@@ -60,6 +60,8 @@ class Connection:
         # `lobby` pushes once `list_rooms` watched, `lobby_seeks` once `list_seeks` watched
         self.lobby_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)
         self.seek_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()  # `seek_paired`: a seek of yours made a room
+        # a tournament's `chat`, `chat_history` and `chat_removed` pushes (a room's go with its other news)
+        self.chat_events: asyncio.Queue[dict[str, Any]] = asyncio.Queue(1000)
         self.closed = asyncio.Event()
         self._home = Link(url, websocket)
         self._links: list[Link] = [self._home]  # the home link first
@@ -412,6 +414,12 @@ class Connection:
             if kind == "update":
                 self._queued_updates[room, message.get("seat")] += 1
             self._rooms[room].put_nowait(message)
+        elif kind in ("chat", "chat_history", "chat_removed"):
+            if isinstance(message.get("room"), str):  # with the room's other news (`play`'s `on_chat`)
+                self._rooms[message["room"]].put_nowait(message)
+            else:  # a tournament's
+                with contextlib.suppress(asyncio.QueueFull):  # unread past 1000: later lines are dropped
+                    self.chat_events.put_nowait(message)
         elif kind == "seated":
             if message.get("token"):
                 self._seats[message["room"]][message["seat"]] = message["token"]

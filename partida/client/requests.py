@@ -358,3 +358,22 @@ class Requests(Connection):
         if round is not None:
             fields["round"] = round
         return (await self.request("tournament_pairings", **fields))["tables"]
+
+    # Chat: lines in a room's channel or a tournament's (the room's arrive with its other
+    # pushes, a tournament's in `chat_events`).
+
+    async def chat(
+        self, text: str, *, room: str | None = None, tournament: str | None = None, channel: str | None = None
+    ) -> dict[str, Any]:
+        """Say `text` in `room` (in your channel: `players` when seated, else `spectators`) or
+        in `tournament`; returns the stored line. Refusals: `chat_too_long`, `chat_empty`,
+        `chat_not_allowed`, `silenced`, `rate_limited` (with `retry_after`)."""
+        fields = {"text": text, "room": room, "tournament": tournament, "channel": channel}
+        return (await self.request("chat", **{k: v for k, v in fields.items() if v is not None}))["message"]
+
+    async def chat_history(self, *, room: str | None = None, tournament: str | None = None) -> list[dict[str, Any]]:
+        """The newest lines you may read of a room, or of a tournament (whose lines are pushed
+        to `chat_events` from then on)."""
+        fields = {"room": room, "tournament": tournament}
+        reply = await self.request("chat_history", **{k: v for k, v in fields.items() if v is not None})
+        return list(reply["messages"])

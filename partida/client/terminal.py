@@ -5,7 +5,9 @@ answers and the reading of what the person types (`Game.parse_action`, an option
 number of a listed answer: a number always means the menu entry shown beside it, never a game's
 own numbering). Under a clock it shows every seat's time, counting down while others think and in
 the prompt on one's own turn; at any prompt `resign`, `draw` (offer or accept) and `abort` end
-the game early. Players joining, leaving, dropping and coming back are announced.
+the game early, and `say TEXT` says TEXT in the room's chat. Players joining, leaving, dropping
+and coming back are announced, and the room's chat is printed as it comes (as plain text: rich
+markup in a line is shown, never applied; the server has taken out the control characters).
 """
 
 from __future__ import annotations
@@ -179,6 +181,18 @@ class TerminalPlayer:
             self.on_room(message["summary"])
         elif message["type"] == "seat_lost":
             self.say(f"[red]seat {message['seat']} was {escape(message.get('reason', 'lost'))}[/red]")
+        elif message["type"] == "chat":
+            self.show_chat(message["message"])
+        elif message["type"] == "chat_history":
+            for line in message.get("messages", []):
+                self.show_chat(line)
+        elif message["type"] == "chat_removed":
+            self.say("[dim](a chat line was removed by the operator)[/dim]")
+
+    def show_chat(self, line: dict[str, Any]) -> None:
+        """One line of chat: the name, whose channel when it is the spectators', the text."""
+        where = " (spectators)" if line.get("channel") == "spectators" else ""
+        self.say(f"[cyan]{escape(str(line.get('name')))}{where}:[/cyan] {escape(str(line.get('text')))}")
 
     def say(self, text: str) -> None:
         self.console.print(text)
@@ -287,12 +301,17 @@ class TerminalPlayer:
             return forced[0]
         answers = self.answers_table(prompt, update["view"])
         if not self.told_commands:
-            self.console.print("[dim](at any prompt: resign, draw to offer or accept a draw, abort)[/dim]")
+            self.console.print(
+                "[dim](at any prompt: resign, draw to offer or accept a draw, abort; say TEXT to chat)[/dim]"
+            )
             self.told_commands = True
         while True:
             left = self.time_left(update["seat"])
             ask = "your move> " if left is None else f"your move ({format_seconds(left)} left)> "
             text = await self.ask_while_connected(ask)
+            if text.strip().lower().startswith("say "):
+                await self.chat(update["room"], text.strip()[4:])
+                continue
             if text.strip().lower() in COMMANDS:
                 ended = await self.command(text.strip().lower(), update)
                 if ended:
@@ -319,6 +338,12 @@ class TerminalPlayer:
             return asking.result()
         self.console.print()  # off the prompt's line
         raise ConnectionLost()
+
+    async def chat(self, room: str, text: str) -> None:
+        try:
+            await self.client.chat(text, room=room)  # the server pushes it back: shown as everyone's
+        except ServerError as exc:
+            self.console.print(f"[red]{escape(exc.message)}[/red]")
 
     async def command(self, word: str, update: dict[str, Any]) -> bool:
         """Run a typed command; True when it took this seat out of the game."""

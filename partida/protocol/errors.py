@@ -86,6 +86,11 @@ class ErrorCode(StrEnum):
     NOTHING_TO_TAKE_BACK = "nothing_to_take_back"  # the asker has no move standing
     NO_TAKEBACK_OFFER = "no_takeback_offer"  # accepting or declining an offer that does not exist or lapsed
     TAKEBACK_WAIT = "takeback_wait"  # asking again, before a move is made, after a decline
+    # chat
+    CHAT_EMPTY = "chat_empty"  # nothing left of a line once control characters and white space are out
+    CHAT_TOO_LONG = "chat_too_long"  # a line past the cap (partida/room/chat.py)
+    CHAT_NOT_ALLOWED = "chat_not_allowed"  # not in the room, or a channel that is not yours
+    SILENCED = "silenced"  # the operator silenced the account (`until` says till when; null: for good)
     # the server
     RATE_LIMITED = "rate_limited"
     INTERNAL = "internal_error"

@@ -463,6 +463,29 @@ class Invitation(Request):
 
     type: ClassVar[str] = "invitation"
     room: str
+# Chat (partida/room/chat.py has its rules; docs/protocol.md, "Chat").
+
+
+@dataclass
+class Chat(Request):
+    """A line in a room's channel (`players` or `spectators`: yours, when left out) or in a
+    tournament's chat. Plain text: control characters are taken out, at most 300 characters."""
+
+    type: ClassVar[str] = "chat"
+    text: str
+    room: str | None = None
+    tournament: str | None = None
+    channel: str | None = None
+
+
+@dataclass
+class ChatHistory(Request):
+    """The newest lines of a room's channels you may read, or of a tournament's chat (whose
+    lines are then pushed to you, one tournament at a time)."""
+
+    type: ClassVar[str] = "chat_history"
+    room: str | None = None
+    tournament: str | None = None
 
 
 REQUESTS: dict[str, type[Request]] = {
@@ -515,6 +538,8 @@ REQUESTS: dict[str, type[Request]] = {
         ChangePassword,
         LogOut,
         Invitation,
+        Chat,
+        ChatHistory,
     )
 }
 

@@ -46,6 +46,7 @@ from partida.server.services.accounts import AccountService
 from partida.server.services.bots import BotDirectory
 from partida.server.services.challenges import ChallengeService
 from partida.server.services.export import ExportService
+from partida.server.services.chat import SWEEP_SECONDS, ChatService
 from partida.server.services.greeting import Greeting
 from partida.server.services.history import HistoryService
 from partida.server.services.invitations import InvitationService
@@ -95,6 +96,8 @@ class ServerConfig:
     writer_cpus: frozenset[int] | None = None
     # Who may make an account from a client (server/sign_ups.py): open, invite or closed.
     sign_up: str = DEFAULT_SIGN_UP
+    # How often the operator's chat removals and silences (made from the command line) are read back.
+    chat_sweep: float = SWEEP_SECONDS
 
 
 class Server:
@@ -146,6 +149,7 @@ class Server:
         self.challenge_service: ChallengeService = None  # type: ignore[assignment]  # set in start()
         self.seeks = SeekBoard()
         self.seek_service: SeekService = None  # type: ignore[assignment]  # set in start()
+        self.chat: ChatService = None  # type: ignore[assignment]  # set in start()
         self._ws: Listener | None = None
         self._claim: SqliteClaim | None = None
 
@@ -207,6 +211,7 @@ class Server:
         self.rooms.start()
         self.tournament_director.start()
         self.ratings.start()
+        self.chat.start()
         log.info("serving on ws://%s:%d", self.config.host, self.config.port)
 
     def _build_services(self, db: Database) -> None:
@@ -261,6 +266,9 @@ class Server:
             self.tournament_director,
         )
         self.rooms.on_finished(self.tournament_director.game_over)
+        self.chat = ChatService(self.store.chat, self.rooms, self.limiter, self.config.chat_sweep)
+        rooms.entered.append(self.chat.entered)
+        self.rooms.on_finished(self.chat.game_over)
         services = [
             Greeting(
                 self.store,
@@ -282,6 +290,7 @@ class Server:
             self.ladders,
             self.tournaments,
             self.ratings,
+            self.chat,
         ]
         for service in services:
             self.shell.register(service.handlers())
@@ -315,6 +324,8 @@ class Server:
             await self.ladder_director.stop()
         if self.ratings is not None:
             await self.ratings.stop()
+        if self.chat is not None:
+            await self.chat.stop()
         await self.lobby.stop()
         self.seeks.stop()
         if self._ws is not None:
@@ -342,6 +353,8 @@ class Server:
         self.seek_service.disconnected(session)
         self.presence.departed(session)
         self.ladders.disconnected(session)
+        if self.chat is not None:
+            self.chat.disconnected(session)
         await self.room_service.disconnected(session)
 
     # Connections.

@@ -76,6 +76,10 @@ class Limits:
     sign_up_burst: float = 5.0
     network_sign_ups_per_hour: float = 20.0  # from one /24 (IPv4) or /64 (IPv6)
     network_sign_up_burst: float = 30.0
+    chat_lines_per_second: float = 0.5  # chat lines per connection, and per account over its connections (bots too)
+    chat_burst: float = 5.0
+    address_chat_lines_per_second: float = 2.0  # chat lines of one address's guests together
+    address_chat_burst: float = 20.0
 
     @classmethod
     def names(cls) -> list[str]:
@@ -186,6 +190,8 @@ class Limiter:
     limits: Limits = field(default_factory=Limits)
     _addresses: dict[str, _Address] = field(default_factory=dict)
     _swept_at: int = 0  # how many addresses were kept at the last sweep
+    _chat: dict[str, TokenBucket] = field(default_factory=dict)  # chat's buckets, by `may_chat`'s keys
+    _chat_swept_at: int = 0
 
     def _address(self, address: str) -> _Address:
         state = self._addresses.get(address)
@@ -354,6 +360,35 @@ class Limiter:
                 f"{games_of_address} games with {bot} are under way from your address, the most one address may "
                 "have with one bot; finish one first or choose another bot",
             )
+
+    def may_chat(self, connection: str, account: str | None, address: str) -> None:
+        """One chat line: from this connection, and this account over all its connections (a
+        bot account too: its lines reach people), else this address's guests together (a guest
+        who reconnects gets a new connection). The keys are the caller's names for each. A
+        refusal takes nothing; a line let through takes from every bucket."""
+        lim = self.limits
+        buckets = [self._chat_bucket(connection, lim.chat_lines_per_second, lim.chat_burst)]
+        if account is not None:
+            buckets.append(self._chat_bucket(account, lim.chat_lines_per_second, lim.chat_burst))
+        else:
+            buckets.append(self._chat_bucket(address, lim.address_chat_lines_per_second, lim.address_chat_burst))
+        wait = max(bucket.wait() for bucket in buckets)
+        if wait > 0:
+            raise ProtocolError(ErrorCode.RATE_LIMITED, "too many chat lines; wait a moment", details=retry(wait))
+        for bucket in buckets:
+            bucket.take()
+
+    def _chat_bucket(self, key: str, rate: float, burst: float) -> TokenBucket:
+        bucket = self._chat.get(key)
+        if bucket is None:
+            bucket = self._chat[key] = TokenBucket(rate, burst)
+            if len(self._chat) > 2 * self._chat_swept_at + 1024:  # forget those refilled: they hold nothing
+                for name, old in list(self._chat.items()):
+                    if old.full():
+                        del self._chat[name]
+                self._chat[key] = bucket
+                self._chat_swept_at = len(self._chat)
+        return bucket
 
     def may_watch(self, watching: int) -> None:
         if watching >= self.limits.rooms_watched:

@@ -440,4 +440,39 @@ class SignUpInvite(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     code_hash: Mapped[str] = mapped_column(String(64), unique=True)
     uses_left: Mapped[int] = mapped_column(Integer)
+class ChatMessage(Base):
+    """One line of chat, in a room's game (`channel` players or spectators) or a tournament
+    (`channel` tournament). Kept with the game so its replay shows it; `removed_at` set by the
+    operator hides it everywhere (live views are told, replays leave it out), the row kept as
+    evidence. `name` and `kind` are the sender's as the room showed them (a guest has no account)."""
+
+    __tablename__ = "chat_messages"
+    __table_args__ = (
+        Index("ix_chat_messages_game", "game_id", "id"),
+        Index("ix_chat_messages_tournament", "tournament_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), default=None)
+    tournament_id: Mapped[int | None] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"), default=None)
+    channel: Mapped[str] = mapped_column(String(16))
+    account_id: Mapped[int | None] = mapped_column(
+        ForeignKey("accounts.id", ondelete="SET NULL"), default=None, index=True
+    )
+    name: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(8))  # guest | user | bot
+    seat: Mapped[int | None] = mapped_column(Integer, default=None)  # a player's seat, None for a spectator
+    text: Mapped[str] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    removed_at: Mapped[datetime | None] = mapped_column(default=None, index=True)
+
+
+class ChatSilence(Base):
+    """An account the operator silenced: its chat is refused until `until` (None: for good).
+    A table of its own rather than a column of accounts: most accounts are never silenced."""
+
+    __tablename__ = "chat_silences"
+
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True)
+    until: Mapped[datetime | None] = mapped_column(default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -23,6 +23,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from partida.storage import accounts
 from partida.storage.batching import GroupWriter, MissingRow, Step
+from partida.storage.chat import ChatStore
 from partida.storage.database import Database, StorageError, describe_error
 from partida.storage.fencing import Fence
 from partida.storage.ladders import (
@@ -168,6 +169,8 @@ class Store:
         self.person_ratings = PersonRatingReads(db)
         self._judge_farming = writer.hook("judge farming", judge_farming)
         self._rate_people = writer.hook("rate people", rate_games)
+        # Chat lines: through the same writer, so a line shares the transaction of the moves of its moment.
+        self.chat = ChatStore(db, writer)
 
     # Accounts.
 

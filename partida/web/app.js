@@ -16,6 +16,7 @@ import { headline, scoresText } from "./results.js";
 import { seekPaired, seeksCard } from "./seeks.js";
 import { isTakeback, takebackControls, takebackWords, takenBackIndexes } from "./takeback.js";
 import { accountsOnly, invitationCard, onChallengePush, peek, playerExtras, playerLinks, showAccount, signUpCard } from "./accounts.js";
+import { ChatPanel, roomChatNote } from "./chat.js";
 
 const BOARDS = { tictactoe, othello, duel };
 const DEFAULT_GAME = "tictactoe"; // the new-room form's first choice: two seats, a minute's game
@@ -43,6 +44,7 @@ const app = {
   tournament: null, // the tournament page shown: { name, refresh }
   tournamentRooms: storedTournamentRooms(), // room code -> the tournament whose game it is
   seeks: null, // the lobby's seeks card, while the lobby is shown (seeks.js)
+  chat: null, // the chat box of the room or tournament shown (chat.js)
   retry: 0,
   pendingSignUp: null, // {sign_up, invite?}: the next hello makes the account
   sentChallenges: new Map(), // challenge id -> the challenge this page sent, until answered
@@ -259,6 +261,7 @@ function stopLobbyPolling() {
 
 async function showLobby() {
   app.room = null;
+  app.chat = null;
   const rooms = h("div", { id: "rooms" });
   const stored = h("div", { id: "stored-games" });
   const ladders = h("section.card", { id: "ladders-card", hidden: true }, h("h2", {}, "Bot ladders"));
@@ -357,6 +360,7 @@ function openReplay(gameId) {
   goTo(`/#/replay/${gameId}`);
   stopLobbyPolling();
   app.room = null;
+  app.chat = null;
   const boardFor = (game, view) => BOARDS[game] || (view && Array.isArray(view.locations) ? recycle : generic);
   showReplay(main, app.conn, gameId, boardFor, (game) => app.games.get(game)).catch((error) => say(error.message, "error"));
 }
@@ -394,6 +398,9 @@ async function openTournament(name) {
   };
   try {
     const refresh = await showTournament(main, ctx);
+    app.chat = new ChatPanel({ conn: app.conn, place: { tournament: name }, you: app.you.name, say, note: "Everyone on this page reads it: entrants and watchers." });
+    app.chat.mount(main.querySelector("#tournament"));
+    app.conn.request("chat_history", { tournament: name }).then((reply) => app.chat && app.chat.add(reply.messages), () => {});
     const shown = { name, refresh };
     app.tournament = shown;
     const again = async () => {
@@ -420,6 +427,7 @@ async function openPlayer(name) {
   goTo(`/#/player/${encodeURIComponent(name)}`);
   stopLobbyPolling();
   app.room = null;
+  app.chat = null;
   try {
     await showPlayer(main, app.conn, name);
     main.append(playerExtras(accountCtx(), name));
@@ -720,6 +728,9 @@ function openRoom(code, summary, seat, keepUpdate = false) {
     checked: previous ? previous.checked : null,
     pendingUpdate: null,
   };
+  if (!app.chat || app.chat.place.room !== code) {
+    app.chat = new ChatPanel({ conn: app.conn, place: { room: code }, you: app.you.name, say });
+  }
   // An update may arrive before the reply that seats us: keep it.
   if (app.pendingUpdates && app.pendingUpdates[code]) {
     app.room.update = app.pendingUpdates[code];
@@ -753,7 +764,9 @@ function summaryOf(message) {
 function onPush(message) {
   const room = app.room;
   if (message.type.startsWith("challenge") && onChallengePush(message, accountCtx())) return;
-  if (message.type === "lobby") {
+  if (message.type === "chat" || message.type === "chat_history" || message.type === "chat_removed") {
+    if (app.chat) app.chat.onPush(message);
+  } else if (message.type === "lobby") {
     onLobbyChange(message);
   } else if (message.type.startsWith("tournament_")) {
     onTournamentPush(message);
@@ -999,9 +1012,14 @@ function drawRoom() {
   );
   clear(
     main,
-    h("section.room", {}, header, seats, h("div.play", {}, h("div.board-col", {}, body), h("aside.side", {}, side, h("h3", {}, "Moves"), log))),
+    h("section.room", {}, header, seats, h("div.play", {}, h("div.board-col", {}, body), h("aside.side", {}, side, h("div", { id: "chat-slot" }), h("h3", {}, "Moves"), log))),
   );
   log.scrollTop = log.scrollHeight;
+  if (app.chat && app.chat.place.room === room.code) {
+    const player = room.seat !== null && room.seat !== undefined;
+    app.chat.setNote(roomChatNote(player, finished || summary.status === "aborted"));
+    app.chat.mount(document.getElementById("chat-slot"));
+  }
 }
 
 function sidePanel(room, update, board, drawn, ctx) {

@@ -5,6 +5,7 @@
 
 import { clear, h } from "./dom.js";
 import { downloadButtons, isTakeback, takenBackIndexes } from "./takeback.js";
+import { replayChat } from "./chat.js";
 
 export async function storedGamesList(conn, open) {
   const reply = await conn.request("games", { status: "finished", limit: 20 });
@@ -111,7 +112,7 @@ export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})
         counter,
         downloadButtons(conn, game.game_id, (text) => clear(counter, text)),
       ),
-      h("div.play", {}, h("div.board-col", {}, boardBox), h("aside.side", {}, h("h3", {}, "Moves"), list)),
+      h("div.play", {}, h("div.board-col", {}, boardBox), h("aside.side", {}, h("h3", {}, "Moves"), list, game.chat && game.chat.length ? replayChat(game.chat).element : null)),
     ),
   );
   draw();

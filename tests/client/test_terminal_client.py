@@ -110,6 +110,16 @@ def test_players_are_named_as_they_join_and_leave() -> None:
     assert "bo (guest) joined (seat 1, O)" in text and "bo left seat 1" in text
 
 
+def test_chat_is_printed_as_plain_text() -> None:
+    out = io.StringIO()
+    player = TerminalPlayer(None, default_registry().get("tictactoe"), Console(file=out, width=120))  # type: ignore[arg-type]
+    line = {"id": 1, "channel": "players", "name": "[bold]bo[/bold]", "kind": "guest", "text": "[red]gg[/red] <b>"}
+    player.on_message({"type": "chat", "room": "R", "message": line})
+    earlier = {**line, "channel": "spectators", "text": "hi"}
+    player.on_message({"type": "chat_history", "room": "R", "messages": [earlier]})
+    assert out.getvalue().splitlines() == ["[bold]bo[/bold]: [red]gg[/red] <b>", "[bold]bo[/bold] (spectators): hi"]
+
+
 async def test_a_seat_token_alone_takes_the_seat_back(server: Server, connect) -> None:
     alice, bob = await connect(name="alice"), await connect(name="bob")
     created = await alice.create_room("tictactoe", seat=0, public=False)

@@ -221,6 +221,10 @@ async def roomy_server(db_url: str) -> AsyncIterator[Server]:
         address_guesses_per_second=10**7,
         connection_burst=10**7,  # each hostile `hello` takes a new connection
         connections_per_second=10**7,
+        chat_burst=10**7,  # every chat line the fuzzer sends reaches the checks past the limiter
+        chat_lines_per_second=10**7,
+        address_chat_burst=10**7,
+        address_chat_lines_per_second=10**7,
     )
     srv = Server(ServerConfig(host="127.0.0.1", port=0, db_url=db_url, limits=limits))
     await srv.start()
@@ -258,6 +262,7 @@ async def test_no_request_in_the_catalogue_causes_an_internal_error_or_a_traceba
         "format": "swiss",
         "clock": {"initial": 60.0},
         "seek": waiting_seek,
+        "text": "good game",
     }
     await carol.tournament_create("cup", "tictactoe", "swiss", {"initial": 60.0}, starts_in=3600)
     member = Probe(server.url, binary, {"name": "carol", "password": "long enough password"})

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from partida.games.registry import Registry, UnknownGame
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
+from partida.room import chat as chat_rules
 from partida.server import history
 from partida.server.rooms.driver import Room
 from partida.server.session import Session
@@ -49,8 +50,7 @@ class HistoryService:
         except UnknownGame as exc:
             raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
         live = self.live_game(stored.id)
-        session.send(
-            server_message(
-                "stored_game", req.id, game=history.record(stored, game, live and live.core, steps=req.steps)
-            )
-        )
+        data = history.record(stored, game, live and live.core, steps=req.steps)
+        channels = chat_rules.replay_channels(stored.status in ("finished", "aborted"))
+        data["chat"] = [line.to_data() for line in await self.store.chat.history(("game", stored.id), channels)]
+        session.send(server_message("stored_game", req.id, game=data))

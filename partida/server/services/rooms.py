@@ -25,6 +25,7 @@ from partida.room.core import Effect, RoomCore
 from partida.room.terms import RoomTerms
 from partida.server.limits import Limiter
 from partida.server.publisher import Publisher
+from partida.server.rooms.driver import Room
 from partida.server.rooms.rematch import offer_rematch
 from partida.server.rooms.table import Rooms
 from partida.server.services.bots import BotDirectory
@@ -78,6 +79,8 @@ class RoomService:
         self.bots = bots
         self.publisher = publisher
         self.bot_games_by_address = bots.games_by_address
+        # Told of each connection that joined or watched a room, after its reply (chat's history).
+        self.entered: list[Callable[[Session, Room], Awaitable[None]]] = []
 
     def handlers(self) -> Mapping[str, Handler]:
         return {
@@ -250,6 +253,8 @@ class RoomService:
                 "joined", req.id, room=room.code, summary=room.summary(), seat=seat, token=room.core.token_for(seat)
             )
         )
+        for hook in self.entered:
+            await hook(session, room)
 
     async def on_leave(self, session: Session, req: m.Leave) -> None:
         room = self.rooms.room(req.room)
@@ -262,6 +267,8 @@ class RoomService:
             self.limiter.may_watch(sum(1 for r in session.rooms if session in r.spectators))
         session.send(server_message("watching", req.id, room=room.code, summary=room.summary()))
         await room.call_here(lambda: room.watch(session))
+        for hook in self.entered:
+            await hook(session, room)
 
     async def on_add_bot(self, session: Session, req: m.AddBot) -> None:
         room = self.rooms.room(req.room)

@@ -46,10 +46,22 @@ def stored(game_id: int, *, public: bool = True, status: str = "finished", game:
     )  # fmt: skip
 
 
+class FakeChat:
+    """No game here has chat; the channels each record asked for are kept."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[Any, ...]] = []
+
+    async def history(self, place: tuple[str, int], channels: tuple[str, ...]) -> list[Any]:
+        self.asked.append((place, channels))
+        return []
+
+
 class FakeStore:
     def __init__(self, *games: StoredGame) -> None:
         self.games = {g.id: g for g in games}
         self.listed: list[tuple[Any, ...]] = []
+        self.chat = FakeChat()
 
     async def list_games(self, limit: int, game: Any, status: Any, **where: Any) -> list[StoredGame]:
         self.listed.append((limit, game, status, where))
