@@ -45,8 +45,8 @@ from partida.server.seek_board import SeekBoard
 from partida.server.services.accounts import AccountService
 from partida.server.services.bots import BotDirectory
 from partida.server.services.challenges import ChallengeService
-from partida.server.services.export import ExportService
 from partida.server.services.chat import SWEEP_SECONDS, ChatService
+from partida.server.services.export import ExportService
 from partida.server.services.greeting import Greeting
 from partida.server.services.history import HistoryService
 from partida.server.services.invitations import InvitationService
