@@ -232,6 +232,8 @@ def test_the_hosted_hostile_benchmark_plays_its_bystanders_beside_a_hostile_prog
     (hostile,) = run_bench("hosted_hostile.py", "--seconds", "1", "--hostile", "alloc_8g")
     assert hostile["hostile"] == "alloc_8g" and hostile["baseline_p95_ms"] is not None
     assert hostile["server_alive"] and hostile["outcome"]["verdicts"].get("memory_exceeded", 0) >= 1
+
+
 @pytest.mark.processes
 def test_the_chat_benchmark_stores_and_pushes_its_lines() -> None:
     (figures,) = run_bench("chat.py", "--rooms", "2", "--lines", "3")

@@ -463,6 +463,8 @@ class Invitation(Request):
 
     type: ClassVar[str] = "invitation"
     room: str
+
+
 # Chat (partida/room/chat.py has its rules; docs/protocol.md, "Chat").
 
 

@@ -440,6 +440,9 @@ class SignUpInvite(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     code_hash: Mapped[str] = mapped_column(String(64), unique=True)
     uses_left: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class ChatMessage(Base):
     """One line of chat, in a room's game (`channel` players or spectators) or a tournament
     (`channel` tournament). Kept with the game so its replay shows it; `removed_at` set by the
