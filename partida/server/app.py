@@ -46,6 +46,7 @@ from partida.server.services.bots import BotDirectory
 from partida.server.services.challenges import ChallengeService
 from partida.server.services.greeting import Greeting
 from partida.server.services.history import HistoryService
+from partida.server.services.hosted_bots import HostedBotService, HostingSettings
 from partida.server.services.ladders import LadderService
 from partida.server.services.lobby import LobbyService
 from partida.server.services.ratings import RatingService
@@ -57,6 +58,7 @@ from partida.server.shell import Shell
 from partida.server.tournament_list import TournamentPages
 from partida.server.transport import Link, Listener, serve
 from partida.storage.database import Database, default_url
+from partida.storage.hosted import HostedStore
 from partida.storage.nodes import NodeDirectory
 from partida.storage.sqlite_claim import SqliteClaim
 from partida.storage.store import Store
@@ -87,6 +89,8 @@ class ServerConfig:
     # The CPUs the SQLite writer's process runs on, when the server pinned itself to one
     # (`partida serve --cpu`); None: the server's own.
     writer_cpus: frozenset[int] | None = None
+    # Hosted bots (`partida serve --host-bots`): where their bundles are stored; None: hosting off.
+    hosting: HostingSettings | None = None
 
 
 class Server:
@@ -138,6 +142,7 @@ class Server:
         self.challenge_service: ChallengeService = None  # type: ignore[assignment]  # set in start()
         self.seeks = SeekBoard()
         self.seek_service: SeekService = None  # type: ignore[assignment]  # set in start()
+        self.hosted_bots: HostedBotService = None  # type: ignore[assignment]  # set in start()
         self._ws: Listener | None = None
         self._claim: SqliteClaim | None = None
 
@@ -253,6 +258,7 @@ class Server:
             self.tournament_director,
         )
         self.rooms.on_finished(self.tournament_director.game_over)
+        self.hosted_bots = HostedBotService(HostedStore(db), self.registry, self.config.hosting, self.limiter.limits)
         services = [
             Greeting(self.store, self.logins, self.presence, bot_arrived=rooms.return_bot_to_its_seats),
             self.bots,
@@ -264,6 +270,7 @@ class Server:
             self.ladders,
             self.tournaments,
             self.ratings,
+            self.hosted_bots,
         ]
         for service in services:
             self.shell.register(service.handlers())
@@ -324,6 +331,7 @@ class Server:
         self.seek_service.disconnected(session)
         self.presence.departed(session)
         self.ladders.disconnected(session)
+        self.hosted_bots.disconnected(session)
         await self.room_service.disconnected(session)
 
     # Connections.

@@ -72,6 +72,8 @@ class Limits:
     tournaments_per_account: int = 5  # live tournaments (registering or running) one account created
     tournaments_per_address: int = 20  # live tournaments created from one address, whatever the account
     seeks_per_address: int = 50  # open seeks whose posters have this address (bot accounts are not limited)
+    bot_uploads_at_once: int = 4  # hosted bots' uploads open at once on the server (each held in memory, <= 16 MiB)
+    bot_submissions_per_hour: float = 30.0  # hosted bots' submissions one person may start, per hour (and at once)
 
     @classmethod
     def names(cls) -> list[str]:
