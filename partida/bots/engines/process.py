@@ -22,6 +22,8 @@ import subprocess
 import threading
 import time
 import weakref
+from dataclasses import dataclass
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,23 @@ class EngineTimeout(EngineFailed):
 
 class EngineGaveUp(EngineFailed):
     """The engine cannot be started, or died more times in a row than it may be restarted."""
+
+
+class EngineOverflow(EngineFailed):
+    """The engine wrote more than its caps allow (a line, or its output in total): it was
+    killed the moment it did, its excess never read into memory."""
+
+
+@dataclass(frozen=True)
+class OutputCaps:
+    """Bounds on what is read from an engine that is not trusted (a hosted bot): one line of
+    stdout or stderr, stdout and stderr in total, in characters. Past one the engine is killed.
+    `stderr_lines`: how many last lines of stderr are kept to say why it failed."""
+
+    line_chars: int
+    total_chars: int
+    stderr_chars: int
+    stderr_lines: int = 3
 
 
 MARGIN = 0.3  # seconds of a clock kept for the answer to reach the server (and its network)
@@ -62,7 +81,9 @@ class EngineProcess:
     be started again after dying before `start` gives up; `backoff`: the first pause (seconds),
     doubled each time."""
 
-    def __init__(self, command: str, label: str, *, restarts: int = 3, backoff: float = 0.5) -> None:
+    def __init__(
+        self, command: str, label: str, *, restarts: int = 3, backoff: float = 0.5, caps: OutputCaps | None = None
+    ) -> None:
         self.argv = shlex.split(command)  # the caller checked it splits (a quote left open)
         if not self.argv:
             raise ValueError("an empty engine command")
@@ -72,7 +93,9 @@ class EngineProcess:
         self.backoff = backoff
         self.failures = 0  # deaths since it last answered: the back-off grows with them
         self.started = 0  # how many times it was started
-        self.last_stderr: collections.deque[str] = collections.deque(maxlen=3)
+        self.caps = caps  # None: the engine is trusted with its output (a local GTP engine)
+        self.overflow: str | None = None  # what the engine wrote past its caps, when it did
+        self.last_stderr: collections.deque[str] = collections.deque(maxlen=caps.stderr_lines if caps else 3)
         self._proc: subprocess.Popen[str] | None = None
         self._stderr: threading.Thread | None = None
         self._lines: queue.Queue[object] = queue.Queue()
@@ -98,9 +121,10 @@ class EngineProcess:
             pause = self.backoff * 2 ** (self.failures - 1)
             log.warning("%s: the engine is down; starting it again in %.1f s", self.label, pause)
             time.sleep(pause)
+        self.overflow = None
         try:
             proc = subprocess.Popen(
-                self.argv,
+                self._spawn_argv(),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -109,14 +133,20 @@ class EngineProcess:
                 errors="replace",  # a stray byte is a bad line, not the end of the engine's output
                 bufsize=1,
                 start_new_session=True,  # its own process group: killing it kills what it started
+                **self._spawn_options(),
             )
         except OSError as exc:
             raise EngineGaveUp(f"cannot start {self.command!r}: {exc.strerror or exc}") from None
+        finally:
+            self._spawned()
         self._proc = proc
         self._lines = queue.Queue()
         self.started += 1
         _running.add(self)
-        threading.Thread(target=_read_lines, args=(proc, self._lines), daemon=True).start()
+        if self.caps is None:
+            threading.Thread(target=_read_lines, args=(proc, self._lines), daemon=True).start()
+        else:
+            threading.Thread(target=self._read_capped, args=(proc, self._lines, self.caps), daemon=True).start()
         self._stderr = threading.Thread(target=self._log_stderr, args=(proc,), daemon=True)
         self._stderr.start()
         log.info("%s: started %r (pid %d)", self.label, self.command, proc.pid)
@@ -142,6 +172,8 @@ class EngineProcess:
             self.kill()
             raise EngineTimeout(f"no answer within {timeout:.1f} s") from None
         if item is _EOF:
+            if self.overflow is not None:
+                raise EngineOverflow(self.overflow)
             raise EngineFailed(f"the engine ended{self._exit_words()}")
         assert isinstance(item, str)
         return item
@@ -180,6 +212,20 @@ class EngineProcess:
                 proc.kill()
         self._reap()
 
+    # Hooks for an engine started in another way (a sandbox): its command line, more options
+    # for Popen, and what to do once Popen returned (or failed) and once the engine was reaped.
+    def _spawn_argv(self) -> list[str]:
+        return self.argv
+
+    def _spawn_options(self) -> dict[str, Any]:
+        return {}
+
+    def _spawned(self) -> None:
+        pass
+
+    def _reaped(self) -> None:
+        pass
+
     def _reap(self) -> None:
         proc = self._proc
         if proc is None:
@@ -188,6 +234,8 @@ class EngineProcess:
             proc.wait(5)
         except subprocess.TimeoutExpired:
             pass
+        else:
+            self._reaped()
         for pipe in (proc.stdin, proc.stdout, proc.stderr):
             try:
                 if pipe is not None:
@@ -197,13 +245,61 @@ class EngineProcess:
 
     def _log_stderr(self, proc: subprocess.Popen[str]) -> None:
         assert proc.stderr is not None
+        caps = self.caps
+        total = 0
         try:
-            for line in proc.stderr:
+            while True:
+                line = proc.stderr.readline(caps.line_chars + 1) if caps else proc.stderr.readline()
+                if not line:
+                    return
+                total += len(line)
+                if caps and total > caps.stderr_chars:
+                    self._overflowed(proc, f"more than {caps.stderr_chars} characters on stderr")
+                    return
+                if caps and len(line) > caps.line_chars and not line.endswith("\n"):
+                    kept = line[: caps.line_chars]  # the rest of an over-long line is dropped unread
+                    while line and not line.endswith("\n"):
+                        line = proc.stderr.readline(caps.line_chars + 1)
+                        total += len(line)
+                        if total > caps.stderr_chars:
+                            self._overflowed(proc, f"more than {caps.stderr_chars} characters on stderr")
+                            return
+                    line = kept
                 line = line.rstrip("\n")
                 self.last_stderr.append(line)
                 log.info("%s [stderr] %s", self.label, line)
         except (OSError, ValueError):
             pass
+
+    def _read_capped(self, proc: subprocess.Popen[str], lines: queue.Queue[object], caps: OutputCaps) -> None:
+        """`_read_lines` for an engine that may flood: a line is read at most `line_chars` at a
+        time, so an endless line costs no memory; past a cap the engine is killed."""
+        assert proc.stdout is not None
+        total = 0
+        try:
+            while True:
+                line = proc.stdout.readline(caps.line_chars + 1)
+                if not line:
+                    break
+                total += len(line)
+                if len(line) > caps.line_chars and not line.endswith("\n"):
+                    self._overflowed(proc, f"a line of output longer than {caps.line_chars} characters")
+                    break
+                if total > caps.total_chars:
+                    self._overflowed(proc, f"more than {caps.total_chars} characters of output")
+                    break
+                lines.put(line.rstrip("\r\n"))
+        except (OSError, ValueError):
+            pass
+        lines.put(_EOF)
+
+    def _overflowed(self, proc: subprocess.Popen[str], what: str) -> None:
+        if self.overflow is None:
+            self.overflow = what
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
 
     def _exit_words(self) -> str:
         proc = self._proc

@@ -10,7 +10,9 @@ null without one); each line it writes is `{"action": ANSWER}`.
 
 The program's errors are its own, and each ends its seat's game as a resignation with a note
 that names the error (kept in the game's record): `bad JSON`, `bad answer` (JSON, but not
-`{"action": ...}`), `illegal answer`, `no answer in time` and `crashed`. What it writes on
+`{"action": ...}`), `illegal answer`, `no answer in time`, `crashed`, `would not start` (its
+command could not be run) and `output too large` (past the caps of an engine started with them,
+as a hosted bot is). What it writes on
 stderr goes to the bot's log.
 """
 
@@ -19,7 +21,14 @@ from __future__ import annotations
 import json
 
 from partida.bots.base import Agent, Forfeit, Turn
-from partida.bots.engines.process import EngineFailed, EngineProcess, EngineTimeout, answer_timeout
+from partida.bots.engines.process import (
+    EngineFailed,
+    EngineGaveUp,
+    EngineOverflow,
+    EngineProcess,
+    EngineTimeout,
+    answer_timeout,
+)
 from partida.games.base import Action, Game, IllegalAction
 
 DEFAULT_MOVE_TIMEOUT = 60.0  # seconds for one answer without a clock: a hung program loses, not hangs
@@ -43,9 +52,12 @@ def decision_line(turn: Turn) -> str:
 class StdioAgent(Agent):
     name = "stdio"
 
-    def __init__(self, command: str, move_timeout: float = DEFAULT_MOVE_TIMEOUT) -> None:
-        # a program that died has lost its game: it is not started again within it
-        self.engine = EngineProcess(command, f"stdio {command!r}", restarts=0)
+    def __init__(
+        self, command: str, move_timeout: float = DEFAULT_MOVE_TIMEOUT, engine: EngineProcess | None = None
+    ) -> None:
+        # a program that died has lost its game: it is not started again within it. `engine`:
+        # one started another way (a sandbox), for this command
+        self.engine = engine or EngineProcess(command, f"stdio {command!r}", restarts=0)
         self.move_timeout = float(move_timeout)
 
     def new_game(self, game: Game, seat: int) -> None:
@@ -61,10 +73,15 @@ class StdioAgent(Agent):
         timeout = answer_timeout(turn.clock, turn.seat, self.move_timeout)
         try:
             self.engine.start()
+        except EngineGaveUp as exc:
+            raise self._forfeit("would not start" if not self.engine.started else "crashed", str(exc)) from None
+        try:
             self.engine.send(decision_line(turn))
             text = self.engine.read_line(timeout)
         except EngineTimeout:
             raise self._forfeit("no answer in time", f"nothing within {timeout:.1f} s") from None
+        except EngineOverflow as exc:
+            raise self._forfeit("output too large", str(exc)) from None
         except EngineFailed as exc:
             raise self._forfeit("crashed", str(exc)) from None
         try:
