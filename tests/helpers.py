@@ -224,3 +224,22 @@ async def rated_results(store: Any, pairs: list[tuple[str, str]], clock: dict[st
         await store.start_game(game_id, [(0, ids[winner], winner), (1, ids[loser], loser)])
         await store.finish_game(game_id, {"scores": [1, 0], "ranks": [1, 2], "winners": [0]})
         assert await store.rate_game(game_id)
+
+
+@contextlib.contextmanager
+def reachable_directory(prefix: str = "partida-hosted-"):  # type: ignore[no-untyped-def]
+    """A fresh directory that every user can pass through, removed afterwards: hosted bots'
+    bundles go there, since the sandbox runs their programs as nobody, and pytest's own
+    temporary directories are closed to others."""
+    import shutil
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    directory.chmod(0o755)
+    try:
+        yield directory
+    finally:
+        for root, dirs, _ in os.walk(directory):
+            for name in dirs:
+                os.chmod(os.path.join(root, name), 0o755)
+        shutil.rmtree(directory, ignore_errors=True)

@@ -164,8 +164,8 @@ def run_logs(args: argparse.Namespace) -> int:
         print_json(logs)
         return 0
     print(_describe(logs["bot"]))
-    print("Verdicts (newest first):" if logs["failures"] else "No verdicts: its program has not failed.")
-    for failure in logs["failures"]:
+    print("Its log (newest first):" if logs["logs"] else "Nothing logged: no verdict, nothing on stderr.")
+    for failure in logs["logs"]:
         game = f"game {failure['game_id']}" if failure["game_id"] is not None else "no game"
         print(f"  {failure['at'][:19]}  v{failure['version']}  {game}  {failure['verdict']}: {failure['detail']}")
         for line in failure["stderr_tail"]:

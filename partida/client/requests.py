@@ -375,7 +375,7 @@ class Requests(Connection):
         return (await self.request("bot_list"))["bots"]
 
     async def bot_logs(self, name: str, limit: int | None = None) -> dict[str, Any]:
-        """Your hosted bot's verdicts (`failures`, with stderr tails) and latest `games`."""
+        """Your hosted bot's `logs` (verdicts, and games that left stderr, each with its tail) and latest `games`."""
         fields: dict[str, Any] = {"name": name}
         if limit is not None:
             fields["limit"] = limit

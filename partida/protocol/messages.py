@@ -442,7 +442,7 @@ class BotList(Request):
 
 @dataclass
 class BotLogs(Request):
-    """A hosted bot's verdicts (with their stderr tails) and its latest games."""
+    """A hosted bot's log (its verdicts, and the stderr of its latest games) and its latest games."""
 
     type: ClassVar[str] = "bot_logs"
     name: str

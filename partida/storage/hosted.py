@@ -20,13 +20,14 @@ from partida.storage.models import (
     Account,
     GameRecord,
     HostedBot,
-    HostedFailure,
+    HostedLog,
     HostedVersion,
     SeatRecord,
     utcnow,
 )
 
 ACTIVE, PAUSED, WITHDRAWN = "active", "paused", "withdrawn"
+FINISHED = "finished"  # a log entry that is no verdict: a game ended, its program's stderr kept
 
 
 class NotOwner(StorageError):
@@ -95,7 +96,7 @@ class BotInfo:
 
 
 @dataclass(frozen=True)
-class FailureInfo:
+class LogEntry:
     version: int | None
     game_id: int | None
     verdict: str
@@ -312,11 +313,35 @@ class HostedStore:
     ) -> str | None:
         """Keep a verdict; pause the bot once `pause_after` of its games in a row failed (the
         reason, or None when it plays on)."""
+        await self._log(account_id, version, game_id, verdict, detail, stderr_tail)
+        async with self.db.write() as conn:
+            failures = (
+                await conn.scalar(select(HostedBot.failures_in_row).where(HostedBot.account_id == account_id)) or 0
+            ) + 1
+            values: dict[str, Any] = {"failures_in_row": failures, "updated_at": utcnow()}
+            reason = None
+            if failures >= pause_after:
+                reason = f"paused after {failures} failed games in a row (the last: {verdict}: {detail})"[:300]
+                values.update(status=PAUSED, reason=reason)
+            changed = await conn.execute(
+                update(HostedBot).where(HostedBot.account_id == account_id, HostedBot.status == ACTIVE).values(**values)
+            )
+        return reason if changed.rowcount else None
+
+    async def _log(
+        self,
+        account_id: int,
+        version: int | None,
+        game_id: int | None,
+        verdict: str,
+        detail: str,
+        stderr_tail: list[str],
+    ) -> None:
         async with self.db.write() as conn:
             if game_id is not None and await conn.scalar(select(GameRecord.id).where(GameRecord.id == game_id)) is None:
-                game_id = None  # a game this database does not hold: the verdict is kept without it
+                game_id = None  # a game this database does not hold: the entry is kept without it
             await conn.execute(
-                HostedFailure.__table__.insert().values(
+                HostedLog.__table__.insert().values(
                     account_id=account_id,
                     version=version,
                     game_id=game_id,
@@ -326,22 +351,15 @@ class HostedStore:
                     created_at=utcnow(),
                 )
             )
-            failures = (
-                await conn.scalar(select(HostedBot.failures_in_row).where(HostedBot.account_id == account_id)) or 0
-            ) + 1
-            values: dict[str, Any] = {"failures_in_row": failures, "updated_at": utcnow()}
-            reason = None
-            if failures >= pause_after:
-                reason = f"paused after {failures} failed games in a row (the last: {verdict}: {detail})"[:300]
-                values.update(status=PAUSED, reason=reason)
-            await conn.execute(
-                update(HostedBot).where(HostedBot.account_id == account_id, HostedBot.status == ACTIVE).values(**values)
-            )
-        return reason
 
-    async def game_went_well(self, account_id: int) -> None:
-        """A game played to its end without a verdict: the failures in a row start again."""
+    async def game_went_well(
+        self, account_id: int, version: int | None, game_id: int | None, stderr_tail: list[str]
+    ) -> None:
+        """A game played to its end without a verdict: the failures in a row start again, and
+        what its program said on stderr, if anything, is kept for its owner."""
         await self._set(account_id, failures_in_row=0)
+        if stderr_tail:
+            await self._log(account_id, version, game_id, FINISHED, "the game ended without a verdict", stderr_tail)
 
     async def mark_version(self, game_id: int, seat: int, version: int) -> None:
         """The version that plays this seat of this game (shown with the game's players)."""
@@ -352,17 +370,17 @@ class HostedStore:
                 .values(bot_version=version)
             )
 
-    async def failures(self, account_id: int, limit: int = 20) -> list[FailureInfo]:
+    async def logs(self, account_id: int, limit: int = 20) -> list[LogEntry]:
         async with self.db.session() as session:
             rows = list(
                 await session.scalars(
-                    select(HostedFailure)
-                    .where(HostedFailure.account_id == account_id)
-                    .order_by(desc(HostedFailure.id))
+                    select(HostedLog)
+                    .where(HostedLog.account_id == account_id)
+                    .order_by(desc(HostedLog.id))
                     .limit(limit)
                 )
             )
-        return [FailureInfo(r.version, r.game_id, r.verdict, r.detail, list(r.stderr_tail), r.created_at) for r in rows]
+        return [LogEntry(r.version, r.game_id, r.verdict, r.detail, list(r.stderr_tail), r.created_at) for r in rows]
 
     async def recent_games(self, account_id: int, limit: int = 20) -> list[dict[str, Any]]:
         """The bot's latest games: id, game, status, which seat and version, and how it ended."""

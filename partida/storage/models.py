@@ -472,11 +472,12 @@ class HostedVersion(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
-class HostedFailure(Base):
-    """A verdict on a hosted bot's program (`partida.hosting.verdicts`): what its owner reads
-    with `partida bots logs`, and what pauses a bot that keeps failing."""
+class HostedLog(Base):
+    """What a hosted bot's owner reads with `partida bots logs`: a verdict on its program
+    (`partida.hosting.verdicts`), or `finished` for a game that ended without one and left lines
+    on its stderr, with the tail of its stderr either way."""
 
-    __tablename__ = "hosted_failures"
+    __tablename__ = "hosted_logs"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)

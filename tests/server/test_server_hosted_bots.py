@@ -65,7 +65,7 @@ async def test_a_person_submits_versions_activates_and_withdraws(hosting: Server
         assert (await ada.bot_activate("adabot", 2))["status"] == "active"
         assert await refused(ada.bot_activate("adabot", 3)) == "no_such_version"
         logs = await ada.bot_logs("adabot")
-        assert logs["failures"] == [] and logs["games"] == []
+        assert logs["logs"] == [] and logs["games"] == []
     account = await hosting.store.get_account_by_name("adabot")
     assert account is not None and account.kind == "bot" and account.owner_id is not None
     stored = {p.name for p in (hosting.config.hosting.directory).iterdir()}  # type: ignore[union-attr]

@@ -213,14 +213,14 @@ class HostedBotService:
         if not 1 <= limit <= 100:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"bot_logs: limit is 1 to 100, not {limit}")
         bot = await self._owned(owner_id, req.name)
-        failures = await self.hosted.failures(bot.account_id, limit)
+        logs = await self.hosted.logs(bot.account_id, limit)
         games = await self.hosted.recent_games(bot.account_id, limit)
         session.send(
             server_message(
                 "bot_logs",
                 req.id,
                 bot=bot.to_data(),
-                failures=[f.to_data() for f in failures],
+                logs=[entry.to_data() for entry in logs],
                 games=games,
             )
         )

@@ -1,6 +1,6 @@
 """Hosted bots: a bot account's owner (the person who submitted it), its versions (each a bundle
 on disk named by its digest, the command run in it, the games it declares), the bot's state
-(active version; active, paused or withdrawn), the verdicts on its program, and which version
+(active version; active, paused or withdrawn), the verdicts on its program and its stderr, and which version
 played each seat of a game.
 
 Frozen: plain SQLAlchemy types, never partida.storage.models.
@@ -61,7 +61,7 @@ def upgrade() -> None:
         sa.UniqueConstraint("account_id", "number", name="uq_hosted_versions_account_id_number"),
     )
     op.create_table(
-        "hosted_failures",
+        "hosted_logs",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("account_id", sa.Integer(), nullable=False),
         sa.Column("version", sa.Integer(), nullable=True),
@@ -71,19 +71,19 @@ def upgrade() -> None:
         sa.Column("stderr_tail", sa.JSON(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
-            ["account_id"], ["accounts.id"], name="fk_hosted_failures_account_id_accounts", ondelete="CASCADE"
+            ["account_id"], ["accounts.id"], name="fk_hosted_logs_account_id_accounts", ondelete="CASCADE"
         ),
         sa.ForeignKeyConstraint(
-            ["game_id"], ["games.id"], name="fk_hosted_failures_game_id_games", ondelete="SET NULL"
+            ["game_id"], ["games.id"], name="fk_hosted_logs_game_id_games", ondelete="SET NULL"
         ),
-        sa.PrimaryKeyConstraint("id", name="pk_hosted_failures"),
+        sa.PrimaryKeyConstraint("id", name="pk_hosted_logs"),
     )
-    op.create_index("ix_hosted_failures_account_id", "hosted_failures", ["account_id"])
+    op.create_index("ix_hosted_logs_account_id", "hosted_logs", ["account_id"])
 
 
 def downgrade() -> None:
-    op.drop_index("ix_hosted_failures_account_id", table_name="hosted_failures")
-    op.drop_table("hosted_failures")
+    op.drop_index("ix_hosted_logs_account_id", table_name="hosted_logs")
+    op.drop_table("hosted_logs")
     op.drop_table("hosted_versions")
     op.drop_table("hosted_bots")
     op.drop_column("seats", "bot_version")

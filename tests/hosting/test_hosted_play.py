@@ -1,0 +1,175 @@
+"""Hosted bots playing for real: a server, the hosting supervisor with its runner process, each
+program in bubblewrap. Two honest bots (Python and JavaScript, examples/hosted/) play a ladder
+with built-in bots, every game they play ends normally, the version that played each seat is
+stored, and their owners read their logs; a bot that always crashes is paused with its reason
+until its owner submits again."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from partida.bots.runner import BotRunner
+from partida.client import Client
+from partida.hosting.bundles import pack
+from partida.hosting.limits import Limits
+from partida.hosting.sandbox import sandbox_missing
+from partida.hosting.supervisor import HostingPlan, HostingSupervisor
+from partida.server.app import Server, ServerConfig
+from partida.server.services.hosted_bots import HostingSettings
+from partida.storage.hosted import HostedStore
+from tests.helpers import REPO, reachable_directory, wait_for
+
+pytestmark = [
+    pytest.mark.processes,
+    pytest.mark.realtime,
+    pytest.mark.slow,
+    pytest.mark.skipif(sandbox_missing() is not None, reason=str(sandbox_missing())),
+]
+
+EXAMPLES = REPO / "examples" / "hosted"
+PASSWORDS = {"ada": "ada lovelace", "bo": "bo diddley"}
+
+
+@pytest.fixture
+def bundles() -> Any:
+    with reachable_directory() as directory:
+        yield directory
+
+
+@pytest.fixture
+async def hosting(db_url: str, bundles: Path) -> AsyncIterator[Callable[..., Any]]:
+    """Start a hosting server and its supervisor (with a real runner process) for a plan."""
+    parts: list[Any] = []
+
+    async def start(**plan: Any) -> tuple[Server, HostingSupervisor]:
+        server = Server(ServerConfig(port=0, db_url=db_url, hosting=HostingSettings(bundles)))
+        await server.start()
+        parts.append(server)
+        for name, password in PASSWORDS.items():
+            await server.store.create_user(name, password)
+
+        async def new_token(name: str) -> str:
+            return (await server.store.create_bot(name))[1]
+
+        async def ladder_game(name: str) -> str | None:
+            ladder = await server.store.ladders.get(name)
+            return None if ladder is None else ladder.game
+
+        supervisor = HostingSupervisor(
+            server.url, HostingPlan(bundles, **plan), HostedStore(server.db), new_token, ladder_game
+        )
+        server.hosted_bots.on_change(supervisor.changed)
+        supervisor.start()
+        parts.append(supervisor)
+        return server, supervisor
+
+    yield start
+    for task in BUILT_IN:
+        task.cancel()
+    await asyncio.gather(*BUILT_IN, return_exceptions=True)
+    BUILT_IN.clear()
+    for part in reversed(parts):
+        with contextlib.suppress(Exception):
+            await part.stop()
+
+
+BUILT_IN: list[asyncio.Task[None]] = []
+
+
+async def built_in(server: Server, name: str, agent: str, ladder: str, **params: Any) -> None:
+    """A built-in bot in the ladder, under a bot account of its own (stopped by `hosting`)."""
+    _, token = await server.store.create_bot(name)
+    runner = BotRunner(server.url, agent, name=name, token=token, ladders=[ladder], params=params)
+    BUILT_IN.append(asyncio.create_task(runner.run(reconnect=False)))
+
+
+@contextlib.asynccontextmanager
+async def owner(server: Server, name: str) -> AsyncIterator[Client]:
+    client = await Client.connect(server.url, name=name, password=PASSWORDS[name])
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+async def test_two_hosted_bots_play_a_ladder_with_built_in_bots_and_their_owners_read_their_logs(
+    hosting: Any,
+) -> None:
+    server, _ = await hosting(ladders=["hosted"], max_programs=4)
+    ladder = await server.store.ladders.create("hosted", "othello", {}, 2, {"initial": 30, "increment": 0.5}, 2)
+    async with owner(server, "ada") as ada:
+        await ada.bot_submit("ada-greedy", ["othello"], "python3 bot.py", pack(EXAMPLES / "python-greedy"))
+    async with owner(server, "bo") as bo:
+        await bo.bot_submit("bo-weights", ["othello"], "node bot.js", pack(EXAMPLES / "js-weights"))
+    await built_in(server, "builtin-random", "random", "hosted")
+    await built_in(server, "builtin-alphabeta", "alphabeta", "hosted", depth=1)
+    hosted = {"ada-greedy", "bo-weights"}
+
+    async def each_played_three() -> bool:
+        games = await server.store.list_games(200, status="finished")
+        played = [name for g in games for _, _, name in g.seat_list if name in hosted]
+        return all(played.count(name) >= 3 for name in hosted)
+
+    await wait_for(each_played_three, "each hosted bot to finish three ladder games", timeout=240)
+    await server.ladder_director.stop()  # no more pairings: the games in play end by themselves
+
+    async def none_in_play() -> bool:
+        return not await server.store.list_games(200, status="playing")
+
+    await wait_for(none_in_play, "the ladder's games in play to end", timeout=120)
+    games = [g for g in await server.store.list_games(200) if any(n in hosted for _, _, n in g.seat_list)]
+    assert games and {g.status for g in games} == {"finished"}
+    for game in games:
+        assert game.result is not None and game.result["reason"] == "normal", game.result  # no forfeit
+        for seat, _, name in game.seat_list:
+            if name in hosted:
+                assert game.seat_versions.get(seat) == 1  # the version that played the seat
+    standings = {s.name for s in await server.store.ladders.standings(ladder.id)}
+    assert hosted <= standings
+    async with owner(server, "ada") as ada:
+        logs = await ada.bot_logs("ada-greedy")
+        assert logs["bot"]["status"] == "active"
+        assert all(entry["verdict"] == "finished" for entry in logs["logs"])  # no verdict: nothing failed
+        assert any("greedy: playing othello" in line for entry in logs["logs"] for line in entry["stderr_tail"])
+        assert logs["games"] and all(g["version"] == 1 for g in logs["games"])
+        [listed] = await ada.games(player="ada-greedy", limit=1)
+        assert any(seat.get("version") == 1 for seat in listed["seats"] if seat["name"] == "ada-greedy")
+    async with owner(server, "bo") as bo:
+        logs = await bo.bot_logs("bo-weights")
+        assert any("weights: playing othello" in line for entry in logs["logs"] for line in entry["stderr_tail"])
+
+
+async def test_a_bot_that_always_crashes_is_paused_until_its_owner_submits_again(hosting: Any, tmp_path: Path) -> None:
+    server, _ = await hosting(ladders=["crashes"], pause_after=3, limits=Limits(decision_seconds=5.0))
+    await server.store.ladders.create("crashes", "tictactoe", {}, 2, {"initial": 20, "increment": 0.5}, 1)
+    crasher = tmp_path / "crasher"
+    crasher.mkdir()
+    (crasher / "bot.py").write_text("import sys\nsys.stdin.readline()\nprint('boom', file=sys.stderr)\nsys.exit(3)\n")
+    async with owner(server, "ada") as ada:
+        await ada.bot_submit("ada-crash", ["tictactoe"], "python3 bot.py", pack(crasher))
+    await built_in(server, "builtin-random", "random", "crashes")
+
+    async def paused() -> bool:
+        bot = await server.store.get_account_by_name("ada-crash")
+        info = await HostedStore(server.db).bot(bot.id) if bot is not None else None
+        return info is not None and info.status == "paused"
+
+    await wait_for(paused, "the crashing bot to be paused", timeout=180)
+    async with owner(server, "ada") as ada:
+        [bot] = await ada.bot_list()
+        assert bot["status"] == "paused" and "3 failed games in a row" in bot["reason"]
+        logs = await ada.bot_logs("ada-crash")
+        verdicts = [entry for entry in logs["logs"] if entry["verdict"] != "finished"]
+        assert len(verdicts) >= 3 and {entry["verdict"] for entry in verdicts} == {"crashed"}
+        assert all(any("boom" in line for line in entry["stderr_tail"]) for entry in verdicts)
+        assert all(entry["game_id"] is not None for entry in verdicts)
+        noted = [g for g in logs["games"] if g["note"]]
+        assert noted and all("hosted bot ada-crash v1: crashed" in g["note"] for g in noted)
+        again = await ada.bot_submit("ada-crash", ["tictactoe"], "python3 bot.py", pack(crasher))
+        assert again["version"] == 2 and again["bot"]["status"] == "active" and again["bot"]["reason"] is None
