@@ -208,3 +208,27 @@ def test_the_bridge_cost_benchmark_plays_through_each_way_in() -> None:
     lines = run_bench("bridge_cost.py", "--games", "1", "--depth", "1")
     assert [line["way"] for line in lines] == ["websocket", "stdio", "gtp"]
     assert all(line["bot_moves"] > 0 and line["moves"] > line["bot_moves"] for line in lines)
+
+
+def _needs_the_sandbox() -> None:
+    from partida.hosting.sandbox import sandbox_missing
+
+    why = sandbox_missing()
+    if why is not None:
+        pytest.skip(why)
+
+
+@pytest.mark.processes
+def test_the_sandbox_cost_benchmark_runs_both_ways() -> None:
+    _needs_the_sandbox()
+    direct, sandboxed, ratios = run_bench("sandbox_cost.py", "--decisions", "200", "--starts", "2")
+    assert (direct["way"], sandboxed["way"]) == ("direct", "sandboxed")
+    assert sandboxed["decisions"] == 200 and sandboxed["starts"] == 2 and "decisions_per_s_ratio" in ratios
+
+
+@pytest.mark.processes
+def test_the_hosted_hostile_benchmark_plays_its_bystanders_beside_a_hostile_program() -> None:
+    _needs_the_sandbox()
+    baseline, hostile = run_bench("hosted_hostile.py", "--seconds", "1", "--hostile", "alloc_8g")
+    assert (baseline["hostile"], hostile["hostile"]) == ("baseline", "alloc_8g")
+    assert hostile["server_alive"] and hostile["outcome"]["verdicts"].get("memory_exceeded", 0) >= 1

@@ -40,6 +40,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         "or a crash resigns the game, the reason kept in its record (docs/bots.md)",
     )
     p.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="with --cmd: run the program as the server runs a hosted bot, under bubblewrap with the hosted "
+        "limits (no network, no files but its own directory, read-only; docs/hosted-bots.md)",
+    )
+    p.add_argument(
+        "--dir",
+        default=None,
+        metavar="DIR",
+        help="with --sandbox: the program's directory, mounted read-only as its working directory (default: here)",
+    )
+    p.add_argument(
         "--move-timeout",
         type=float,
         default=None,
@@ -129,8 +141,12 @@ def run(args: argparse.Namespace) -> int:
             raise CliError("say which games your program plays: --game GAME (repeatable), e.g. --game tictactoe")
         agent = "gtp" if args.gtp else "stdio"
         params = {"command": command, "move_timeout": args.move_timeout}
+        if args.sandbox:
+            agent, params["dir"] = "sandboxed", _sandbox_dir(args)
     elif agent is None:
         raise CliError("give an agent (see `partida agents`), or a program: --gtp COMMAND or --cmd COMMAND")
+    if (args.sandbox and not args.cmd) or (args.dir is not None and not args.sandbox):
+        raise CliError("--sandbox runs the program of --cmd, and --dir goes with --sandbox")
     try:
         terms, games = _terms(args)
         runner = BotRunner(
@@ -154,6 +170,19 @@ def run(args: argparse.Namespace) -> int:
     except ServerError as exc:
         raise CliError(f"the server refused the bot: {exc.message} ({exc.code})") from None
     return 0
+
+
+def _sandbox_dir(args: argparse.Namespace) -> str:
+    """The program's directory, once the sandbox is known to work here (never run unsandboxed)."""
+    from partida.hosting.sandbox import sandbox_missing
+
+    why = sandbox_missing()
+    if why is not None:
+        raise CliError(f"--sandbox: {why}")
+    directory = os.path.abspath(args.dir or ".")
+    if not os.path.isdir(directory):
+        raise CliError(f"--dir {args.dir!r} is not a directory")
+    return directory
 
 
 def _terms(args: argparse.Namespace) -> tuple[Accepts, list[str] | None]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -33,6 +34,13 @@ def missing_program(bundle_dir: Path, argv: list[str]) -> str | None:
     script it is given is in the bundle. None where it looks startable."""
     if not argv:
         return "an empty command"
+    if not bundle_dir.is_dir():
+        return f"the bundle {str(bundle_dir)!r} is not a directory"
+    if os.geteuid() == 0:  # bwrap runs as nobody: it must reach the bundle as others may
+        for where in (bundle_dir.resolve(), *bundle_dir.resolve().parents):
+            needed = stat.S_IXOTH | (stat.S_IROTH if where == bundle_dir.resolve() else 0)
+            if where.stat().st_mode & needed != needed:
+                return f"the sandbox's user (nobody) cannot reach the bundle: {str(where)!r} is closed to others"
     program = argv[0]
     if "/" in program:
         inside = PurePosixPath(program)
@@ -114,3 +122,10 @@ def _crash_detail(verdict: Verdict, returncode: int | None, said: str) -> str:
     if verdict is Verdict.TIME_EXCEEDED:
         return f"past its CPU time in total ({signal_words(returncode)})"
     return said
+
+
+def sandboxed_agent(command: str, dir: str = ".", move_timeout: float | None = None) -> HostedAgent:
+    """A person's own stdio program under the hosted bots' sandbox and default limits
+    (`partida bot --cmd COMMAND --sandbox --dir DIR`); `move_timeout` replaces the decision time."""
+    limits = Limits() if move_timeout is None else Limits(decision_seconds=float(move_timeout))
+    return HostedAgent(Path(dir), command, limits, label=repr(command))

@@ -18,6 +18,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 ROOT = Path("/sys/fs/cgroup")
+PERIOD = 100_000  # microseconds: the CPU bandwidth's period
 
 
 def _own_paths() -> dict[str, str]:
@@ -103,8 +104,9 @@ def _v1_parent(controller: str, own: dict[str, str]) -> Path | None:
     return parent if os.access(parent, os.W_OK) else None
 
 
-def make(memory_bytes: int, tasks: int) -> Cgroup | None:
-    """A fresh group bounding memory and tasks, or None where cgroups cannot be used here."""
+def make(memory_bytes: int, tasks: int, cpu_cores: float) -> Cgroup | None:
+    """A fresh group bounding memory and tasks, or None where cgroups cannot be used here; its
+    CPU bandwidth too where a cpu group can be made (optional: rlimits and nice bound the rest)."""
     if not usable():
         return None
     name = f"partida-bot-{uuid.uuid4().hex[:12]}"
@@ -119,10 +121,13 @@ def make(memory_bytes: int, tasks: int) -> Cgroup | None:
             with contextlib.suppress(OSError):
                 _write(d / "memory.swap.max", "0")
             _write(d / "pids.max", str(tasks))
+            with contextlib.suppress(OSError):  # only where the cpu controller is delegated
+                _write(d / "cpu.max", f"{round(cpu_cores * PERIOD)} {PERIOD}")
             return Cgroup(made, v2=True)
-        for controller in ("memory", "pids"):
+        cpu = ("cpu",) if _v1_parent("cpu", own) is not None else ()
+        for controller in ("memory", "pids", *cpu):
             parent = _v1_parent(controller, own)
-            assert parent is not None  # usable() checked it
+            assert parent is not None  # usable() checked it (and the line above for cpu)
             d = parent / name
             d.mkdir()
             made.append(d)
@@ -130,13 +135,26 @@ def make(memory_bytes: int, tasks: int) -> Cgroup | None:
                 _write(d / "memory.limit_in_bytes", str(memory_bytes))
                 with contextlib.suppress(OSError):  # only with swap accounting
                     _write(d / "memory.memsw.limit_in_bytes", str(memory_bytes))
-            else:
+            elif controller == "pids":
                 _write(d / "pids.max", str(tasks))
+            else:
+                _write(d / "cpu.cfs_period_us", str(PERIOD))
+                _write(d / "cpu.cfs_quota_us", str(round(cpu_cores * PERIOD)))
         return Cgroup(made, v2=False)
     except OSError as exc:
         log.warning("hosted bots: cannot make a cgroup (%s); this program is bounded by rlimits only", exc)
         Cgroup(made, v2=False).remove()
         return None
+
+
+def _v2_controllers(own: dict[str, str]) -> set[str]:
+    """The controllers the server's own v2 group hands to the groups below it."""
+    if not (ROOT / "cgroup.controllers").exists():
+        return set()
+    try:
+        return set((ROOT / own.get("", "/").lstrip("/") / "cgroup.subtree_control").read_text().split())
+    except OSError:
+        return set()
 
 
 @cache
@@ -145,15 +163,12 @@ def usable() -> bool:
     own = _own_paths()
     if (ROOT / "cgroup.controllers").exists():
         parent = ROOT / own.get("", "/").lstrip("/")
-        try:
-            controllers = (parent / "cgroup.subtree_control").read_text().split()
-        except OSError:
-            controllers = []
-        ok = {"memory", "pids"} <= set(controllers) and os.access(parent, os.W_OK)
+        ok = {"memory", "pids"} <= _v2_controllers(own) and os.access(parent, os.W_OK)
     else:
         ok = all(_v1_parent(c, own) is not None for c in ("memory", "pids"))
     if ok:
-        log.info("hosted bots: bounded by cgroups (memory, pids) and rlimits")
+        cpu = _v1_parent("cpu", own) is not None or "cpu" in _v2_controllers(own)
+        log.info("hosted bots: bounded by cgroups (memory, pids%s) and rlimits", ", cpu" if cpu else "")
     else:
         log.info("hosted bots: no writable memory and pids cgroups here; bounded by rlimits only")
     return ok

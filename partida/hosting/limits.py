@@ -23,12 +23,13 @@ class Limits:
     line_bytes: int = 64 << 10  # one line of stdout (one answer); also each stderr line kept
     stderr_bytes: int = 1 << 20  # stderr in total per program (it goes to the bot's log)
     stderr_lines: int = 20  # the last lines of stderr a failure carries
+    cpu_cores: float = 1.0  # CPU bandwidth of the whole program, in cores (where a cpu cgroup can be made)
 
     def __post_init__(self) -> None:
         for name in ("memory_mib", "processes", "open_files", "output_bytes", "tmp_mib", "line_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"hosted bot limit {name} must be at least 1")
-        if self.decision_seconds <= 0 or self.cpu_seconds <= 0:
+        if self.decision_seconds <= 0 or self.cpu_seconds <= 0 or self.cpu_cores <= 0:
             raise ValueError("hosted bot time limits must be positive")
         if self.processes < 4:
             # the sandbox's own init process and the wrapper that sets the limits count too

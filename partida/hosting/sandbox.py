@@ -12,7 +12,8 @@ privileges, no further user namespaces, and it dies with the server. The server 
 Limits: rlimits set by `prlimit` inside the sandbox just before the program (RLIMIT_NPROC
 counts per user and user namespace, so set there it bounds this program's tasks alone, not
 every sandbox's together); RLIMIT_CORE is 0. Where the machine lets the server make cgroups,
-a memory and a pids group per program as well (cgroup.py).
+a memory and a pids group per program as well, and a cpu one where that controller is
+delegated too (cgroup.py). Every program runs at niceness 10: the server's games come first.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ PRLIMIT = "/usr/bin/prlimit"  # util-linux: on every Debian system, and mounted 
 # Files of /etc a python3 or node program may read at start; nothing with secrets.
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "mime.types", "nsswitch.conf")
 PROBE_SECONDS = 10.0
+NICE = 10  # a hosted program's niceness: the server and its games come first
 
 
 def bwrap_path() -> str | None:
@@ -103,11 +105,15 @@ def _as_nobody() -> dict[str, Any]:
     return {"user": NOBODY, "group": NOBODY, "extra_groups": []}
 
 
-@cache
 def sandbox_missing() -> str | None:
     """None where hosted programs can be sandboxed here; else the sentence saying why not.
     Tried once: a program run in the very sandbox the bots get."""
-    bwrap = bwrap_path()
+    return missing_with(bwrap_path())
+
+
+@cache
+def missing_with(bwrap: str | None) -> str | None:
+    """`sandbox_missing` for a given bwrap (None: not installed)."""
     if bwrap is None:
         return (
             "hosted bots need bubblewrap to run submissions in a sandbox, and `bwrap` is not installed "
@@ -115,7 +121,7 @@ def sandbox_missing() -> str | None:
         )
     if not os.access(PRLIMIT, os.X_OK):
         return f"hosted bots need {PRLIMIT} (util-linux) to set a program's limits, and it is missing"
-    probe = Path(__file__).resolve().parent  # any readable directory serves as the bundle
+    probe = Path("/usr")  # any directory every user may read serves as the bundle
     argv = bwrap_argv(probe, ["/bin/sh", "-c", "exit 0"], Limits(), bwrap)
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_SECONDS, cwd="/", **_as_nobody())
@@ -154,12 +160,18 @@ class SandboxedProgram(EngineProcess):
 
     def _spawn_options(self) -> dict[str, Any]:
         self._drop_cgroup()
-        self.cgroup = cgroup.make(self.limits.memory_mib << 20, self.limits.processes + 2)
-        options: dict[str, Any] = {"cwd": "/", "env": {"PATH": PATH}, **_as_nobody()}
+        limits = self.limits
+        self.cgroup = cgroup.make(limits.memory_mib << 20, limits.processes + 2, limits.cpu_cores)
         if self.cgroup is not None:
             self.cgroup.open_for_child()
-            options["preexec_fn"] = self.cgroup.join
-        return options
+        return {"cwd": "/", "env": {"PATH": PATH}, "preexec_fn": self._in_child, **_as_nobody()}
+
+    def _in_child(self) -> None:
+        """Between fork and exec (already nobody): into the cgroup before anything can fork, and
+        a lower priority than the server's, so a busy program yields the CPU to the games."""
+        if self.cgroup is not None:
+            self.cgroup.join()
+        os.nice(NICE)
 
     def _spawned(self) -> None:
         if self.cgroup is not None:

@@ -166,6 +166,8 @@ class EngineProcess:
         """The engine's next line (without its newline). `EngineTimeout` after `timeout` seconds
         (the engine is then killed: a late answer must not be taken for the next one's);
         `EngineFailed` when it ended."""
+        if self.overflow is not None:  # what it wrote before it was killed is not an answer
+            raise EngineOverflow(self.overflow)
         try:
             item = self._lines.get(timeout=max(0.0, timeout))
         except queue.Empty:
