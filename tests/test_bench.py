@@ -232,3 +232,12 @@ def test_the_hosted_hostile_benchmark_plays_its_bystanders_beside_a_hostile_prog
     baseline, hostile = run_bench("hosted_hostile.py", "--seconds", "1", "--hostile", "alloc_8g")
     assert (baseline["hostile"], hostile["hostile"]) == ("baseline", "alloc_8g")
     assert hostile["server_alive"] and hostile["outcome"]["verdicts"].get("memory_exceeded", 0) >= 1
+
+
+@pytest.mark.processes
+@pytest.mark.slow
+def test_the_hosted_ladder_benchmark_finishes_every_game() -> None:
+    _needs_the_sandbox()
+    [report] = run_bench("hosted_ladder.py", "--seconds", "3")
+    assert report["games"] >= 1 and report["finished"] == report["games"] and report["not_finished"] == 0
+    assert set(report["hosted_games"]) == {"ada-greedy", "bo-weights"} and report["verdicts"] == {}
