@@ -14,6 +14,7 @@ import { showTournament, tournamentForm, tournamentsList } from "./tournament.js
 import { ratingsCard, ratingWords, showPlayer } from "./ratings.js";
 import { headline, scoresText } from "./results.js";
 import { seekPaired, seeksCard } from "./seeks.js";
+import { showHostedBots } from "./hosted_bots.js";
 
 const BOARDS = { tictactoe, othello, duel };
 const DEFAULT_GAME = "tictactoe"; // the new-room form's first choice: two seats, a minute's game
@@ -173,6 +174,7 @@ async function route(watch = false) {
   else if (page && page.kind === "ladder") await openLadder(page.key);
   else if (page && page.kind === "tournament") await openTournament(page.key);
   else if (page && page.kind === "player") await openPlayer(page.key);
+  else if (location.pathname === "/" && location.hash === "#/bots") await openHostedBots();
   else await showLobby();
 }
 
@@ -351,6 +353,18 @@ async function openTournament(name) {
 function noteTournamentRoom(code, name) {
   app.tournamentRooms.set(code, name);
   sessionStorage.setItem(TOURNAMENT_ROOMS_KEY, JSON.stringify([...app.tournamentRooms].slice(-50)));
+}
+
+// Your hosted bots (/#/bots): hosted_bots.js.
+async function openHostedBots() {
+  goTo("/#/bots");
+  stopLobbyPolling();
+  app.room = null;
+  try {
+    await showHostedBots(main, app.conn, app.you, app.games, say);
+  } catch (error) {
+    say(error.message, "error");
+  }
 }
 
 // A player's ratings and the history of one of them (/#/player/NAME).
