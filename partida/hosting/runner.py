@@ -179,7 +179,7 @@ class HostedRunner:
 
         runner = BotRunner(
             self.url,
-            "hosted",
+            "stdio",  # a bridge to a program, as `partida bot --cmd`: asked for by its account's name only
             name=orders.bot,
             token=orders.token,
             games=orders.games,

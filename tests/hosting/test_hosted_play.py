@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from partida.hosting.supervisor import HostingPlan, HostingSupervisor
 from partida.server.app import Server, ServerConfig
 from partida.server.services.hosted_bots import HostingSettings
 from partida.storage.hosted import HostedStore
-from tests.helpers import REPO, reachable_directory, wait_for
+from tests.helpers import REPO, random_decider, reachable_directory, wait_for
 
 pytestmark = [
     pytest.mark.processes,
@@ -173,3 +174,41 @@ async def test_a_bot_that_always_crashes_is_paused_until_its_owner_submits_again
         assert noted and all("hosted bot ada-crash v1: crashed" in g["note"] for g in noted)
         again = await ada.bot_submit("ada-crash", ["tictactoe"], "python3 bot.py", pack(crasher))
         assert again["version"] == 2 and again["bot"]["status"] == "active" and again["bot"]["reason"] is None
+
+
+async def test_a_hosted_bot_answers_a_seek_and_is_seated_by_its_name(hosting: Any, tmp_path: Path) -> None:
+    """Beyond ladders: with --host-bots-seeks it takes a seek that allows bots, of a game it
+    declares; a room asks for it by its account's name; each game is played to its end."""
+    server, _ = await hosting(answer_seeks=True)
+    bot = tmp_path / "ttt"
+    bot.mkdir()
+    shutil.copy(REPO / "examples" / "bots" / "tictactoe.py", bot / "bot.py")
+    async with owner(server, "ada") as ada:
+        await ada.bot_submit("ada-ttt", ["tictactoe"], "python3 bot.py", pack(bot))
+
+    async def connected() -> bool:
+        return any(s.identity is not None and s.identity.name == "ada-ttt" for s in server.bot_sessions())
+
+    await wait_for(connected, "the hosted bot to connect")
+    guest = await Client.connect(server.url, name="kim")
+    try:
+        await guest.seek("tictactoe", clock={"initial": 30, "increment": 1}, allow_bots=True)
+        paired = await asyncio.wait_for(guest.seek_events.get(), 60)
+        final = await guest.play(paired["room"], random_decider(1))
+        assert final["result"]["reason"] == "normal"
+        room = await guest.create_room("tictactoe", seats=2, seat=0, bots={1: "ada-ttt"})
+        final = await guest.play(room["room"], random_decider(2))
+        assert final["result"]["reason"] == "normal"
+        assert await refused_code(guest.create_room("othello", seats=2, seat=0, bots={1: "ada-ttt"})) == "bot_declines"
+    finally:
+        await guest.close()
+    games = await server.store.list_games(10, status="finished")
+    assert len(games) == 2 and all(g.seat_versions for g in games)
+
+
+async def refused_code(call: Any) -> str:
+    from partida.client import ServerError
+
+    with pytest.raises(ServerError) as error:
+        await call
+    return error.value.code
