@@ -5,11 +5,12 @@ The server runs as its own process (`partida serve --no-bots`, SQLite in a temp 
 players play tic-tac-toe back to back on it (abuse.py's bystanders) and every move's round trip
 is timed. Each phase runs one hostile program of tests/data/hostile/hostile.py in a process of
 its own, as the hosted bots' runner would: a HostedAgent under the default limits asked for
-decisions, the program started again each time it fails, for --seconds. One JSON line per
-phase, the first a baseline with no hostile program:
+decisions, the program started again each time it fails, for --seconds. Each phase follows a
+baseline phase of as many seconds with no hostile program (the load of a shared machine
+drifts), and one JSON line gives both:
 
-    {"hostile": ..., "p50_ms": ..., "p95_ms": ..., "moves": ..., "server_alive": ...,
-     "outcome": {"programs": N, "verdicts": {VERDICT: count}, "answers": N}}
+    {"hostile": ..., "p50_ms": ..., "p95_ms": ..., "baseline_p50_ms": ..., "baseline_p95_ms": ...,
+     "moves": ..., "server_alive": ..., "outcome": {"programs": N, "verdicts": {VERDICT: count}, "answers": N}}
 
     python bench/hosted_hostile.py --seconds 6
     python bench/hosted_hostile.py --hostile fork_bomb,alloc_touch --seconds 6
@@ -33,6 +34,7 @@ from abuse import Bystanders, percentile  # bench/abuse.py, beside this script
 from server_process import served
 
 HOSTILE = Path(__file__).resolve().parent.parent / "tests" / "data" / "hostile" / "hostile.py"
+OPPONENT_SECONDS = 0.2  # the other seat's thinking: a program's background work runs meanwhile
 MODES = [
     "fork_bomb",
     "alloc_8g",
@@ -41,6 +43,7 @@ MODES = [
     "flood_line",
     "flood_stderr",
     "spin",
+    "spin_children",
     "sleep",
     "kill_parent",
 ]
@@ -75,6 +78,7 @@ def run_hostile(mode: str, seconds: float) -> dict[str, Any]:
                         answers += 1
                     else:
                         action = decision.prompt.options[0]  # type: ignore[attr-defined]
+                        time.sleep(OPPONENT_SECONDS)
                     state.apply(decision.seat, action)
             except Forfeit:
                 assert agent.failure is not None
@@ -124,9 +128,11 @@ async def phases(server: Any, modes: list[str], seconds: float) -> None:
     players = Bystanders(server.url)
     await players.start()
     await asyncio.sleep(1.0)  # warm up
-    print(json.dumps(await phase("baseline", server, players, seconds)), flush=True)
-    for mode in modes:
-        print(json.dumps(await phase(mode, server, players, seconds)), flush=True)
+    for mode in modes:  # each beside a baseline just before it: a shared machine's load drifts
+        before = await phase("baseline", server, players, seconds)
+        line = await phase(mode, server, players, seconds)
+        line["baseline_p50_ms"], line["baseline_p95_ms"] = before["p50_ms"], before["p95_ms"]
+        print(json.dumps(line), flush=True)
     await asyncio.wait_for(players.stop(), 15)
 
 

@@ -8,9 +8,12 @@ same position, the bridge validating each answer), and `start_ms_median`/`start_
 a new agent's first decision to its answer (the program's start: bwrap's namespaces and mounts,
 the runtime's own start, its first answer), over --starts programs. The two ways run
 interleaved, a block of decisions or one start each in turn. A last line gives the ratios.
+A hosted program runs at niceness 10: on a busy machine it gets less CPU than the direct one
+(the server's games come first); --same-nice runs the direct program at niceness 10 as well, to
+measure the sandbox alone.
 
     python bench/sandbox_cost.py --decisions 2000 --starts 20
-    python bench/sandbox_cost.py --program js
+    python bench/sandbox_cost.py --program js --same-nice
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from partida.bots.engines.stdio import StdioAgent
 from partida.games.registry import default_registry
 from partida.hosting.agent import HostedAgent
 from partida.hosting.limits import Limits
-from partida.hosting.sandbox import PATH, sandbox_missing
+from partida.hosting.sandbox import NICE, PATH, sandbox_missing
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "bots"
 PROGRAMS = {"py": ("python3", "tictactoe.py"), "js": ("node", "corners.js")}
@@ -35,10 +38,11 @@ GAME = {"py": "tictactoe", "js": "tictactoe"}
 WAYS = ("direct", "sandboxed")
 
 
-def make(way: str, program: str) -> Agent:
+def make(way: str, program: str, same_nice: bool = False) -> Agent:
     runtime, script = PROGRAMS[program]
     if way == "direct":  # the runtime the sandbox would find, by its path
-        return StdioAgent(f"{shutil.which(runtime, path=PATH)} {EXAMPLES / script}", move_timeout=10)
+        nice = f"nice -n {NICE} " if same_nice else ""
+        return StdioAgent(f"{nice}{shutil.which(runtime, path=PATH)} {EXAMPLES / script}", move_timeout=10)
     return HostedAgent(EXAMPLES, f"{runtime} {script}", Limits(decision_seconds=10), "bench")
 
 
@@ -49,11 +53,13 @@ def first_turn(game_name: str) -> Turn:
     return Turn(game, decision.seat, decision.prompt, state.view(decision.seat))
 
 
-def measure(program: str, decisions: int, starts: int, block: int = 100) -> dict[str, dict[str, object]]:
+def measure(
+    program: str, decisions: int, starts: int, same_nice: bool = False, block: int = 100
+) -> dict[str, dict[str, object]]:
     """Both ways, interleaved (a block of decisions, or one start, of each in turn), so that the
     load of a shared machine falls on both alike."""
     turn = first_turn(GAME[program])
-    warm = {way: make(way, program) for way in WAYS}
+    warm = {way: make(way, program, same_nice) for way in WAYS}
     for agent in warm.values():
         agent.new_game(turn.game, turn.seat)
         agent.act(turn)  # started and warm
@@ -69,7 +75,7 @@ def measure(program: str, decisions: int, starts: int, block: int = 100) -> dict
     times: dict[str, list[float]] = {way: [] for way in WAYS}
     for _ in range(starts):
         for way in WAYS:
-            agent = make(way, program)
+            agent = make(way, program, same_nice)
             agent.new_game(turn.game, turn.seat)
             began = time.perf_counter()
             agent.act(turn)
@@ -82,6 +88,7 @@ def measure(program: str, decisions: int, starts: int, block: int = 100) -> dict
         figures[way] = {
             "way": way,
             "program": program,
+            "nice": NICE if way == "sandboxed" or same_nice else 0,
             "decisions": done,
             "decisions_per_s": round(done / spent[way], 1),
             "starts": starts,
@@ -96,11 +103,17 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=2000, help="decisions per way (default: %(default)s)")
     parser.add_argument("--starts", type=int, default=20, help="programs started (default: %(default)s)")
     parser.add_argument("--program", choices=sorted(PROGRAMS), default="py", help="which example bot")
+    parser.add_argument(
+        "--same-nice",
+        action="store_true",
+        help="run the direct program at the sandbox's niceness too: the sandbox's own cost, without "
+        "the lower priority a hosted program gets on a busy machine",
+    )
     args = parser.parse_args()
     why = sandbox_missing()
     if why is not None:
         raise SystemExit(why)
-    figures = measure(args.program, args.decisions, args.starts)
+    figures = measure(args.program, args.decisions, args.starts, args.same_nice)
     direct, sandboxed = figures["direct"], figures["sandboxed"]
     print(json.dumps(direct), flush=True)
     print(json.dumps(sandboxed), flush=True)

@@ -229,8 +229,8 @@ def test_the_sandbox_cost_benchmark_runs_both_ways() -> None:
 @pytest.mark.processes
 def test_the_hosted_hostile_benchmark_plays_its_bystanders_beside_a_hostile_program() -> None:
     _needs_the_sandbox()
-    baseline, hostile = run_bench("hosted_hostile.py", "--seconds", "1", "--hostile", "alloc_8g")
-    assert (baseline["hostile"], hostile["hostile"]) == ("baseline", "alloc_8g")
+    (hostile,) = run_bench("hosted_hostile.py", "--seconds", "1", "--hostile", "alloc_8g")
+    assert hostile["hostile"] == "alloc_8g" and hostile["baseline_p95_ms"] is not None
     assert hostile["server_alive"] and hostile["outcome"]["verdicts"].get("memory_exceeded", 0) >= 1
 
 

@@ -92,6 +92,11 @@ class HostedAgent(StdioAgent):
     def act(self, turn: Turn) -> Action:
         if self.not_startable is not None:
             raise self._forfeit("would not start", self.not_startable)
+        if self.program.alive and self.program.cpu_used() > self.limits.cpu_seconds:
+            # RLIMIT_CPU bounds each process; the program's many together are caught here
+            used = self.program.cpu_used()
+            self.program.kill()
+            raise self._forfeit("no answer in time", f"past its CPU time in total ({used:.1f} s)")
         action = super().act(turn)
         self.answered = True
         return action
@@ -99,14 +104,10 @@ class HostedAgent(StdioAgent):
     def _forfeit(self, kind: str, detail: str) -> Forfeit:
         verdict = BRIDGE_KINDS.get(kind, Verdict.CRASHED)
         program = self.program
-        if verdict in (Verdict.CRASHED, Verdict.TIME_EXCEEDED):
+        if verdict is Verdict.CRASHED:  # it ended: the cgroup, its exit and last words say why
             returncode = program.returncode()
-            tail = list(program.last_stderr)
-            if verdict is Verdict.CRASHED or returncode is not None:
-                judged = crash_verdict(returncode, tail, program.memory_killed(), self.answered)
-                if judged is not Verdict.CRASHED or verdict is Verdict.CRASHED:
-                    verdict = judged
-                    detail = _crash_detail(judged, returncode, detail)
+            verdict = crash_verdict(returncode, list(program.last_stderr), program.memory_killed(), self.answered)
+            detail = _crash_detail(verdict, returncode, detail)
         failure = Failure(verdict, detail[:300], [line[:300] for line in program.last_stderr])
         if self.failure is None:
             self.failure = failure

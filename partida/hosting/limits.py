@@ -11,7 +11,7 @@ from dataclasses import dataclass
 class Limits:
     memory_mib: int = 512  # resident memory (the cgroup's bound), and the address space's floor
     decision_seconds: float = 5.0  # wall time for one answer (under a clock: the smaller)
-    cpu_seconds: float = 300.0  # CPU time of one program (one game), per process (RLIMIT_CPU)
+    cpu_seconds: float = 300.0  # CPU time of one program (one game): each process's, and all together
     processes: int = 32  # tasks (processes and threads) inside the sandbox
     open_files: int = 64
     output_bytes: int = 1 << 20  # stdout in total per program

@@ -8,6 +8,8 @@ user, PID, network (no interface but its own loopback: no way to the server or o
 UTS namespaces, a new session (no terminal to push keys into), no capabilities, no new
 privileges, no further user namespaces, and it dies with the server. The server starts bwrap as
 `nobody` (65534) where it runs as root, so even outside its namespaces the program is no one.
+(bwrap started as root with `--unshare-user --uid 65534` would map the program to root outside,
+and the kernel then does not enforce RLIMIT_NPROC on it: a fork bomb goes through.)
 
 Limits: rlimits set by `prlimit` inside the sandbox just before the program (RLIMIT_NPROC
 counts per user and user namespace, so set there it bounds this program's tasks alone, not
@@ -40,6 +42,7 @@ PRLIMIT = "/usr/bin/prlimit"  # util-linux: on every Debian system, and mounted 
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "mime.types", "nsswitch.conf")
 PROBE_SECONDS = 10.0
 NICE = 10  # a hosted program's niceness: the server and its games come first
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def bwrap_path() -> str | None:
@@ -191,6 +194,28 @@ class SandboxedProgram(EngineProcess):
             return proc.wait(0.5)
         except subprocess.TimeoutExpired:
             return None
+
+    def cpu_used(self) -> float:
+        """CPU seconds the program has used in total so far: every live process of the sandbox
+        (found from bwrap down through /proc's children lists) and all they reaped. rlimits
+        count per process; this counts the program."""
+        proc = self._proc
+        if proc is None:
+            return 0.0
+        total, todo, seen = 0, [proc.pid], set()
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+                for task in Path(f"/proc/{pid}/task").iterdir():
+                    todo += [int(child) for child in (task / "children").read_text().split()]
+            except (OSError, ValueError, IndexError):
+                continue  # it ended meanwhile
+        return total / CLOCK_TICKS
 
     def memory_killed(self) -> bool:
         """The cgroup's OOM killer ended the program (known only where there is a cgroup)."""

@@ -11,6 +11,7 @@ import json
 import os
 import resource
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -147,6 +148,7 @@ def test_no_socket_reaches_the_server_or_the_outside(bundle, seats) -> None:
     server.close()
 
 
+@pytest.mark.realtime
 def test_a_fork_bomb_is_held_to_its_processes_and_dies_with_its_seat(bundle, seats) -> None:
     limits = Limits(decision_seconds=3.0, processes=16)
     counted = seats(bundle(), "python3 hostile.py fork_count", limits)
@@ -199,17 +201,31 @@ def test_output_past_its_total_is_output_too_large(bundle, seats) -> None:
     assert failure.detail == "more than 150000 characters of output"
 
 
+@pytest.mark.realtime
 def test_sleeping_forever_is_time_exceeded(bundle, seats) -> None:
     failure = seats(bundle(), "python3 hostile.py sleep", Limits(decision_seconds=1.0)).forfeit()
     assert failure.verdict is Verdict.TIME_EXCEEDED
     assert failure.detail == "nothing within 1.0 s"
 
 
+@pytest.mark.slow
 def test_spinning_past_its_cpu_time_is_time_exceeded(bundle, seats) -> None:
     limits = Limits(decision_seconds=30.0, cpu_seconds=1.0)
     failure = seats(bundle(), "python3 hostile.py spin", limits).forfeit()
     assert failure.verdict is Verdict.TIME_EXCEEDED
     assert "CPU time" in failure.detail
+
+
+@pytest.mark.slow
+def test_processes_spinning_together_past_its_cpu_time_are_time_exceeded(bundle, seats) -> None:
+    seat = seats(bundle(), "python3 hostile.py spin_children", Limits(decision_seconds=5.0, cpu_seconds=1.0))
+    assert seat.move() is not None  # it answers at once; its children spin on
+    deadline = time.monotonic() + 30
+    while seat.agent.program.cpu_used() <= 1.0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    failure = seat.forfeit()
+    assert failure.verdict is Verdict.TIME_EXCEEDED
+    assert failure.detail.startswith("past its CPU time in total")
 
 
 def test_killing_its_parent_reaches_nothing_and_it_plays_on(bundle, seats) -> None:
@@ -338,3 +354,81 @@ async def test_a_hostile_sandboxed_bot_on_a_real_server_harms_no_other_game(
     if mode in ("read", "connect"):
         report = json.loads(log.split("REPORT ", 1)[1].splitlines()[0])[mode]
         assert report and all(result.startswith("failed") for result in report.values()), report
+
+
+@pytest.mark.processes
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("bot", "--sandbox", "--token", "x", "--game", "tictactoe", "random"),
+        ("bot", "--cmd", "python3 bot.py", "--dir", ".", "--token", "x", "--game", "tictactoe"),
+    ],
+)
+def test_sandbox_flags_go_with_a_program(args: tuple[str, ...]) -> None:
+    done = subprocess.run([sys.executable, "-m", "partida", *args], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert "--sandbox runs the program of --cmd, and --dir goes with --sandbox" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("run", "game"), [("python3 tictactoe.py", "tictactoe"), ("node corners.js", "othello")])
+def test_the_example_bots_play_in_the_sandbox(run, game) -> None:
+    """Both runtimes start and answer under the default limits (node needs its address space)."""
+    played = default_registry().get(game)
+    state = played.create(seed=0)
+    agent = HostedAgent(REPO / "examples" / "bots", run, Limits(), "example")
+    try:
+        agent.new_game(played, 0)
+        for _ in range(2):
+            decision = state.pending()[0]
+            if decision.seat == 0:
+                state.apply(0, agent.act(Turn(played, 0, decision.prompt, state.view(0))))
+            else:
+                state.apply(decision.seat, decision.prompt.random_answer(__import__("random").Random(1)))
+        assert agent.failure is None and agent.program.started == 1
+    finally:
+        agent.close()
+
+
+def _running_with(marker: str) -> list[int]:
+    """The processes on this machine whose command line holds `marker`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.realtime
+async def test_a_sandboxed_program_dies_with_the_bot_process_that_started_it(bundle, connect, bots, server) -> None:
+    """`partida bot` killed with SIGKILL (no chance to close anything): its program goes too."""
+    marker = f"marker-{os.getpid()}-{time.monotonic_ns()}"
+    _, token = await server.store.create_bot("sleeper")
+    argv = [sys.executable, "-m", "partida", "bot", "--cmd", f"python3 hostile.py sleep {marker}", "--sandbox"]
+    argv += ["--dir", str(bundle()), "--game", "tictactoe", "--move-timeout", "60", "--token", token]
+    bot = await asyncio.create_subprocess_exec(*argv, "--server", server.url, stderr=asyncio.subprocess.DEVNULL)
+    try:
+        await bots("random")
+
+        async def connected() -> bool:
+            return "sleeper" in {s.identity.name for s in server.bot_sessions()}
+
+        await wait_for(connected, "the sandboxed bot to connect", timeout=30)
+        watcher = await connect(name="watcher")
+        await watcher.create_room("tictactoe", {}, seats=2, bots={0: "sleeper", 1: "random"})
+
+        async def sleeping() -> bool:
+            return any(pid != bot.pid for pid in _running_with(marker))
+
+        await wait_for(sleeping, "the program to start", timeout=30)
+    finally:
+        bot.kill()
+        await bot.wait()
+
+    async def gone() -> bool:
+        return not _running_with(marker)
+
+    await wait_for(gone, "the program to die with its bot", timeout=15)

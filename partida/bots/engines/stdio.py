@@ -12,8 +12,7 @@ The program's errors are its own, and each ends its seat's game as a resignation
 that names the error (kept in the game's record): `bad JSON`, `bad answer` (JSON, but not
 `{"action": ...}`), `illegal answer`, `no answer in time`, `crashed`, `would not start` (its
 command could not be run) and `output too large` (past the caps of an engine started with them,
-as a hosted bot is). What it writes on
-stderr goes to the bot's log.
+as a hosted bot is). What it writes on stderr goes to the bot's log.
 """
 
 from __future__ import annotations

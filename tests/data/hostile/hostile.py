@@ -125,6 +125,12 @@ def kill_parents():
     report(kill=seen)
 
 
+def spin_children():
+    for _ in range(4):  # each under RLIMIT_CPU alone; together past the program's CPU time
+        if os.fork() == 0:
+            spin()
+
+
 def spin():
     while True:
         pass
@@ -143,6 +149,7 @@ ATTACKS = {
     "sleep": lambda: time.sleep(10**6),
     "kill_parent": kill_parents,
     "spin": spin,
+    "spin_children": spin_children,
     "honest": lambda: None,
     "padded": lambda: None,
 }
