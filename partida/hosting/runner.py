@@ -41,6 +41,8 @@ from partida.hosting.verdicts import Failure
 
 log = logging.getLogger("partida.hosting.runner")
 
+STDERR_LINE = 300  # characters of a stderr line reported (and kept for the owner)
+
 
 class Events:
     """What the runner tells its supervisor: JSON lines on stdout, whole lines from any thread
@@ -131,7 +133,8 @@ class SeatProgram(Agent):
         finally:
             if holding:
                 self.slots.release()
-                self.on_end(self.agent.failure, list(getattr(self.agent.program, "last_stderr", ())))
+                tail = [line[:STDERR_LINE] for line in getattr(self.agent.program, "last_stderr", ())]
+                self.on_end(self.agent.failure, tail)
 
 
 def _slot_wait(turn: Turn, limits: Limits) -> float:
@@ -166,8 +169,8 @@ class HostedRunner:
                     "failure",
                     **where,
                     verdict=str(failure.verdict),
-                    detail=failure.detail,
-                    stderr_tail=list(failure.stderr_tail),
+                    detail=failure.detail[:STDERR_LINE],
+                    stderr_tail=[line[:STDERR_LINE] for line in failure.stderr_tail],
                 )
 
             def ended(failure: Failure | None, stderr_tail: list[str]) -> None:

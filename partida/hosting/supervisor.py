@@ -28,6 +28,7 @@ from partida.storage.hosted import ACTIVE, BotInfo, HostedStore
 log = logging.getLogger("partida.hosting")
 
 PAUSE_AFTER = 3  # failed games in a row that pause a hosted bot
+REPORT_BYTES = 1 << 20  # the longest line the runner reports (its stderr tails are cut well below)
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ class HostingSupervisor:
     async def _supervise(self) -> None:
         delay = 1.0
         while True:
-            self.process = await asyncio.create_subprocess_exec(
+            self.process = process = await asyncio.create_subprocess_exec(
                 *[sys.executable, "-m", "partida.hosting.runner", "--server", self.url],
                 *["--max-programs", str(self.plan.max_programs)],
                 *["--limits", json.dumps(dataclasses.asdict(self.plan.limits))],
@@ -95,16 +96,20 @@ class HostingSupervisor:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 preexec_fn=self.preexec,
+                limit=REPORT_BYTES,
             )
             try:
                 for bot in await self.hosted.playing():
                     await self._order_play(bot)
-                await self._read(self.process)
-                code = await self.process.wait()
+                await self._read(process)
+                said = f"exited with {await process.wait()}"
             except asyncio.CancelledError:
-                await self._end(self.process)
+                await self._end(process)
                 raise
-            log.warning("the hosted bots' runner exited with %s; restarting it in %.0f s", code, delay)
+            except Exception as exc:  # the database, say: the runner starts again, and orders again
+                said = f"was stopped ({exc})"
+                await self._end(process)
+            log.warning("the hosted bots' runner %s; restarting it in %.0f s", said, delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, 60)
 
