@@ -34,6 +34,7 @@ from typing import Any
 
 from partida.bots.base import Agent, Turn
 from partida.bots.runner import BotRunner
+from partida.client.refusals import ServerError
 from partida.games.base import Action, Game
 from partida.hosting.agent import HostedAgent
 from partida.hosting.limits import Limits
@@ -157,8 +158,8 @@ class HostedRunner:
         self.events = events
         self.bots: dict[str, tuple[Orders, BotRunner, asyncio.Task[None]]] = {}
 
-    def play(self, orders: Orders) -> None:
-        self.stop(orders.bot)
+    async def play(self, orders: Orders) -> None:
+        await self.stop(orders.bot)  # its old connection gone first: a ladder takes one per bot
 
         def make(game: Game, seat: int, notice: dict[str, Any]) -> Agent:
             game_id = notice["summary"].get("game_id")
@@ -197,36 +198,47 @@ class HostedRunner:
         log.info("hosted bot %s v%d plays %s", orders.bot, orders.version, ", ".join(orders.games))
 
     async def _run(self, bot: str, runner: BotRunner) -> None:
-        try:
-            await runner.run()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a refusal trying again cannot cure (a ladder gone): said, not fatal to others
-            log.warning("hosted bot %s stopped: %s", bot, exc)
+        """The bot's runner, started again after a refusal it stops on (a ladder that still
+        holds its last connection, say), with a growing pause; never after its token was
+        replaced: a newer order plays it now."""
+        delay = 1.0
+        while True:
+            try:
+                await runner.run()
+                return
+            except ServerError as exc:
+                if exc.code == "auth_failed":
+                    log.warning("hosted bot %s stopped: its token was replaced", bot)
+                    return
+                log.warning("hosted bot %s: %s; trying again in %.0f s", bot, exc, delay)
+            except Exception as exc:  # its trouble alone: the other bots play on
+                log.warning("hosted bot %s: %s; trying again in %.0f s", bot, exc, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 60.0)
 
-    def stop(self, bot: str) -> None:
+    async def stop(self, bot: str) -> None:
         held = self.bots.pop(bot, None)
         if held is None:
             return
         _, runner, task = held
         task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
         if runner.client is not None:
-            asyncio.get_running_loop().create_task(runner.client.close())
+            with contextlib.suppress(Exception):
+                await runner.client.close()
         log.info("hosted bot %s stopped", bot)
 
     async def stop_all(self) -> None:
-        tasks = [task for _, _, task in self.bots.values()]
         for bot in list(self.bots):
-            self.stop(bot)
-        await asyncio.gather(*tasks, return_exceptions=True)
+            await self.stop(bot)
 
-    def order(self, line: str) -> None:
+    async def order(self, line: str) -> None:
         try:
             data = json.loads(line)
             if data.get("op") == "play":
-                self.play(Orders.from_data(data))
+                await self.play(Orders.from_data(data))
             elif data.get("op") == "stop":
-                self.stop(str(data["bot"]))
+                await self.stop(str(data["bot"]))
         except (ValueError, KeyError, TypeError) as exc:
             log.error("a bad order from the server (%s): %s", exc, line[:200])
 
@@ -239,7 +251,7 @@ async def main(args: argparse.Namespace) -> None:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     try:
         while line := await reader.readline():  # the server's end: stdin closes, the runner ends
-            runner.order(line.decode())
+            await runner.order(line.decode())
     finally:
         await runner.stop_all()
 

@@ -146,7 +146,9 @@ async def test_two_hosted_bots_play_a_ladder_with_built_in_bots_and_their_owners
         assert any("weights: playing othello" in line for entry in logs["logs"] for line in entry["stderr_tail"])
 
 
-async def test_a_bot_that_always_crashes_is_paused_until_its_owner_submits_again(hosting: Any, tmp_path: Path) -> None:
+async def test_a_bot_that_always_crashes_is_paused_until_its_owner_submits_again_and_then_plays(
+    hosting: Any, tmp_path: Path
+) -> None:
     server, _ = await hosting(ladders=["crashes"], pause_after=3, limits=Limits(decision_seconds=5.0))
     await server.store.ladders.create("crashes", "tictactoe", {}, 2, {"initial": 20, "increment": 0.5}, 1)
     crasher = tmp_path / "crasher"
@@ -172,8 +174,17 @@ async def test_a_bot_that_always_crashes_is_paused_until_its_owner_submits_again
         assert all(entry["game_id"] is not None for entry in verdicts)
         noted = [g for g in logs["games"] if g["note"]]
         assert noted and all("hosted bot ada-crash v1: crashed" in g["note"] for g in noted)
-        again = await ada.bot_submit("ada-crash", ["tictactoe"], "python3 bot.py", pack(crasher))
+        fixed = tmp_path / "fixed"
+        fixed.mkdir()
+        shutil.copy(REPO / "examples" / "bots" / "tictactoe.py", fixed / "bot.py")
+        again = await ada.bot_submit("ada-crash", ["tictactoe"], "python3 bot.py", pack(fixed))
         assert again["version"] == 2 and again["bot"]["status"] == "active" and again["bot"]["reason"] is None
+
+        async def version_2_played() -> bool:
+            games = (await ada.bot_logs("ada-crash"))["games"]
+            return any(g["version"] == 2 and g["status"] == "finished" and g["note"] is None for g in games)
+
+        await wait_for(version_2_played, "the new version to play a game to its end", timeout=120)
 
 
 async def test_a_hosted_bot_answers_a_seek_and_is_seated_by_its_name(hosting: Any, tmp_path: Path) -> None:
