@@ -112,10 +112,12 @@ def unpack(data: bytes, root: Path, caps: Caps = Caps()) -> Bundle:
         if files == 0:
             raise BundleRefused("bad_upload", "the archive holds no files")
         _seal(staging)
-        if final.exists():  # the same upload before: the stored one stays as it was
-            _remove(staging)
-        else:
+        try:
             os.rename(staging, final)
+        except OSError:
+            if not final.is_dir():
+                raise
+            _remove(staging)  # the same upload before (or at the same time): the stored one stays as it was
     except BaseException:
         _remove(staging)
         raise
