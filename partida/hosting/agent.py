@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import time
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -25,6 +26,9 @@ from partida.hosting.verdicts import BRIDGE_KINDS, Failure, Verdict, crash_verdi
 log = logging.getLogger(__name__)
 
 # Arguments read as a script the interpreter runs: one missing is a program that cannot start.
+# How often a program's CPU time in total is read (a walk of its processes in /proc), at most:
+# past its limit it may run on for this long times its cores, a small slice of cpu_seconds.
+CPU_CHECK_SECONDS = 1.0
 SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".lua", ".sh", ".jar", ".php")
 
 
@@ -81,6 +85,7 @@ class HostedAgent(StdioAgent):
         self.on_failure = on_failure
         self.failure: Failure | None = None  # the first failure, once there is one
         self.answered = False  # it answered a decision: it did start
+        self.cpu_checked = 0.0  # when its CPU time in total was last read (time.monotonic)
         program = SandboxedProgram(self.bundle_dir, run, limits, f"hosted bot {label}")
         super().__init__(run, limits.decision_seconds, engine=program)
         self.program = program
@@ -92,11 +97,14 @@ class HostedAgent(StdioAgent):
     def act(self, turn: Turn) -> Action:
         if self.not_startable is not None:
             raise self._forfeit("would not start", self.not_startable)
-        if self.program.alive and self.program.cpu_used() > self.limits.cpu_seconds:
+        now = time.monotonic()
+        if now - self.cpu_checked >= CPU_CHECK_SECONDS and self.program.alive:
             # RLIMIT_CPU bounds each process; the program's many together are caught here
+            self.cpu_checked = now
             used = self.program.cpu_used()
-            self.program.kill()
-            raise self._forfeit("no answer in time", f"past its CPU time in total ({used:.1f} s)")
+            if used > self.limits.cpu_seconds:
+                self.program.kill()
+                raise self._forfeit("no answer in time", f"past its CPU time in total ({used:.1f} s)")
         action = super().act(turn)
         self.answered = True
         return action
