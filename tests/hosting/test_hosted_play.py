@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -223,3 +224,40 @@ async def refused_code(call: Any) -> str:
     with pytest.raises(ServerError) as error:
         await call
     return error.value.code
+
+
+async def test_hosted_bots_enter_a_tournament_and_play_every_round(hosting: Any, tmp_path: Path) -> None:
+    """--host-bots-tournament: each hosted bot enters (it plays the tournament's game) and plays
+    its games of a bots-only round robin beside a built-in bot, each game to its end."""
+    server, _ = await hosting(tournaments=["cup"])
+    clock = {"initial": 30.0, "increment": 1.0}
+    bot = tmp_path / "ttt"
+    bot.mkdir()
+    shutil.copy(REPO / "examples" / "bots" / "tictactoe.py", bot / "bot.py")
+    async with owner(server, "ada") as ada:
+        await ada.tournament_create("cup", "tictactoe", "round-robin", clock, entry="bots", starts_in=3600)
+        await ada.bot_submit("ada-ttt", ["tictactoe"], "python3 bot.py", pack(bot))
+    async with owner(server, "bo") as bo:
+        await bo.bot_submit("bo-ttt", ["tictactoe"], "python3 bot.py", pack(bot))
+    _, token = await server.store.create_bot("builtin-random")
+    runner = BotRunner(server.url, "random", name="builtin-random", token=token, tournaments=["cup"])
+    BUILT_IN.append(asyncio.create_task(runner.run(reconnect=False)))
+    async with owner(server, "ada") as ada:
+
+        async def all_entered() -> bool:
+            return {t["name"]: t for t in await ada.tournament_list()}["cup"]["entrants"] == 3
+
+        await wait_for(all_entered, "the three bots to enter the tournament", timeout=60)
+        server.tournament_director.now = lambda: time.time() + 3660  # its start is due now
+        server.tournament_director.wake()
+
+        async def finished() -> bool:
+            return {t["name"]: t for t in await ada.tournament_list()}["cup"]["status"] == "finished"
+
+        await wait_for(finished, "the tournament to finish", timeout=120)
+        rows = {row["name"]: row for row in await ada.tournament_standings("cup")}
+        assert set(rows) == {"ada-ttt", "bo-ttt", "builtin-random"} and all(r["games"] == 2 for r in rows.values())
+        played = [t for t in await ada.tournament_pairings("cup") if t["room"] is not None]  # byes have none
+        assert len(played) == 3 and all(t["status"] == "finished" for t in played)
+    games = await server.store.list_games(20, status="finished")
+    assert len(games) == 3 and not any((g.result or {}).get("notes") for g in games)
