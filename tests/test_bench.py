@@ -241,3 +241,8 @@ def test_the_hosted_ladder_benchmark_finishes_every_game() -> None:
     [report] = run_bench("hosted_ladder.py", "--seconds", "3")
     assert report["games"] >= 1 and report["finished"] == report["games"] and report["not_finished"] == 0
     assert set(report["hosted_games"]) == {"ada-greedy", "bo-weights"} and report["verdicts"] == {}
+
+
+def test_the_bot_upload_benchmark_uploads_in_chunks() -> None:
+    [report] = run_bench("bot_upload.py", "--mib", "0.1")
+    assert report["version"] == 1 and report["chunks"] >= 3 and report["bytes"] > 0

@@ -34,7 +34,7 @@ from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.server.limits import Limits, TokenBucket, retry
 from partida.storage import accounts
-from partida.storage.hosted import HostedStore, NoSuchBot, NoSuchVersion, NotOwner
+from partida.storage.hosted import BotInfo, HostedStore, NoSuchBot, NoSuchVersion, NotOwner
 
 if TYPE_CHECKING:
     from partida.server.session import Session
@@ -262,7 +262,7 @@ class HostedBotService:
             )
         return self.settings
 
-    async def _owned(self, owner_id: int, name: str):  # type: ignore[no-untyped-def]
+    async def _owned(self, owner_id: int, name: str) -> BotInfo:
         try:
             return await self.hosted.owned(owner_id, name)
         except NoSuchBot as exc:
