@@ -243,6 +243,8 @@ def test_the_hosted_ladder_benchmark_finishes_every_game() -> None:
     assert set(report["hosted_games"]) == {"ada-greedy", "bo-weights"} and report["verdicts"] == {}
 
 
+@pytest.mark.processes
+@pytest.mark.slow
 def test_the_bot_upload_benchmark_uploads_in_chunks() -> None:
     [report] = run_bench("bot_upload.py", "--mib", "0.1")
     assert report["version"] == 1 and report["chunks"] >= 3 and report["bytes"] > 0
