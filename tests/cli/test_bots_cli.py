@@ -105,3 +105,26 @@ def test_a_bot_submitted_from_a_directory_plays_a_ladder_and_its_owner_reads_its
     code, out = partida("games", "--json", "--db", db)
     played = [g for g in json.loads(out) if "adabot" in g["seats"] and g["status"] == "finished"]
     assert played and all(g["versions"][g["seats"].index("adabot")] == 1 for g in played)
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--host-bots-limit", "nope=1"], "unknown limit 'nope=1'"),
+        (["--host-bots-limit", "memory_mib=lots"], "memory_mib takes a number"),
+        (["--host-bots-limit", "processes=2"], "processes must be at least 4"),
+        (["--host-bots-max", "0"], "--host-bots-max is 1 to 1000"),
+        (["--host-bots-pause-after", "0"], "--host-bots-pause-after is at least 1"),
+    ],
+)
+def test_serve_refuses_bad_hosting_flags_in_one_line(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    flags: list[str],
+    says: str,
+) -> None:
+    monkeypatch.setattr("partida.hosting.sandbox.sandbox_missing", lambda: None)  # this test is about the flags
+    code = main(["serve", "--host-bots", "--no-bots", "--port", "0", "--db", str(tmp_path / "p.db"), *flags])
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and "Traceback" not in err, err
