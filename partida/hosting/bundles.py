@@ -34,6 +34,7 @@ MAX_UNPACKED = 64 << 20  # bytes of every file together once unpacked
 MAX_FILES = 2000  # entries (files and directories)
 MAX_PATH = 255  # characters of one entry's path
 COPY_CHUNK = 1 << 16
+LEFT_OUT = frozenset({".git", ".hg", ".svn", "__pycache__"})  # directories `pack` leaves out
 
 
 class BundleRefused(Exception):
@@ -71,9 +72,10 @@ class _Entry:
 
 
 def pack(directory: Path, caps: Caps = Caps()) -> bytes:
-    """A directory as a gzipped tar, entries relative to it. Links are packed as links, never
-    followed, so the server refuses them (a directory that is a link itself included) rather
-    than this packing the files they lead to."""
+    """A directory as a gzipped tar, entries relative to it, but for `LEFT_OUT` (a program never
+    reads its version control or its bytecode caches, and a checkout's .git alone can pass the
+    caps). Links are packed as links, never followed, so the server refuses them (a directory
+    that is a link itself included) rather than this packing the files they lead to."""
     if directory.is_symlink():
         raise BundleRefused("upload_link", f"{directory} is a symbolic link; submit the directory it leads to")
     if not directory.is_dir():
@@ -81,8 +83,8 @@ def pack(directory: Path, caps: Caps = Caps()) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
         for root, dirs, files in os.walk(directory):
-            dirs.sort()
-            for name in sorted(dirs) + sorted(files):
+            dirs[:] = sorted(d for d in dirs if d not in LEFT_OUT)
+            for name in dirs + sorted(files):
                 path = Path(root) / name
                 tar.add(path, arcname=str(path.relative_to(directory)), recursive=False)
                 if buffer.tell() > caps.packed:

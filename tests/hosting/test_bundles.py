@@ -76,8 +76,13 @@ def test_packing_a_directory_keeps_its_files_and_refuses_a_directory_that_is_a_l
     (bot / "sub").mkdir(parents=True)
     (bot / "bot.py").write_text("print(1)\n")
     (bot / "sub" / "x.txt").write_text("x")
+    (bot / ".git" / "objects").mkdir(parents=True)
+    (bot / ".git" / "objects" / "ab").write_text("history")
+    (bot / "__pycache__").mkdir()
+    (bot / "__pycache__" / "bot.cpython-311.pyc").write_bytes(b"\0")
     bundle = unpack(pack(bot), tmp_path / "bundles")
     assert (bundle.path / "sub" / "x.txt").read_text() == "x"
+    assert not (bundle.path / ".git").exists() and not (bundle.path / "__pycache__").exists()
     link = tmp_path / "root-link"
     link.symlink_to("/")
     with pytest.raises(BundleRefused) as refused:
