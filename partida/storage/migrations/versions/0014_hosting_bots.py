@@ -73,9 +73,7 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(
             ["account_id"], ["accounts.id"], name="fk_hosted_logs_account_id_accounts", ondelete="CASCADE"
         ),
-        sa.ForeignKeyConstraint(
-            ["game_id"], ["games.id"], name="fk_hosted_logs_game_id_games", ondelete="SET NULL"
-        ),
+        sa.ForeignKeyConstraint(["game_id"], ["games.id"], name="fk_hosted_logs_game_id_games", ondelete="SET NULL"),
         sa.PrimaryKeyConstraint("id", name="pk_hosted_logs"),
     )
     op.create_index("ix_hosted_logs_account_id", "hosted_logs", ["account_id"])
