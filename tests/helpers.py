@@ -236,3 +236,22 @@ XSS_PAYLOADS = (
     "&lt;b&gt;not bold&lt;/b&gt; {{7*7}} ${7*7}",
     "é\u202e\u200b" * 5,
 )
+
+
+@contextlib.contextmanager
+def reachable_directory(prefix: str = "partida-hosted-"):  # type: ignore[no-untyped-def]
+    """A fresh directory that every user can pass through, removed afterwards: hosted bots'
+    bundles go there, since the sandbox runs their programs as nobody, and pytest's own
+    temporary directories are closed to others."""
+    import shutil
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    directory.chmod(0o755)
+    try:
+        yield directory
+    finally:
+        for root, dirs, _ in os.walk(directory):
+            for name in dirs:
+                os.chmod(os.path.join(root, name), 0o755)
+        shutil.rmtree(directory, ignore_errors=True)

@@ -239,3 +239,18 @@ def test_the_chat_benchmark_stores_and_pushes_its_lines() -> None:
     (figures,) = run_bench("chat.py", "--rooms", "2", "--lines", "3")
     assert figures["rooms"] == 2 and figures["lines"] == 12
     assert 0 < figures["latency_ms_p50"] <= figures["latency_ms_p99"]
+
+
+@pytest.mark.slow
+def test_the_hosted_ladder_benchmark_finishes_every_game() -> None:
+    _needs_the_sandbox()
+    [report] = run_bench("hosted_ladder.py", "--seconds", "3")
+    assert report["games"] >= 1 and report["finished"] == report["games"] and report["not_finished"] == 0
+    assert set(report["hosted_games"]) == {"ada-greedy", "bo-weights"} and report["verdicts"] == {}
+
+
+@pytest.mark.processes
+@pytest.mark.slow
+def test_the_bot_upload_benchmark_uploads_in_chunks() -> None:
+    [report] = run_bench("bot_upload.py", "--mib", "0.1")
+    assert report["version"] == 1 and report["chunks"] >= 3 and report["bytes"] > 0

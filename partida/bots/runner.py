@@ -19,6 +19,7 @@ import asyncio
 import logging
 import random
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from partida.bots.base import Agent, Forfeit, Turn
@@ -27,11 +28,16 @@ from partida.bots.registry import all_agents, make_agent
 from partida.bots.thinking import FairThinking
 from partida.client.bot_loop import Client
 from partida.client.refusals import ConnectionLost, ServerError
+from partida.games.base import Game
 from partida.games.prompts import Prompt
 from partida.games.registry import Registry, default_registry
 from partida.protocol.accepts import Accepts
 
 log = logging.getLogger(__name__)
+
+# Makes the agent for one seat of one room, given the room's `seated` notice: a runner whose
+# agents are no built-in ones (the hosted bots' programs, partida/hosting/runner.py).
+MakeAgent = Callable[[Game, int, dict[str, Any]], Agent]
 
 LATENCY = 0.15  # seconds kept for the answer to travel and the server to apply it
 
@@ -83,8 +89,11 @@ class BotRunner:
         answer_seeks: bool = False,
         terms: Accepts | None = None,
         greet: str | None = None,
+        make: MakeAgent | None = None,
     ) -> None:
-        if agent not in all_agents():
+        """`make`: the agents come from it, `agent` being only the name the hello declares, and
+        the games it plays are `games` alone."""
+        if make is None and agent not in all_agents():
             raise ValueError(f"unknown agent {agent!r} (known: {', '.join(sorted(all_agents()))})")
         if not token:
             raise ValueError(
@@ -102,8 +111,9 @@ class BotRunner:
         # Declare what this process can play (protocol/accepts.py): the games its agent's
         # `supports()` allows here, perfect-information ones only for a search that needs the
         # whole state; a bot seated in a game it cannot play never moves (the game hung for good).
-        own = agent_accepts(agent, self.registry)
+        own = agent_accepts(agent, self.registry) if make is None else Accepts()
         assert own is not None  # a built-in agent, checked above
+        self.make = make
         narrowed = own if games is None else own.narrowed(Accepts.from_hello(games))
         self.accepts = narrowed.narrowed(terms or Accepts())
         self.games = sorted(self.accepts.games or ())
@@ -314,7 +324,10 @@ class BotRunner:
 
         def agent_for(seat: int) -> Agent:
             if seat not in agents:
-                agents[seat] = make_agent(self.agent, game, seed=self.rng.getrandbits(32), **self.params)
+                if self.make is not None:
+                    agents[seat] = self.make(game, seat, notice)
+                else:
+                    agents[seat] = make_agent(self.agent, game, seed=self.rng.getrandbits(32), **self.params)
                 agents[seat].new_game(game, seat)
             return agents[seat]
 

@@ -144,6 +144,7 @@ def _stored_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
             "room": g.room_code,
             "seats": [name for _, _, name in g.seat_list],
             "kinds": [g.seat_kinds.get(seat, "guest") for seat, _, _ in g.seat_list],
+            "versions": [g.seat_versions.get(seat) for seat, _, _ in g.seat_list],  # a hosted bot's version
             "moves": g.action_count,
             "result": g.result,
             "created_at": g.created_at.isoformat() if g.created_at else None,

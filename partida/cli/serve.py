@@ -5,15 +5,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import gc
 import logging
 import os
 import signal
+import stat
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from partida.cli import CliError
 from partida.cli.common import add_db_flag, add_game_files_flags, add_log_flag, setup_logging
+
+if TYPE_CHECKING:
+    from partida.hosting.supervisor import HostingPlan, HostingSupervisor
 
 log = logging.getLogger("partida.serve")
 
@@ -115,6 +122,69 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run the server (its event loop and its threads) on CPU N only, its SQLite writer's process "
         f"on the other CPUs; the bot pool keeps every CPU (docs/speed.md; ${CPU_ENV} sets it too)",
     )
+    hosting = p.add_argument_group(
+        "hosted bots", "run bots people submit, each program in a sandbox (docs/hosted-bots.md)"
+    )
+    hosting.add_argument(
+        "--host-bots",
+        action="store_true",
+        help="take submissions (`partida bots submit`) and play them, through a runner process, in bubblewrap",
+    )
+    hosting.add_argument(
+        "--host-bots-dir",
+        type=Path,
+        default=Path("partida-hosted"),
+        metavar="DIR",
+        help="where submitted bundles are kept, by digest (default: ./%(default)s)",
+    )
+    hosting.add_argument(
+        "--host-bots-max",
+        type=int,
+        default=8,
+        metavar="N",
+        help="hosted programs alive at once, across every hosted bot (default: %(default)s)",
+    )
+    hosting.add_argument(
+        "--host-bots-games",
+        type=int,
+        default=2,
+        metavar="N",
+        help="games at once one hosted bot declares it takes (default: %(default)s)",
+    )
+    hosting.add_argument(
+        "--host-bots-limit",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a limit on every hosted program, e.g. memory_mib=256 or decision_seconds=2 (repeatable; the names "
+        "and defaults are in docs/hosted-bots.md, The limits)",
+    )
+    hosting.add_argument(
+        "--host-bots-pause-after",
+        type=int,
+        default=3,
+        metavar="N",
+        help="pause a hosted bot after N of its games in a row failed (default: %(default)s)",
+    )
+    hosting.add_argument(
+        "--host-bots-ladder",
+        action="append",
+        default=[],
+        metavar="LADDER",
+        help="every hosted bot that plays this ladder's game joins it (repeatable)",
+    )
+    hosting.add_argument(
+        "--host-bots-tournament",
+        action="append",
+        default=[],
+        metavar="TOURNAMENT",
+        help="every hosted bot enters this tournament, if it plays its game (repeatable)",
+    )
+    hosting.add_argument(
+        "--host-bots-seeks",
+        action="store_true",
+        help="hosted bots answer the lobby's seeks that allow bots, of the games they play",
+    )
     add_log_flag(p, "info")
     p.set_defaults(func=run)
 
@@ -126,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
     from partida.server.addresses import check_networks
     from partida.server.app import Server, ServerConfig
     from partida.server.limits import Limits
+    from partida.server.services.hosted_bots import HostingSettings
     from partida.storage.accounts import check_name
 
     pool: list[str] = []
@@ -175,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"--public-url must start with ws:// or wss://, not {public_url!r}")
     elif public_url is not None:
         raise CliError("--public-url is for a node of several: give --node NAME too")
+    plan = _hosting_plan(args)
     every_cpu = _pin(args.cpu if args.cpu is not None else os.environ.get(CPU_ENV) or None)
     config = ServerConfig(
         host=args.host,
@@ -191,16 +263,83 @@ def run(args: argparse.Namespace) -> int:
         lease=args.lease,
         writer_cpus=_writer_cpus(every_cpu),
         sign_up=args.sign_up,
+        hosting=None if plan is None else HostingSettings(plan.directory),
     )
     try:
         server = Server(config)
     except GameLoadError as exc:
         raise CliError(str(exc)) from None
     try:
-        asyncio.run(_serve(server, pool, ladder_bots, every_cpu, tournament_bots, seek_bots))
+        asyncio.run(_serve(server, pool, ladder_bots, every_cpu, tournament_bots, seek_bots, plan))
     except OSError as exc:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     return 0
+
+
+def _hosting_plan(args: argparse.Namespace) -> HostingPlan | None:
+    """The operator's hosting choices, checked; None without --host-bots. Never unsandboxed:
+    where bubblewrap cannot run, the server does not start."""
+    from partida.hosting.limits import Limits as ProgramLimits
+    from partida.hosting.sandbox import sandbox_missing
+    from partida.hosting.supervisor import HostingPlan
+
+    if not args.host_bots:
+        return None
+    missing = sandbox_missing()
+    if missing is not None:
+        raise CliError(f"--host-bots: {missing}")
+    fields = {f.name: f.type for f in dataclasses.fields(ProgramLimits)}
+    changes: dict[str, float | int] = {}
+    for setting in args.host_bots_limit:
+        name, sep, value = setting.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in fields:
+            raise CliError(f"--host-bots-limit: unknown limit {setting!r} (known: {', '.join(fields)})")
+        try:
+            changes[name] = int(value) if fields[name] in (int, "int") else float(value)
+        except ValueError:
+            raise CliError(f"--host-bots-limit: {name} takes a number, not {value!r}") from None
+    try:
+        limits = ProgramLimits(**changes)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise CliError(f"--host-bots-limit: {exc}") from None
+    for flag, value in (("--host-bots-max", args.host_bots_max), ("--host-bots-games", args.host_bots_games)):
+        if not 1 <= value <= 1000:
+            raise CliError(f"{flag} is 1 to 1000, not {value}")
+    if args.host_bots_pause_after < 1:
+        raise CliError("--host-bots-pause-after is at least 1")
+    directory = args.host_bots_dir.resolve()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"--host-bots-dir {directory}: {exc.strerror or exc}") from None
+    closed = _closed_to_others(directory)
+    if closed is not None:
+        raise CliError(
+            f"--host-bots-dir {directory}: the sandbox runs programs as nobody, and {closed} is closed to others "
+            "(chmod o+x it, or choose another directory)"
+        )
+    return HostingPlan(
+        directory,
+        limits,
+        max_programs=args.host_bots_max,
+        ladders=args.host_bots_ladder,
+        tournaments=args.host_bots_tournament,
+        answer_seeks=args.host_bots_seeks,
+        games_per_bot=args.host_bots_games,
+        pause_after=args.host_bots_pause_after,
+    )
+
+
+def _closed_to_others(directory: Path) -> Path | None:
+    """The first of `directory` and its parents that others cannot pass through, when the
+    server runs as root (the sandbox then drops to nobody); None when all are open."""
+    if os.geteuid() != 0:
+        return None
+    for where in (directory, *directory.parents):
+        if not where.stat().st_mode & stat.S_IXOTH:
+            return where
+    return None
 
 
 def _port(text: str) -> int:
@@ -316,6 +455,7 @@ async def _serve(  # type: ignore[no-untyped-def]
     every_cpu: set[int] | None,
     tournament_bots: dict[str, list[str]] | None = None,
     seek_bots: set[str] | None = None,
+    hosting: HostingPlan | None = None,
 ) -> None:
     tournament_bots = tournament_bots or {}
     seek_bots = seek_bots or set()
@@ -361,6 +501,13 @@ async def _serve(  # type: ignore[no-untyped-def]
         print(f"Tournament bot pool-{agent} enters: {', '.join(tournaments)}.", flush=True)
     if seek_bots:
         print(f"Answering seeks that allow bots: {', '.join(f'pool-{a}' for a in sorted(seek_bots))}.", flush=True)
+    hosted = None if hosting is None else _start_hosting(server, hosting, every_cpu)
+    if hosting is not None:
+        print(
+            f"Hosting submitted bots (bundles in {hosting.directory}; "
+            f"at most {hosting.max_programs} programs at once).",
+            flush=True,
+        )
     print(f"Play: {_play_hint(server, pool)}   Stop: Ctrl-C", flush=True)
     _tune_collector()
     await stop.wait()
@@ -368,7 +515,38 @@ async def _serve(  # type: ignore[no-untyped-def]
     for task in supervisors:
         task.cancel()
     await asyncio.gather(*supervisors, return_exceptions=True)
+    if hosted is not None:
+        await hosted.stop()
     await server.stop()
+
+
+def _start_hosting(  # type: ignore[no-untyped-def]
+    server, plan: HostingPlan, every_cpu: set[int] | None
+) -> HostingSupervisor:
+    """The hosted bots' supervisor, handed what it uses: their rows, new tokens, the ladders'
+    games; told of every submission, activation and withdrawal."""
+    from partida.hosting.supervisor import HostingSupervisor
+    from partida.storage.hosted import HostedStore
+
+    async def new_token(name: str) -> str:
+        _, token = await server.store.create_bot(name)
+        return token
+
+    async def ladder_game(name: str) -> str | None:
+        ladder = await server.store.ladders.get(name)
+        return None if ladder is None else ladder.game
+
+    supervisor = HostingSupervisor(
+        server.url,
+        plan,
+        HostedStore(server.db),
+        new_token,
+        ladder_game,
+        preexec=functools.partial(_bot_process, every_cpu),
+    )
+    server.hosted_bots.on_change(supervisor.changed)
+    supervisor.start()
+    return supervisor
 
 
 YOUNG_COLLECTION_AFTER = 20_000  # new container objects, net, per young collection (Python's default: 700)

@@ -377,3 +377,50 @@ class Requests(Connection):
         fields = {"room": room, "tournament": tournament}
         reply = await self.request("chat_history", **{k: v for k, v in fields.items() if v is not None})
         return list(reply["messages"])
+
+    # Hosted bots (a person's account): submit a program for the server to run.
+
+    async def bot_submit(self, name: str, games: list[str], run: str, archive: bytes) -> dict[str, Any]:
+        """Submit `archive` (a tar, gzipped or not, or a zip of the bot's files) as the next
+        version of your hosted bot `name`, which runs `run` in its directory and plays `games`;
+        sent in chunks, each waiting out a `retry_after`. Returns `bot_submitted` (`bot`, `version`)."""
+        import base64
+        import hashlib
+
+        ready = await patiently(
+            lambda: self.request(
+                "bot_submit",
+                name=name,
+                games=games,
+                run=run,
+                size=len(archive),
+                sha256=hashlib.sha256(archive).hexdigest(),
+            )
+        )
+        upload, chunk = ready["upload"], int(ready["chunk"])
+        offset, reply = 0, ready
+        while offset < len(archive):
+            data = base64.b64encode(archive[offset : offset + chunk]).decode()
+            at = offset
+            reply = await patiently(
+                lambda at=at, data=data: self.request("bot_upload", upload=upload, offset=at, data=data), tries=20
+            )
+            offset += chunk
+        return reply
+
+    async def bot_list(self) -> list[dict[str, Any]]:
+        """Your hosted bots, each with its versions, state (active, paused and why, withdrawn)."""
+        return (await self.request("bot_list"))["bots"]
+
+    async def bot_logs(self, name: str, limit: int | None = None) -> dict[str, Any]:
+        """Your hosted bot's `logs` (verdicts, and games that left stderr, each with its tail) and latest `games`."""
+        fields: dict[str, Any] = {"name": name}
+        if limit is not None:
+            fields["limit"] = limit
+        return await self.request("bot_logs", **fields)
+
+    async def bot_activate(self, name: str, version: int) -> dict[str, Any]:
+        return (await self.request("bot_activate", name=name, version=version))["bot"]
+
+    async def bot_withdraw(self, name: str) -> dict[str, Any]:
+        return (await self.request("bot_withdraw", name=name))["bot"]

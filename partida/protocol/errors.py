@@ -91,6 +91,19 @@ class ErrorCode(StrEnum):
     CHAT_TOO_LONG = "chat_too_long"  # a line past the cap (partida/room/chat.py)
     CHAT_NOT_ALLOWED = "chat_not_allowed"  # not in the room, or a channel that is not yours
     SILENCED = "silenced"  # the operator silenced the account (`until` says till when; null: for good)
+    # hosted bots (docs/hosted-bots.md)
+    HOSTING_DISABLED = "hosting_disabled"  # this server runs no submitted bots (`serve --host-bots`)
+    USERS_ONLY = "users_only"  # submitting and managing hosted bots needs a person's account
+    NO_SUCH_BOT = "no_such_bot"  # no hosted bot of yours has that name
+    NO_SUCH_VERSION = "no_such_version"
+    NO_SUCH_UPLOAD = "no_such_upload"  # a chunk for an upload not open on this connection
+    BAD_UPLOAD = "bad_upload"  # not a tar or zip, damaged, empty, a chunk out of order, a digest that differs
+    UPLOAD_TOO_LARGE = "upload_too_large"  # past the packed cap (16 MiB)
+    UPLOAD_UNPACKED_TOO_LARGE = "upload_unpacked_too_large"  # its files unpack past the cap (a tar bomb)
+    UPLOAD_TOO_MANY_FILES = "upload_too_many_files"
+    UPLOAD_UNSAFE_PATH = "upload_unsafe_path"  # an absolute path, `..`, a path twice
+    UPLOAD_LINK = "upload_link"  # a symlink or hard link (a submission that is a link to `/`)
+    UPLOAD_SPECIAL_FILE = "upload_special_file"  # a device, FIFO or socket
     # the server
     RATE_LIMITED = "rate_limited"
     INTERNAL = "internal_error"

@@ -490,6 +490,69 @@ class ChatHistory(Request):
     tournament: str | None = None
 
 
+# Hosted bots (docs/hosted-bots.md): a person submits a program that the server runs as a bot
+# account they own. An upload travels in chunks (`bot_upload`), so that no frame passes the
+# server's one frame cap.
+
+
+@dataclass
+class BotSubmit(Request):
+    """Start submitting a version of the hosted bot `name` (created, owned by you, on its first
+    submission): a tar (gzipped or not) or zip of `size` bytes whose sha256 is `sha256`, the
+    command `run` run in its directory, and the games it plays."""
+
+    type: ClassVar[str] = "bot_submit"
+    name: str
+    games: list[str]
+    run: str
+    size: int
+    sha256: str
+
+
+@dataclass
+class BotUpload(Request):
+    """The next chunk of the upload `bot_submit` opened: `data` in base64, starting at byte
+    `offset` (the bytes received so far)."""
+
+    type: ClassVar[str] = "bot_upload"
+    upload: str
+    offset: int
+    data: str
+
+
+@dataclass
+class BotList(Request):
+    """Your hosted bots, with their versions and state."""
+
+    type: ClassVar[str] = "bot_list"
+
+
+@dataclass
+class BotLogs(Request):
+    """A hosted bot's log (its verdicts, and the stderr of its latest games) and its latest games."""
+
+    type: ClassVar[str] = "bot_logs"
+    name: str
+    limit: int | None = None
+
+
+@dataclass
+class BotActivate(Request):
+    """Make version `version` of your hosted bot the one that plays (lifts a pause)."""
+
+    type: ClassVar[str] = "bot_activate"
+    name: str
+    version: int
+
+
+@dataclass
+class BotWithdraw(Request):
+    """Stop your hosted bot playing (its versions are kept)."""
+
+    type: ClassVar[str] = "bot_withdraw"
+    name: str
+
+
 REQUESTS: dict[str, type[Request]] = {
     cls.type: cls
     for cls in (
@@ -542,6 +605,12 @@ REQUESTS: dict[str, type[Request]] = {
         Invitation,
         Chat,
         ChatHistory,
+        BotSubmit,
+        BotUpload,
+        BotList,
+        BotLogs,
+        BotActivate,
+        BotWithdraw,
     )
 }
 

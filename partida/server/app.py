@@ -49,6 +49,7 @@ from partida.server.services.chat import SWEEP_SECONDS, ChatService
 from partida.server.services.export import ExportService
 from partida.server.services.greeting import Greeting
 from partida.server.services.history import HistoryService
+from partida.server.services.hosted_bots import HostedBotService, HostingSettings
 from partida.server.services.invitations import InvitationService
 from partida.server.services.ladders import LadderService
 from partida.server.services.lobby import LobbyService
@@ -63,6 +64,7 @@ from partida.server.sign_ups import SignUps
 from partida.server.tournament_list import TournamentPages
 from partida.server.transport import Link, Listener, serve
 from partida.storage.database import Database, default_url
+from partida.storage.hosted import HostedStore
 from partida.storage.invites import InviteStore
 from partida.storage.nodes import NodeDirectory
 from partida.storage.sqlite_claim import SqliteClaim
@@ -98,6 +100,8 @@ class ServerConfig:
     sign_up: str = DEFAULT_SIGN_UP
     # How often the operator's chat removals and silences (made from the command line) are read back.
     chat_sweep: float = SWEEP_SECONDS
+    # Hosted bots (`partida serve --host-bots`): where their bundles are stored; None: hosting off.
+    hosting: HostingSettings | None = None
 
 
 class Server:
@@ -150,6 +154,7 @@ class Server:
         self.seeks = SeekBoard()
         self.seek_service: SeekService = None  # type: ignore[assignment]  # set in start()
         self.chat: ChatService = None  # type: ignore[assignment]  # set in start()
+        self.hosted_bots: HostedBotService = None  # type: ignore[assignment]  # set in start()
         self._ws: Listener | None = None
         self._claim: SqliteClaim | None = None
 
@@ -269,6 +274,7 @@ class Server:
         self.chat = ChatService(self.store.chat, self.rooms, self.limiter, self.config.chat_sweep)
         rooms.entered.append(self.chat.entered)
         self.rooms.on_finished(self.chat.game_over)
+        self.hosted_bots = HostedBotService(HostedStore(db), self.registry, self.config.hosting, self.limiter.limits)
         services = [
             Greeting(
                 self.store,
@@ -291,6 +297,7 @@ class Server:
             self.tournaments,
             self.ratings,
             self.chat,
+            self.hosted_bots,
         ]
         for service in services:
             self.shell.register(service.handlers())
@@ -355,6 +362,7 @@ class Server:
         self.ladders.disconnected(session)
         if self.chat is not None:
             self.chat.disconnected(session)
+        self.hosted_bots.disconnected(session)
         await self.room_service.disconnected(session)
 
     # Connections.

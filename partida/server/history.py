@@ -35,7 +35,13 @@ def listing(stored: StoredGame) -> dict[str, Any]:
         "public": stored.public,
         "room": stored.room_code if stored.public else None,
         "seats": [
-            {"seat": seat, "name": name, "guest": account is None, "kind": stored.seat_kinds.get(seat, "guest")}
+            {
+                "seat": seat,
+                "name": name,
+                "guest": account is None,
+                "kind": stored.seat_kinds.get(seat, "guest"),
+                **({"version": stored.seat_versions[seat]} if seat in stored.seat_versions else {}),
+            }
             for seat, account, name in stored.seat_list
         ],
         "moves": stored.action_count,

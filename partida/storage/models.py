@@ -97,6 +97,11 @@ class Account(Base):
     # every guest's hello, and the check on new accounts), found by these indexes.
     name_key: Mapped[str | None] = mapped_column(String(64), index=True, default=None)
     shape_key: Mapped[str | None] = mapped_column(String(64), index=True, default=None)
+    # The account id of the person whose bot this is (a hosted bot: `partida bots submit`); NULL
+    # for a bot made with `partida db create-bot` and for people. Only the owner may submit,
+    # activate or read its logs. No reference constraint (migration 0014 says why); accounts are
+    # never deleted.
+    owner_id: Mapped[int | None] = mapped_column(Integer, index=True, default=None)
 
 
 class GameRecord(Base):
@@ -145,6 +150,8 @@ class SeatRecord(Base):
     # The secret that reclaims this seat (drawn for each holder; NULL for games stored before
     # tokens were). As secret as the game's seed beside it, and useless once the game is over.
     token: Mapped[str | None] = mapped_column(String(64), default=None)
+    # The hosted bot's version (`HostedVersion.number`) that played this seat; NULL otherwise.
+    bot_version: Mapped[int | None] = mapped_column(Integer, default=None)
 
 
 class ActionRecord(Base):
@@ -478,4 +485,55 @@ class ChatSilence(Base):
 
     account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True)
     until: Mapped[datetime | None] = mapped_column(default=None)
+
+
+class HostedBot(Base):
+    """A bot account the server runs itself (docs/hosted-bots.md): which version plays, and
+    whether it plays at all. `status`: active, paused (it kept failing: `reason` says how, until
+    its owner submits or activates again) or withdrawn (by its owner)."""
+
+    __tablename__ = "hosted_bots"
+
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True)
+    active_version: Mapped[int | None] = mapped_column(Integer, default=None)  # a `HostedVersion.number`
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    reason: Mapped[str | None] = mapped_column(String(300), default=None)
+    failures_in_row: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class HostedVersion(Base):
+    """One submission of a hosted bot: its bundle (unpacked on disk under the server's hosting
+    directory, named by `sha256`, the digest of the upload), the command run in it and the games
+    it declares. Numbered 1, 2, ... per bot; never changed once stored."""
+
+    __tablename__ = "hosted_versions"
+    __table_args__ = (UniqueConstraint("account_id", "number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))
+    run: Mapped[str] = mapped_column(String(1000))
+    games: Mapped[list[str]] = mapped_column(JSON)
+    packed_bytes: Mapped[int] = mapped_column(BigInteger)
+    unpacked_bytes: Mapped[int] = mapped_column(BigInteger)
+    files: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class HostedLog(Base):
+    """What a hosted bot's owner reads with `partida bots logs`: a verdict on its program
+    (`partida.hosting.verdicts`), or `finished` for a game that ended without one and left lines
+    on its stderr, with the tail of its stderr either way."""
+
+    __tablename__ = "hosted_logs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
+    version: Mapped[int | None] = mapped_column(Integer, default=None)
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("games.id", ondelete="SET NULL"), default=None)
+    verdict: Mapped[str] = mapped_column(String(32))
+    detail: Mapped[str] = mapped_column(String(500))
+    stderr_tail: Mapped[list[str]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -78,6 +78,7 @@ class StoredGame:
     finished_at: datetime | None
     seat_list: list[tuple[int, int | None, str]] = field(default_factory=list)
     seat_kinds: dict[int, str] = field(default_factory=dict)  # seat -> guest | user | bot
+    seat_versions: dict[int, int] = field(default_factory=dict)  # seat -> the hosted bot's version that played it
     clock: dict[str, Any] | None = None  # the time control, None for none
     endings: dict[str, Any] | None = None  # the ending bookkeeping (see room.endings)
     clock_state: list[float] | None = None  # remaining seconds per seat at the last action
@@ -510,6 +511,7 @@ class Store:
             seats: dict[int, list[tuple[int, int | None, str]]] = defaultdict(list)
             tokens: dict[int, dict[int, str | None]] = defaultdict(dict)
             kinds: dict[int, dict[int, str]] = defaultdict(dict)
+            versions: dict[int, dict[int, int]] = defaultdict(dict)
             seat_rows = await session.execute(
                 select(
                     SeatRecord.game_id,
@@ -518,15 +520,18 @@ class Store:
                     SeatRecord.name,
                     SeatRecord.token,
                     Account.kind,
+                    SeatRecord.bot_version,
                 )
                 .outerjoin(Account, Account.id == SeatRecord.account_id)
                 .where(SeatRecord.game_id.in_(ids))
                 .order_by(SeatRecord.game_id, SeatRecord.seat)
             )
-            for game_id, seat, account_id, name, token, kind in seat_rows:
+            for game_id, seat, account_id, name, token, kind, version in seat_rows:
                 seats[game_id].append((seat, account_id, name))
                 tokens[game_id][seat] = token
                 kinds[game_id][seat] = kind or "guest"
+                if version is not None:
+                    versions[game_id][seat] = version
             logs: dict[int, list[tuple[int, Any]]] = defaultdict(list)
             clocks: dict[int, list[float] | None] = {}
             counts: dict[int, int] = {}
@@ -564,6 +569,7 @@ class Store:
                 finished_at=r.finished_at,
                 seat_list=seats.get(r.id, []),
                 seat_kinds=kinds.get(r.id, {}),
+                seat_versions=versions.get(r.id, {}),
                 actions=logs.get(r.id, []),
                 action_count=counts.get(r.id, 0),
                 seat_tokens=tokens.get(r.id, {}),

@@ -17,6 +17,7 @@ import { seekPaired, seeksCard } from "./seeks.js";
 import { isTakeback, takebackControls, takebackWords, takenBackIndexes } from "./takeback.js";
 import { accountsOnly, invitationCard, onChallengePush, peek, playerExtras, playerLinks, showAccount, signUpCard } from "./accounts.js";
 import { ChatPanel, roomChatNote } from "./chat.js";
+import { showHostedBots } from "./hosted_bots.js";
 
 const BOARDS = { tictactoe, othello, duel };
 const DEFAULT_GAME = "tictactoe"; // the new-room form's first choice: two seats, a minute's game
@@ -236,6 +237,7 @@ async function route(watch = false) {
   else if (page && page.kind === "tournament") await openTournament(page.key);
   else if (page && page.kind === "player") await openPlayer(page.key);
   else if (location.pathname === "/" && location.hash === "#/account") await openAccount();
+  else if (location.pathname === "/" && location.hash === "#/bots") await openHostedBots();
   else await showLobby();
 }
 
@@ -420,6 +422,18 @@ async function openTournament(name) {
 function noteTournamentRoom(code, name) {
   app.tournamentRooms.set(code, name);
   sessionStorage.setItem(TOURNAMENT_ROOMS_KEY, JSON.stringify([...app.tournamentRooms].slice(-50)));
+}
+
+// Your hosted bots (/#/bots): hosted_bots.js.
+async function openHostedBots() {
+  goTo("/#/bots");
+  stopLobbyPolling();
+  app.room = null;
+  try {
+    await showHostedBots(main, app.conn, app.you, app.games, say);
+  } catch (error) {
+    say(error.message, "error");
+  }
 }
 
 // A player's ratings and the history of one of them (/#/player/NAME).

@@ -4,7 +4,7 @@ kept with the game so its replay shows them, and the accounts the operator silen
 Frozen: plain SQLAlchemy types, never partida.storage.models.
 
 Revision ID: 0015
-Revises: 0013
+Revises: 0014
 Create Date: 2026-11-29 06:00:00
 """
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0015"
-down_revision: str | None = "0013"
+down_revision: str | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

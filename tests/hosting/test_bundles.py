@@ -1,0 +1,100 @@
+"""Unpacking an upload: honest archives land whole and read-only under their digest; every
+hostile one is refused with its stable code and leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from partida.hosting.bundles import MAX_PACKED, BundleRefused, Caps, digest, pack, unpack
+from tests.hostile_archives import HOSTILE, honest_tar, honest_zip, many_files
+
+
+def test_an_honest_tar_unpacks_under_its_digest_and_read_only(tmp_path: Path) -> None:
+    data = honest_tar()
+    bundle = unpack(data, tmp_path)
+    assert bundle.path == tmp_path / digest(data)
+    assert (bundle.path / "bot.py").read_text() == "print('hi')\n"
+    assert (bundle.path / "lib" / "util.py").read_text() == "X = 1\n"
+    assert bundle.files == 2 and bundle.unpacked_bytes == len("print('hi')\n") + len("X = 1\n")
+    assert not os.access(bundle.path / "bot.py", os.W_OK) or os.geteuid() == 0
+    assert (bundle.path / "bot.py").stat().st_mode & 0o222 == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [bundle.sha256]
+
+
+def test_the_same_upload_twice_is_one_bundle(tmp_path: Path) -> None:
+    first = unpack(honest_tar(), tmp_path)
+    second = unpack(honest_tar(), tmp_path)
+    assert first.path == second.path and len(list(tmp_path.iterdir())) == 1
+
+
+def test_an_honest_zip_unpacks(tmp_path: Path) -> None:
+    bundle = unpack(honest_zip(), tmp_path)
+    assert (bundle.path / "pkg" / "mod.py").read_text() == "Y = 2\n"
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_a_hostile_archive_is_refused_with_its_code_and_leaves_nothing(tmp_path: Path, name: str) -> None:
+    build, code = HOSTILE[name]
+    with pytest.raises(BundleRefused) as refused:
+        unpack(build(), tmp_path / "bundles")
+    assert refused.value.code == code
+    assert list((tmp_path / "bundles").iterdir()) == []
+    assert not (tmp_path / "escaped.py").exists()
+
+
+def test_a_tar_bomb_is_refused_by_its_header_before_a_byte_is_written(tmp_path: Path) -> None:
+    """The cap is checked against what the header declares: nothing of the file is written."""
+    from tests.hostile_archives import tar_bomb
+
+    written: list[int] = []
+    with pytest.raises(BundleRefused) as refused:
+        unpack(tar_bomb(3 << 20), tmp_path, Caps(unpacked=1 << 20))
+    assert refused.value.code == "upload_unpacked_too_large"
+    for root, _, files in os.walk(tmp_path):
+        written += [os.path.getsize(os.path.join(root, f)) for f in files]
+    assert written == []
+
+
+def test_an_upload_past_the_packed_cap_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(BundleRefused) as refused:
+        unpack(b"\0" * (MAX_PACKED + 1), tmp_path)
+    assert refused.value.code == "upload_too_large"
+
+
+def test_the_count_cap_counts_entries(tmp_path: Path) -> None:
+    unpack(many_files(10), tmp_path / "a", Caps(files=10))
+    with pytest.raises(BundleRefused) as refused:
+        unpack(many_files(11), tmp_path / "b", Caps(files=10))
+    assert refused.value.code == "upload_too_many_files"
+
+
+def test_packing_a_directory_keeps_its_files_and_refuses_a_directory_that_is_a_link(tmp_path: Path) -> None:
+    bot = tmp_path / "bot"
+    (bot / "sub").mkdir(parents=True)
+    (bot / "bot.py").write_text("print(1)\n")
+    (bot / "sub" / "x.txt").write_text("x")
+    (bot / ".git" / "objects").mkdir(parents=True)
+    (bot / ".git" / "objects" / "ab").write_text("history")
+    (bot / "__pycache__").mkdir()
+    (bot / "__pycache__" / "bot.cpython-311.pyc").write_bytes(b"\0")
+    bundle = unpack(pack(bot), tmp_path / "bundles")
+    assert (bundle.path / "sub" / "x.txt").read_text() == "x"
+    assert not (bundle.path / ".git").exists() and not (bundle.path / "__pycache__").exists()
+    link = tmp_path / "root-link"
+    link.symlink_to("/")
+    with pytest.raises(BundleRefused) as refused:
+        pack(link)
+    assert refused.value.code == "upload_link"
+
+
+def test_a_link_inside_a_packed_directory_is_packed_as_a_link_and_refused(tmp_path: Path) -> None:
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    (bot / "bot.py").write_text("print(1)\n")
+    (bot / "etc").symlink_to("/etc")
+    with pytest.raises(BundleRefused) as refused:
+        unpack(pack(bot), tmp_path / "bundles")
+    assert refused.value.code == "upload_link"

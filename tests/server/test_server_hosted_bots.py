@@ -1,0 +1,147 @@
+"""The hosted bots' requests on a real server: a person submits a bot in chunks, gets versions,
+activates, withdraws, reads its logs; everyone else is refused with a stable code, and a hostile
+upload is refused with its own and stores nothing."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from partida.client import Client, ServerError
+from partida.server.app import Server, ServerConfig
+from partida.server.services.hosted_bots import CHUNK, HostingSettings
+from tests.hostile_archives import HOSTILE, honest_tar, honest_zip
+
+pytestmark = pytest.mark.slow  # password hashing for each person
+
+
+@pytest.fixture
+async def hosting(db_url: str, tmp_path: Path) -> AsyncIterator[Server]:
+    server = Server(ServerConfig(port=0, db_url=db_url, hosting=HostingSettings(tmp_path / "bundles")))
+    await server.start()
+    await server.store.create_user("ada", "ada lovelace")
+    await server.store.create_user("bo", "bo diddley")
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@contextlib.asynccontextmanager
+async def person(server: Server, name: str) -> AsyncIterator[Client]:
+    passwords = {"ada": "ada lovelace", "bo": "bo diddley"}
+    client = await Client.connect(server.url, name=name, password=passwords[name])
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+async def refused(call) -> str:  # type: ignore[no-untyped-def]
+    with pytest.raises(ServerError) as error:
+        await call
+    return error.value.code
+
+
+async def test_a_person_submits_versions_activates_and_withdraws(hosting: Server) -> None:
+    async with person(hosting, "ada") as ada:
+        first = await ada.bot_submit("adabot", ["tictactoe"], "python3 bot.py", honest_tar())
+        assert first["version"] == 1 and first["bot"]["status"] == "active"
+        assert first["bot"]["owner"] == "ada" and first["bot"]["games"] == ["tictactoe"]
+        second = await ada.bot_submit("adabot", ["tictactoe", "othello"], "python3 bot.py --v2", honest_zip())
+        assert second["version"] == 2 and second["bot"]["active_version"] == 2
+        [bot] = await ada.bot_list()
+        assert [v["version"] for v in bot["versions"]] == [1, 2]
+        assert bot["games"] == ["tictactoe", "othello"]
+        back = await ada.bot_activate("adabot", 1)
+        assert back["active_version"] == 1 and back["games"] == ["tictactoe"]
+        gone = await ada.bot_withdraw("adabot")
+        assert gone["status"] == "withdrawn"
+        assert (await ada.bot_activate("adabot", 2))["status"] == "active"
+        assert await refused(ada.bot_activate("adabot", 3)) == "no_such_version"
+        logs = await ada.bot_logs("adabot")
+        assert logs["logs"] == [] and logs["games"] == []
+    account = await hosting.store.get_account_by_name("adabot")
+    assert account is not None and account.kind == "bot" and account.owner_id is not None
+    stored = {p.name for p in (hosting.config.hosting.directory).iterdir()}  # type: ignore[union-attr]
+    assert stored == {hashlib.sha256(honest_tar()).hexdigest(), hashlib.sha256(honest_zip()).hexdigest()}
+
+
+async def test_only_the_owner_manages_a_bot_and_only_people_submit(hosting: Server) -> None:
+    async with person(hosting, "ada") as ada:
+        await ada.bot_submit("adabot", ["tictactoe"], "python3 bot.py", honest_tar())
+    async with person(hosting, "bo") as bo:
+        assert await refused(bo.bot_submit("adabot", ["tictactoe"], "python3 bot.py", honest_tar())) == "not_owner"
+        assert await refused(bo.bot_activate("adabot", 1)) == "not_owner"
+        assert await refused(bo.bot_logs("adabot")) == "not_owner"
+        assert await refused(bo.bot_withdraw("adabot")) == "not_owner"
+        assert await refused(bo.bot_submit("ada", ["tictactoe"], "python3 bot.py", honest_tar())) == "not_owner"
+        assert await refused(bo.bot_logs("nobody")) == "no_such_bot"
+        assert await bo.bot_list() == []
+    await hosting.store.create_bot("operatorbot")  # made by the operator: nobody's to submit to
+    async with person(hosting, "bo") as bo:
+        assert await refused(bo.bot_submit("operatorbot", ["tictactoe"], "python3 x", honest_tar())) == "not_owner"
+    guest = await Client.connect(hosting.url, name="visitor")
+    try:
+        assert await refused(guest.bot_submit("g", ["tictactoe"], "python3 bot.py", honest_tar())) == "users_only"
+        assert await refused(guest.bot_list()) == "users_only"
+    finally:
+        await guest.close()
+    async with person(hosting, "ada") as ada:
+        [bot] = await ada.bot_list()
+        assert bot["active_version"] == 1 and len(bot["versions"]) == 1
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+async def test_a_hostile_upload_is_refused_with_its_code_and_stores_nothing(hosting: Server, name: str) -> None:
+    build, code = HOSTILE[name]
+    async with person(hosting, "ada") as ada:
+        assert await refused(ada.bot_submit("evil", ["tictactoe"], "python3 bot.py", build())) == code
+        assert await ada.bot_list() == []
+        assert (await ada.request("ping"))["type"] == "pong"  # the connection goes on
+    assert await hosting.store.get_account_by_name("evil") is None
+    assert list(hosting.config.hosting.directory.iterdir()) == []  # type: ignore[union-attr]
+
+
+async def test_oversize_out_of_order_and_forged_uploads_are_refused(hosting: Server) -> None:
+    async with person(hosting, "ada") as ada:
+        big = {"name": "big", "games": ["tictactoe"], "run": "python3 bot.py", "sha256": "0" * 64}
+        assert await refused(ada.request("bot_submit", size=(16 << 20) + 1, **big)) == "upload_too_large"
+        data = honest_tar()
+        ready = await ada.request(
+            "bot_submit",
+            name="x",
+            games=["tictactoe"],
+            run="python3 bot.py",
+            size=len(data),
+            sha256=hashlib.sha256(b"other").hexdigest(),
+        )
+        assert ready["chunk"] == CHUNK
+        chunk = base64.b64encode(data).decode()
+        upload = ready["upload"]
+        assert await refused(ada.request("bot_upload", upload=upload, offset=5, data=chunk)) == "bad_upload"
+        assert await refused(ada.request("bot_upload", upload="nope", offset=0, data=chunk)) == "no_such_upload"
+        assert await refused(ada.request("bot_upload", upload=upload, offset=0, data="!!")) == "bad_upload"
+        # every byte arrived, but they are not the ones announced
+        assert await refused(ada.request("bot_upload", upload=upload, offset=0, data=chunk)) == "bad_upload"
+        assert await refused(ada.request("bot_upload", upload=upload, offset=0, data=chunk)) == "no_such_upload"
+        assert await refused(ada.bot_submit("x", ["nosuchgame"], "python3 bot.py", data)) == "unknown_game"
+        assert await refused(ada.bot_submit("x", ["tictactoe"], "'unclosed", data)) == "bad_field"
+        assert await ada.bot_list() == []
+
+
+async def test_a_server_without_hosting_refuses_submissions(server: Server) -> None:
+    await server.store.create_user("ada", "ada lovelace")
+    client = await Client.connect(server.url, name="ada", password="ada lovelace")
+    try:
+        assert (
+            await refused(client.bot_submit("b", ["tictactoe"], "python3 bot.py", honest_tar())) == "hosting_disabled"
+        )
+        assert await client.bot_list() == []
+    finally:
+        await client.close()
