@@ -34,7 +34,7 @@ from partida.server.session import Session
 if TYPE_CHECKING:
     from partida.server.shell import Handler
 
-# An account's rating (mu - 3 sigma) in a game and a clock's class, for rating ranges (None
+# An account's rating (1500 for a newcomer) in a game and a clock's class, for rating ranges (None
 # without a class): `store.person_ratings.rating_of`.
 RatingOf = Callable[[int, str, ClockSpec | None], Awaitable[float | None]]
 
@@ -282,5 +282,5 @@ def _why_refused(seek: Seek, party: Party) -> str:
     if party.is_bot and not seek.allow_bots:
         return "does not allow bots"
     low, high = seek.rating_range or (0.0, 0.0)
-    rating = "no rating" if party.rating is None else f"a rating of {party.rating:.1f}"
+    rating = "no rating" if party.rating is None else f"a rating of {party.rating:.0f}"
     return f"asks for a rating from {low:g} to {high:g}; you have {rating} there"
