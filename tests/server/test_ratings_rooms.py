@@ -148,7 +148,8 @@ async def test_one_account_cannot_take_both_seats_of_a_rated_room(server: Server
 @pytest.mark.slow
 async def test_each_seat_carries_its_rating_in_the_rooms_game_and_class(server: Server, connect) -> None:
     """Beside each seated account's name, its rating in the room's game and clock class, rated
-    room or casual: a newcomer's `1500?`; the rematch shows the ratings the game before changed.
+    room or casual: a newcomer's `1500?`; once rated, the finished room shows the new ones, and so
+    does its rematch.
     Guests and rooms without a clock (never rated) carry none."""
     ada, bob = await accounts(server, "ada", "bob")
     code = (await ada.create_room("tictactoe", seat=0, public=False, clock=BLITZ, rated=True))["room"]
@@ -159,6 +160,10 @@ async def test_each_seat_carries_its_rating_in_the_rooms_game_and_class(server: 
         pass
     after = {c["name"]: c["after"]["shown"] for c in message["changes"]}
     assert after["bob"] != "1500?" and after["bob"].endswith("?")
+    # the finished room's names then carry the new ratings
+    while (update := await bob.next_message(code, 10))["type"] != "room":
+        pass
+    assert [s["rating"] for s in update["summary"]["seats"]] == [after["ada"], after["bob"]]
     await ada.rematch(code)
     offered = await bob.rematch(code)
     seats = offered["rematch"]["seats"]  # one seat on: bob now plays first
