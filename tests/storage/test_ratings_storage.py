@@ -157,3 +157,36 @@ async def test_migration_0016_carries_openskill_ratings_onto_the_1500_scale(empt
         assert place.name == "ann" and not place.rating.provisional
     finally:
         await db.close()
+
+
+async def test_migration_0016_downgrades_back_to_openskills_numbers(empty_url: str) -> None:
+    """Down to 0013, a rating on the scale is OpenSkill's mu and sigma again (the inverse
+    mapping), and its columns are as 0011 made them."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from partida.competition.ratings import openskill_to_scale
+    from partida.storage.database import Database, alembic_config
+
+    db = await Database.open(empty_url)
+    rating, deviation = openskill_to_scale(27.0, 2.5)
+    try:
+        async with db.engine.begin() as conn:
+            await conn.execute(
+                text("INSERT INTO accounts (name, kind, created_at) VALUES ('ann', 'user', '2026-01-01 00:00:00')")
+            )
+            await conn.execute(
+                text(
+                    "INSERT INTO person_ratings (account_id, game, clock_class, rating, deviation, volatility, games,"
+                    " updated_at) VALUES (1, 'othello', 'blitz', :r, :d, 0.09, 9, '2026-01-01 00:00:00')"
+                ),
+                {"r": rating, "d": deviation},
+            )
+        async with db.engine.connect() as conn:
+            await conn.run_sync(lambda sync: command.downgrade(alembic_config(sync), "0013"))
+            await conn.commit()
+        async with db.engine.connect() as conn:
+            row = (await conn.execute(text("SELECT mu, sigma, games FROM person_ratings"))).one()
+        assert row.mu == pytest.approx(27.0) and row.sigma == pytest.approx(2.5) and row.games == 9
+    finally:
+        await db.close()
