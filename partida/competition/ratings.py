@@ -6,7 +6,7 @@ clock classes, who is rated, and farming.
 - **Glicko-2** (`partida.competition.glicko2`, lichess's system) for people's games of two seats:
   a rating, a deviation (how unsure it is) and a volatility, on the familiar 1500-centred scale,
   each game its own rating period. The settings are lichess's: a newcomer at 1500 with deviation
-  500 and volatility 0.09, tau 0.75, the deviation kept within 45-500.
+  500 and volatility 0.09, tau 0.75, the deviation kept within 45-500, the volatility at most 0.1.
 - **OpenSkill's Plackett-Luce** for games of more seats (it rates N seats from their ranks; ties
   share a rank) and for the bot ladders (whose pairing rule is built on its predictions). Its
   parameters (mu 25, sigma 25/3, beta sigma/2, tau mu/300) are fixed here, once, rather than left
@@ -24,7 +24,7 @@ map onto it linearly (`openskill_to_scale`): mu 25 is 1500, and one unit of mu i
 Plackett-Luce between two sure players is logistic in (mu1 - mu2) / (sqrt(2) beta), Glicko's in
 (r1 - r2) / 173.7178, so POINTS_PER_MU = 173.7178 / (sqrt(2) beta) (29.5; OpenSkill's newcomer
 sigma is then a deviation of 246). A rating is **provisional** (shown with `?`) while its deviation
-is above 110, lichess's rule; a rating never goes below `RATING_FLOOR` (400, lichess's floor), so
+is above 110, lichess's rule; a rating never goes below `RATING_FLOOR` (600, lichess's floor), so
 no run of losses makes it negative. The ladders show OpenSkill's own conservative mu - 3 sigma.
 
 **Clock classes** (`clock_class`), as lichess defines them: a Fischer clock's estimated duration
@@ -80,7 +80,8 @@ GLICKO_TAU = 0.75
 MIN_DEVIATION = 45.0
 MAX_DEVIATION = 500.0
 PROVISIONAL_DEVIATION = 110.0
-RATING_FLOOR = 400.0
+MAX_VOLATILITY = 0.1  # lichess's cap: past it a rating might never settle again
+RATING_FLOOR = 600.0
 POINTS_PER_MU = glicko2.SCALE / (math.sqrt(2.0) * BETA)
 GLICKO2 = "glicko2"
 OPENSKILL = "openskill"
@@ -208,7 +209,10 @@ def rate_people(ratings: Sequence[PersonRating], ranks: Sequence[int]) -> list[P
         new = [glicko2.update(a, [(b, score)], GLICKO_TAU), glicko2.update(b, [(a, 1.0 - score)], GLICKO_TAU)]
         return [
             PersonRating(
-                _floor(n.rating), min(MAX_DEVIATION, max(MIN_DEVIATION, n.deviation)), n.volatility, r.games + 1
+                _floor(n.rating),
+                min(MAX_DEVIATION, max(MIN_DEVIATION, n.deviation)),
+                min(MAX_VOLATILITY, n.volatility),
+                r.games + 1,
             )
             for r, n in zip(ratings, new, strict=True)
         ]

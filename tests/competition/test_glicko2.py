@@ -86,7 +86,7 @@ def test_one_loss_never_makes_a_rating_negative() -> None:
     of losses stops at the floor."""
     lost, _ = rate_people([PersonRating(), PersonRating()], [2, 1])
     assert 1000 < lost.rating < 1500 and lost.shown() == f"{round(lost.rating)}?"
-    hopeless = PersonRating(450, 60)
+    hopeless = PersonRating(650, 60)
     for _ in range(50):
         hopeless, _ = rate_people([hopeless, PersonRating(2500, 60)], [2, 1])
         assert hopeless.rating >= RATING_FLOOR
