@@ -6,7 +6,8 @@ The models, each with a rating per player and pool (a game and clock class, as p
 are kept):
 
 - `glicko2`: the server's model for two seats (`ratings.rate_people`), predicting with both
-  players' deviations (`glicko2.expected_score`), lichess's settings;
+  players' deviations (`glicko2.expected_score`), lichess's settings; the days between games are
+  not replayed (absences do not widen deviations here), so the replay is the same whenever it runs;
 - `openskill`: Plackett-Luce with the ladders' parameters, predicting with the library's
   `predict_win` (the ladders' pairing rule uses the same);
 - `elo`: the baseline, K = 20 on the 400-point logistic, everyone starting at 1500.

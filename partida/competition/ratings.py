@@ -6,7 +6,8 @@ clock classes, who is rated, and farming.
 - **Glicko-2** (`partida.competition.glicko2`, lichess's system) for people's games of two seats:
   a rating, a deviation (how unsure it is) and a volatility, on the familiar 1500-centred scale,
   each game its own rating period. The settings are lichess's: a newcomer at 1500 with deviation
-  500 and volatility 0.09, tau 0.75, the deviation kept within 45-500, the volatility at most 0.1.
+  500 and volatility 0.09, tau 0.75, the deviation kept within 45-500, the volatility at most 0.1,
+  and the deviation widened by the days since the player's last game before the next (`aged`).
 - **OpenSkill's Plackett-Luce** for games of more seats (it rates N seats from their ranks; ties
   share a rank) and for the bot ladders (whose pairing rule is built on its predictions). Its
   parameters (mu 25, sigma 25/3, beta sigma/2, tau mu/300) are fixed here, once, rather than left
@@ -81,6 +82,8 @@ MIN_DEVIATION = 45.0
 MAX_DEVIATION = 500.0
 PROVISIONAL_DEVIATION = 110.0
 MAX_VOLATILITY = 0.1  # lichess's cap: past it a rating might never settle again
+# Lichess's rating periods a day of absence: a deviation of 60 (volatility 0.06) is 110 after a year.
+RATING_PERIODS_PER_DAY = 0.21436
 RATING_FLOOR = 600.0
 POINTS_PER_MU = glicko2.SCALE / (math.sqrt(2.0) * BETA)
 GLICKO2 = "glicko2"
@@ -180,6 +183,17 @@ def newcomer(seats: int) -> PersonRating:
     if model_for(seats) == GLICKO2:
         return PersonRating()
     return PersonRating(CENTRE, openskill_to_scale(MU, SIGMA)[1])
+
+
+def aged(rating: PersonRating, idle_days: float) -> PersonRating:
+    """A Glicko-2 rating after `idle_days` without a game: Glickman's step 6 once per rating
+    period sat out (lichess counts 0.21436 a day), so a player back after a long absence is
+    unsure, and provisional again, as on lichess. The rating itself does not move."""
+    if idle_days <= 0:
+        return rating
+    spread = rating.volatility * glicko2.SCALE
+    deviation = math.sqrt(rating.deviation**2 + idle_days * RATING_PERIODS_PER_DAY * spread**2)
+    return PersonRating(rating.rating, min(MAX_DEVIATION, deviation), rating.volatility, rating.games)
 
 
 def _floor(rating: float) -> float:

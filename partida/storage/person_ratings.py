@@ -27,13 +27,16 @@ from sqlalchemy.engine import Connection
 from partida.competition.rating_evaluation import RatedResult
 from partida.competition.ratings import (
     FARM_WINDOW,
+    GLICKO2,
     PROVISIONAL_DEVIATION,
     ClockLike,
     FarmingVerdict,
     PersonRating,
     RatedSeat,
+    aged,
     clock_class,
     farming_verdict,
+    model_for,
     newcomer,
     rating_changes,
 )
@@ -100,6 +103,12 @@ def _spec(data: Any) -> ClockSpec | None:
         return None
 
 
+def _days_since(then: datetime, now: datetime) -> float:
+    if then.tzinfo is None:  # SQLite keeps no zone: every time here is written in UTC
+        then = then.replace(tzinfo=UTC)
+    return max(0.0, (now - then).total_seconds() / 86400.0)
+
+
 def rate_games(conn: Connection, writes: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Rate each finished game of `writes` (`game_id`) that is rated and not rated yet; each
     game's changes, seat by seat (empty when nothing was rated)."""
@@ -128,17 +137,29 @@ def _rate(conn: Connection, game_id: int) -> list[dict[str, Any]]:
     if kind is None or len(ranks) != len(seats) or None in accounts:
         return []
     rows = conn.execute(
-        select(RatingRow.account_id, RatingRow.rating, RatingRow.deviation, RatingRow.volatility, RatingRow.games)
+        select(
+            RatingRow.account_id,
+            RatingRow.rating,
+            RatingRow.deviation,
+            RatingRow.volatility,
+            RatingRow.games,
+            RatingRow.updated_at,
+        )
         .where(RatingRow.account_id.in_(accounts), RatingRow.game == game.game, RatingRow.clock_class == kind.value)
         .with_for_update()
     ).all()
-    before = {r.account_id: PersonRating(r.rating, r.deviation, r.volatility, r.games) for r in rows}
+    now = datetime.now(UTC)
+    glicko = model_for(len(accounts)) == GLICKO2
+    before = {}
+    for r in rows:
+        rating = PersonRating(r.rating, r.deviation, r.volatility, r.games)
+        # Glicko-2's deviation widens with the days since the account's last game in this class.
+        before[r.account_id] = aged(rating, _days_since(r.updated_at, now)) if glicko else rating
     rated_seats = [RatedSeat(a, before.get(a)) for a in accounts]
     fresh = newcomer(len(accounts))
     after = rating_changes(rated_seats, ranks, created_rated=True, clock=spec, aborted=False)
     if not after:
         return []
-    now = datetime.now(UTC)
     changes = []
     for seat, rated, rank in zip(seats, rated_seats, ranks, strict=True):
         new = after[seat.account_id]

@@ -21,6 +21,7 @@ from partida.competition.ratings import (
     PersonRating,
     RatedSeat,
     Rating,
+    aged,
     model_for,
     newcomer,
     openskill_to_scale,
@@ -136,3 +137,14 @@ def test_a_rated_seat_without_a_rating_starts_as_a_newcomer() -> None:
         aborted=False,
     )
     assert after["a"].rating > 1700 - 200 and after["a"].games == 1 and after["b"].games == 1
+
+
+def test_an_absence_widens_the_deviation_as_lichess_ages_it() -> None:
+    """A deviation of 60 (volatility 0.06) is 110 after a year without games, lichess's figure;
+    a year and a half makes it provisional; the rating does not move and a newcomer's stays 500."""
+    settled = PersonRating(1700, 60, 0.06, 40)
+    assert aged(settled, 0) == settled
+    year = aged(settled, 365)
+    assert year.deviation == pytest.approx(110, abs=1) and year.rating == 1700 and year.games == 40
+    assert aged(settled, 548).provisional and not aged(settled, 300).provisional
+    assert aged(PersonRating(), 1000).deviation == 500

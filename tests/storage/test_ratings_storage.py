@@ -190,3 +190,31 @@ async def test_migration_0016_downgrades_back_to_openskills_numbers(empty_url: s
         assert row.mu == pytest.approx(27.0) and row.sigma == pytest.approx(2.5) and row.games == 9
     finally:
         await db.close()
+
+
+@pytest.mark.slow
+async def test_a_year_away_widens_a_two_seat_rating_before_its_next_game(store: Store) -> None:
+    """The deviation a game starts from is the last one aged by the days since it (Glicko-2's
+    step 6 per rating period, as lichess ages it): the history's `before` says so."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy import update
+
+    from partida.competition.ratings import PersonRating, aged
+    from partida.storage.models import PersonRating as RatingRow
+
+    ann = (await store.create_user("ann", "ann horse battery")).id
+    bea = (await store.create_user("bea", "bea horse battery")).id
+    await store.rate_game(await played(store, [(ann, "ann"), (bea, "bea")]))
+    (last,) = await store.person_ratings.of_account(ann)
+    a_year_ago = datetime.now(UTC) - timedelta(days=365)
+    async with store.db.session() as session:
+        await session.execute(update(RatingRow).where(RatingRow.account_id == ann).values(updated_at=a_year_ago))
+        await session.commit()
+    await store.rate_game(await played(store, [(ann, "ann"), (bea, "bea")]))
+    first, second = await store.person_ratings.history(ann, "tictactoe", "blitz")
+    expected = aged(PersonRating(last.rating.rating, last.rating.deviation, last.rating.volatility), 365)
+    assert second.before.deviation == pytest.approx(expected.deviation, rel=1e-3)
+    assert second.before.deviation > first.after.deviation and second.before.rating == first.after.rating
+    (bea_first, bea_second) = await store.person_ratings.history(bea, "tictactoe", "blitz")
+    assert bea_second.before.deviation == pytest.approx(bea_first.after.deviation, rel=1e-4)  # bea played on
