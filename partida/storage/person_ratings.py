@@ -291,19 +291,19 @@ class PersonRatingReads:
             rows = (await session.execute(query)).all()
         return [_line(r) for r in rows]
 
-    async def rating_of(self, account_id: int | None, game: str, clock: ClockLike | None) -> float | None:
-        """The rating an account has in `game` under `clock`'s class, as a seek's rating range
-        reads it: a newcomer's (1500) for an account not rated there yet; None for a guest or a
-        game without a clock class."""
+    async def rating_of(self, account_id: int | None, game: str, clock: ClockLike | None) -> PersonRating | None:
+        """The rating an account has in `game` under `clock`'s class, as a seek shows it and its
+        rating range reads it: a newcomer's (`1500?`) for an account not rated there yet; None
+        for a guest or a game without a clock class."""
         kind = clock_class(clock)
         if account_id is None or kind is None:
             return None
-        query = select(RatingRow.rating).where(
+        query = select(RatingRow.rating, RatingRow.deviation, RatingRow.volatility, RatingRow.games).where(
             RatingRow.account_id == account_id, RatingRow.game == game, RatingRow.clock_class == kind.value
         )
         async with self.db.session() as session:
-            rating = (await session.execute(query)).scalar()
-        return float(PersonRating().display if rating is None else round(rating))
+            row = (await session.execute(query)).first()
+        return PersonRating() if row is None else PersonRating(row.rating, row.deviation, row.volatility, row.games)
 
     async def shown_ratings(self, account_ids: list[int], game: str, clock: ClockLike | None) -> dict[int, str]:
         """The ratings shown beside these accounts' names in a room of `game` under `clock`

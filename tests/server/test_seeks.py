@@ -103,11 +103,14 @@ async def test_a_rating_range_pairs_only_opponents_rated_within_it(server: Serve
     for name in ("lee", "max", "ola"):
         account = await server.store.get_account_by_name(name)
         assert account is not None
-        ratings[name] = await server.store.person_ratings.rating_of(account.id, "tictactoe", ClockSpec.parse(BLITZ))
+        rating = await server.store.person_ratings.rating_of(account.id, "tictactoe", ClockSpec.parse(BLITZ))
+        assert rating is not None
+        ratings[name] = float(rating.display)
     assert ratings["lee"] > ratings["ola"] == 1500.0 and abs(ratings["max"] - 1500) > 50
     near_newcomers = (1450, 1550)
     seek = (await lee.seek("tictactoe", clock=BLITZ, rated=True, rating_range=near_newcomers))["seek"]
     assert seek["rating"] == ratings["lee"] and seek["range"] == [1450, 1550]
+    assert seek["provisional"] is True  # three games: still provisional, shown with `?`
     refused = await _refused("seek_refused", max_.seek_take(seek["id"]))
     assert f"you have a rating of {ratings['max']:.0f} there" in refused.message
     assert (await max_.seek("tictactoe", clock=BLITZ, rated=True))["paired"] is False  # lee's range refuses max

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from partida.competition.ratings import PersonRating
 from partida.competition.seeks import Party, Seek, accepts, seek_problem
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 # An account's rating (1500 for a newcomer) in a game and a clock's class, for rating ranges (None
 # without a class): `store.person_ratings.rating_of`.
-RatingOf = Callable[[int, str, ClockSpec | None], Awaitable[float | None]]
+RatingOf = Callable[[int, str, ClockSpec | None], Awaitable[PersonRating | None]]
 
 BYTES_PER_TOKEN = 4096  # a listing sent costs the asker a request per this many bytes
 
@@ -185,11 +186,15 @@ class SeekService:
         me = session.identity
         assert me is not None
         account = me.account_id
-        rating = None
-        if account is not None:
-            rating = await self.rating_of(account, terms.game.name, terms.clock)
+        rating = None if account is None else await self.rating_of(account, terms.game.name, terms.clock)
         owner: Any = ("guest", session.id) if account is None else account
-        return Party(owner, rating=rating, is_bot=me.kind == "bot", is_guest=account is None)
+        return Party(
+            owner,
+            rating=None if rating is None else float(rating.display),
+            is_bot=me.kind == "bot",
+            is_guest=account is None,
+            provisional=rating is not None and rating.provisional,
+        )
 
     async def _pair(
         self, first: OpenSeek, second: OpenSeek | None, taker: Session | None = None
