@@ -3,6 +3,7 @@
 
     partida ratings [ACCOUNT] [--game G] [--json]
     partida ratings history ACCOUNT --game G --class C [--plot FILE.png] [--json]
+    partida ratings evaluate [--plot FILE.png] [--json]
     partida leaderboard GAME [--class C] [--json]
 """
 
@@ -32,12 +33,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="people's ratings per game and clock class, and one account's rating history (with a plot)",
         description="`partida ratings [ACCOUNT]`: an account's ratings (without ACCOUNT: everyone's). "
         "`partida ratings history ACCOUNT --game G --class C [--plot FILE.png]`: its rating before and "
-        "after each rated game. A rating is mu - 3 sigma; '?' marks a provisional one (sigma above 6).",
+        "after each rated game. `partida ratings evaluate`: replay the stored rated games through "
+        "Glicko-2, OpenSkill and Elo and compare their predictions. Ratings are on the 1500 scale; "
+        "'?' marks a provisional one (deviation above 110).",
     )
-    r.add_argument("words", nargs="*", metavar="ACCOUNT | history ACCOUNT", help="an account, or `history ACCOUNT`")
+    r.add_argument(
+        "words",
+        nargs="*",
+        metavar="ACCOUNT | history ACCOUNT | evaluate",
+        help="an account, `history ACCOUNT`, or `evaluate`",
+    )
     r.add_argument("--game", default=None, help="only this game (required with history)")
     r.add_argument("--class", dest="clock_class", choices=CLASSES, default=None, help="the clock class (history)")
-    r.add_argument("--plot", type=image_file, default=None, metavar="FILE", help="history: draw it to this image")
+    r.add_argument(
+        "--plot",
+        type=image_file,
+        default=None,
+        metavar="FILE",
+        help="history: draw it to this image; evaluate: each model's running log loss",
+    )
     r.add_argument("--limit", type=count, default=1000, help="at most this many rows (default: %(default)s)")
     add_db_flag(r)
     add_json_flag(r)
@@ -45,9 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     b = sub.add_parser(
         "leaderboard",
-        help="a game's best established ratings, per clock class (provisional ones left out)",
-        description="The accounts with the best ratings (mu - 3 sigma) in GAME, one table per clock "
-        "class; ratings still provisional (sigma above 6) are not listed.",
+        help="a game's best ratings, per clock class (provisional ones after, marked ?)",
+        description="The accounts with the best ratings in GAME, one table per clock class: the "
+        "established ones first, then those still provisional (deviation above 110), marked '?'.",
     )
     b.add_argument("game")
     b.add_argument("--class", dest="clock_class", choices=CLASSES, default=None, help="only this clock class")
@@ -78,6 +92,10 @@ def run_ratings(args: argparse.Namespace) -> int:
         if len(words) != 2:
             raise CliError("usage: partida ratings history ACCOUNT --game G --class C [--plot FILE.png]")
         return run_history(args, words[1])
+    if words and words[0] == "evaluate":
+        if len(words) != 1 or args.game is not None or args.clock_class is not None:
+            raise CliError("usage: partida ratings evaluate [--plot FILE.png] [--json] [--db URL]")
+        return run_evaluate(args)
     if len(words) > 1:
         raise CliError(f"one account at a time, not {len(words)}: partida ratings [ACCOUNT]")
     if args.plot is not None or args.clock_class is not None:
@@ -98,10 +116,10 @@ def run_ratings(args: argparse.Namespace) -> int:
         return 0
     from rich.table import Table
 
-    table = Table("account", "game", "class", "rating", "mu", "sigma", "games", caption="? = provisional")
+    table = Table("account", "game", "class", "rating", "deviation", "games", caption="? = provisional")
     for line in lines:
         r = line.rating
-        table.add_row(line.name, line.game, line.clock_class, r.shown(), f"{r.mu:.2f}", f"{r.sigma:.2f}", str(r.games))
+        table.add_row(line.name, line.game, line.clock_class, r.shown(), f"{r.deviation:.0f}", str(r.games))
     _print(table)
     return 0
 
@@ -140,31 +158,106 @@ def run_history(args: argparse.Namespace, name: str) -> int:
     return 0
 
 
-def plot_history(points: list[HistoryPoint], path: Path, title: str) -> None:
-    """The rating (mu - 3 sigma) and mu after each rated game, shaded mu +- 3 sigma, as the
-    ladders' plot draws a bot's (matplotlib, Agg: no display needed)."""
+def run_evaluate(args: argparse.Namespace) -> int:
+    """Replay the stored rated games through each model (`competition.rating_evaluation`)."""
+    from partida.competition.rating_evaluation import evaluate
+
+    async def work(store: Store) -> Any:
+        return await store.person_ratings.rated_results()
+
+    results = _read(args.db, work)
+    found = evaluate(results)
+    if args.plot is not None and found.two_seat:
+        try:
+            plot_evaluation(found.curves, args.plot)
+        except OSError as exc:
+            raise CliError(f"cannot write {args.plot}: {exc.strerror or exc}") from None
+    if args.json:
+        print_json(found.to_data())
+        return 0
+    if not found.two_seat and not found.more_seats:
+        print("No rated games to replay.")
+        return 0
+    from rich.table import Table
+
+    table = Table(
+        "model",
+        "predicted",
+        "log loss",
+        "predicted, 2nd half",
+        "log loss, 2nd half",
+        title=f"{found.two_seat} rated games of two seats ({found.draws} draws), replayed in order",
+        caption="predicted: decisive games the favourite won; log loss: lower is better (a coin: 0.693)",
+    )
+    for name, tally in found.every.items():
+        every, late = tally.to_data(), found.second_half[name].to_data()
+        table.add_row(name, _share(every["predicted"]), _loss(every["log_loss"]), _share(late["predicted"]),
+                      _loss(late["log_loss"]))  # fmt: skip
+    _print(table)
+    if found.more_seats:
+        tables = found.tables.to_data()
+        print(
+            f"{found.more_seats} games of more seats, OpenSkill alone: winner predicted "
+            f"{_share(tables['predicted'])}, log loss {_loss(tables['log_loss'])}"
+        )
+    if found.chosen is not None:
+        print(f"Chosen by log loss over every two-seat game: {found.chosen}.")
+        print("The server rates two-seat games with glicko2 and games of more seats with openskill.")
+    if args.plot is not None and found.two_seat:
+        print(f"Wrote {args.plot}.")
+    return 0
+
+
+def _share(value: Any) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _loss(value: Any) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def plot_evaluation(curves: dict[str, list[float]], path: Path) -> None:
+    """Each model's mean log loss over the games replayed so far (matplotlib, Agg)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from partida.competition.ratings import CONFIDENCE, PROVISIONAL_SIGMA
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for name, curve in curves.items():
+        ax.plot(range(1, len(curve) + 1), curve, linewidth=1.6, label=f"{name} ({curve[-1]:.4f})")
+    ax.axhline(0.6931, color="grey", linestyle=":", label="a coin (0.6931)")
+    ax.set_title("Rated games replayed in order: each model's mean log loss so far")
+    ax.set_xlabel("two-seat rated games")
+    ax.set_ylabel("mean log loss (lower is better)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
 
-    games = [0] + [p.after.games for p in points]
+
+def plot_history(points: list[HistoryPoint], path: Path, title: str) -> None:
+    """The rating after each rated game, shaded rating +- 2 deviations (the 95% interval, as
+    Glickman reads the deviation), from the newcomer's 1500 (matplotlib, Agg: no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    games = [points[0].before.games] + [p.after.games for p in points]
     ratings = [points[0].before] + [p.after for p in points]
-    mu = [r.mu for r in ratings]
     fig, ax = plt.subplots(figsize=(9, 5))
     ax.fill_between(
         games,
-        [r.mu - CONFIDENCE * r.sigma for r in ratings],
-        [r.mu + CONFIDENCE * r.sigma for r in ratings],
+        [r.rating - 2 * r.deviation for r in ratings],
+        [r.rating + 2 * r.deviation for r in ratings],
         alpha=0.15,
         linewidth=0,
-        label=f"mu ± {CONFIDENCE:g} sigma",
+        label="rating ± 2 deviations",
     )
-    ax.plot(games, mu, linewidth=1.2, label="mu")
-    ax.plot(games, [r.display for r in ratings], linewidth=2, label=f"rating (mu - {CONFIDENCE:g} sigma)")
-    settled = next((p.after.games for p in points if p.after.sigma <= PROVISIONAL_SIGMA), None)
+    ax.plot(games, [r.rating for r in ratings], linewidth=2, label="rating")
+    settled = next((p.after.games for p in points if not p.after.provisional), None)
     if settled is not None:
         ax.axvline(settled, color="grey", linestyle=":", label="no longer provisional")
     ax.set_title(title)
@@ -200,15 +293,17 @@ def run_leaderboard(args: argparse.Namespace) -> int:
     shown = {kind: lines for kind, lines in boards.items() if lines}
     if not shown:
         which = f" {args.clock_class}" if args.clock_class else ""
-        print(f"No established{which} ratings in {game} yet (a rating is provisional for about a dozen games).")
+        print(f"No rated{which} games of {game} yet.")
         return 0
     from rich.table import Table
 
     for kind, lines in shown.items():
-        table = Table("#", "account", "rating", "mu", "sigma", "games", title=f"{game}, {kind}")
+        table = Table(
+            "#", "account", "rating", "deviation", "games", title=f"{game}, {kind}", caption="? = provisional"
+        )
         for place, line in enumerate(lines, start=1):
             r = line.rating
-            table.add_row(str(place), line.name, f"{r.display:.1f}", f"{r.mu:.2f}", f"{r.sigma:.2f}", str(r.games))
+            table.add_row(str(place), line.name, r.shown(), f"{r.deviation:.0f}", str(r.games))
         _print(table)
     return 0
 

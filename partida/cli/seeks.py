@@ -202,7 +202,7 @@ async def _list(args: argparse.Namespace) -> int:
     for seek in seeks:
         kind = seek["by"]["kind"]
         by = seek["by"]["name"] + (f" ({kind})" if kind in ("bot", "guest") else "")  # a user is no mark
-        rating = "-" if seek.get("rating") is None else f"{seek['rating']:.1f}"
+        rating = "-" if seek.get("rating") is None else f"{seek['rating']:.0f}{'?' if seek.get('provisional') else ''}"
         terms = f"{'rated' if seek['rated'] else 'casual'} {_clock_words(seek)}"
         terms += f" {seek['class']}" if seek.get("class") else ""
         bounds = "-" if not seek.get("range") else "{:g}-{:g}".format(*seek["range"])

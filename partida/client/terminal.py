@@ -104,6 +104,7 @@ class TerminalPlayer:
         self.ask = ask or LineReader().ask  # the next typed line after a prompt
         self.names: list[str] = []
         self.kinds: list[str | None] = []
+        self.ratings: list[str | None] = []
         self.taken: list[str | None] = []  # each seat's holder, None when free
         self.connected: list[bool | None] = []
         self.clock: dict[str, Any] | None = None
@@ -141,6 +142,7 @@ class TerminalPlayer:
             if earlier:
                 self.names[seat] = f"{name}-{earlier + 1}"
         self.kinds = [s.get("kind") for s in room["seats"]]
+        self.ratings = [s.get("rating") for s in room["seats"]]
         connected = [s.get("connected") if s.get("name") else None for s in room["seats"]]
         if before is not None:
             for seat, (old, new) in enumerate(zip(before, names, strict=False)):
@@ -157,9 +159,11 @@ class TerminalPlayer:
         self.connected = connected
 
     def who(self, seat: int) -> str:
-        """A seat's name with what it is: guests are marked, bots say so."""
+        """A seat's name with what it is: guests are marked, bots say so; an account's rating in
+        the room's game and class follows, as lichess shows it (`ada (1500?)`)."""
         kind = self.kinds[seat] if seat < len(self.kinds) else None
-        return self._name(seat) + SEAT_MARKS.get(kind or "", "")
+        rating = self.ratings[seat] if seat < len(self.ratings) else None
+        return self._name(seat) + SEAT_MARKS.get(kind or "", "") + (f" ({rating})" if rating else "")
 
     def players_line(self, mine: list[int]) -> str:
         """Everyone at the table, for the start of a game."""

@@ -1,19 +1,32 @@
-"""Ratings, the one OpenSkill model (Plackett-Luce for games of any number of seats, from their
-ranks) that rates both the bot ladders and people's games, with people's clock classes, who is
-rated, and farming.
+"""Ratings: the one module that rates both the bot ladders and people's games, with people's
+clock classes, who is rated, and farming.
 
-**The model.** Plackett-Luce rates a game of N seats from its ranks alone (1 = first, ties share a
-rank), so a two-seat Othello game and a four-seat Hearts game go through the same update. Each seat
-is a team of one. The model's parameters (mu 25, sigma 25/3, beta sigma/2, tau mu/300) are fixed
-here, once, rather than left to the library's defaults: a newer openskill that changes a default
-cannot make `partida ladder rerate` disagree with the stored table, and tuning the model cannot
-fork the ladders' ratings from people's. Everything here is a pure function of its inputs and of
-the order of the games: applying the same results in the same order gives bit-for-bit the same
-floats, which is what `rerate` checks.
+**The models.** Two, each where it is the field's choice:
 
-The displayed rating is the conservative one, `mu - 3 * sigma`: a player is shown where it stands
-with high confidence, so a newcomer with few games starts at 0 and rises as its uncertainty
-shrinks, rather than jumping to the top after one lucky win.
+- **Glicko-2** (`partida.competition.glicko2`, lichess's system) for people's games of two seats:
+  a rating, a deviation (how unsure it is) and a volatility, on the familiar 1500-centred scale,
+  each game its own rating period. The settings are lichess's: a newcomer at 1500 with deviation
+  500 and volatility 0.09, tau 0.75, the deviation kept within 45-500, the volatility at most 0.1,
+  and the deviation widened by the days since the player's last game before the next (`aged`).
+- **OpenSkill's Plackett-Luce** for games of more seats (it rates N seats from their ranks; ties
+  share a rank) and for the bot ladders (whose pairing rule is built on its predictions). Its
+  parameters (mu 25, sigma 25/3, beta sigma/2, tau mu/300) are fixed here, once, rather than left
+  to the library's defaults: a newer openskill that changes a default cannot make `partida ladder
+  rerate` disagree with the stored table. Applying the same results in the same order gives
+  bit-for-bit the same floats, which is what `rerate` checks.
+
+`partida ratings evaluate` replays stored rated games through both and an Elo baseline
+(`partida.competition.rating_evaluation`); docs/ratings.md has the measured figures.
+
+**One scale for people.** A person's rating is stored and shown on Glicko's scale whatever the
+model: `rating` (1500 for a newcomer) and `deviation`, in rating points. OpenSkill's mu and sigma
+map onto it linearly (`openskill_to_scale`): mu 25 is 1500, and one unit of mu is
+`POINTS_PER_MU` points, chosen so that a rating gap predicts the same result in both models:
+Plackett-Luce between two sure players is logistic in (mu1 - mu2) / (sqrt(2) beta), Glicko's in
+(r1 - r2) / 173.7178, so POINTS_PER_MU = 173.7178 / (sqrt(2) beta) (29.5; OpenSkill's newcomer
+sigma is then a deviation of 246). A rating is **provisional** (shown with `?`) while its deviation
+is above 110, lichess's rule; a rating never goes below `RATING_FLOOR` (600, lichess's floor), so
+no run of losses makes it negative. The ladders show OpenSkill's own conservative mu - 3 sigma.
 
 **Clock classes** (`clock_class`), as lichess defines them: a Fischer clock's estimated duration
 is `initial + 40 * increment` seconds; under 3 minutes is bullet (lichess's ultrabullet, under
@@ -22,11 +35,9 @@ rapid, otherwise classical. A per-move clock of an hour or more a move is corres
 shorter per-move clock is estimated as 40 moves of it (5 s a move: 200 s, blitz). A game without
 a clock has no class and is never rated: nothing makes it end.
 
-**People's ratings**: one rating per account, game and clock class, updated by the model from a
-finished game's ranks. A rating is **provisional** while its sigma is above `PROVISIONAL_SIGMA`
-(6.0, from 8.33 at the start): about a dozen two-seat games against other newcomers
-(`tests/competition/test_competition_ratings.py` counts them), fewer at tables of four. Provisional ratings
-are shown with a `?` and do not enter leaderboards.
+**People's ratings**: one rating per account, game and clock class, updated from a finished game's
+ranks by the model its number of seats picks (`model_for`). Provisional ratings are shown with a
+`?` and listed, marked, after the established ones on leaderboards.
 
 **Who is rated** (`rating_changes`): a game changes ratings only if it was created rated, every
 seat is an account (guests are never rated, so a rated room refuses guests), it has a clock class,
@@ -53,12 +64,30 @@ from typing import Protocol
 
 from openskill.models import PlackettLuce
 
+from partida.competition import glicko2
+from partida.competition.glicko2 import Glicko2
+
 MU = 25.0
 SIGMA = MU / 3
 BETA = SIGMA / 2
 TAU = MU / 300  # added uncertainty per game, so ratings can still move after many games
-CONFIDENCE = 3.0  # the displayed rating is mu - CONFIDENCE * sigma
-PROVISIONAL_SIGMA = 6.0
+CONFIDENCE = 3.0  # a ladder's displayed rating is mu - CONFIDENCE * sigma
+
+# People's scale and Glicko-2's settings (lichess's).
+CENTRE = glicko2.CENTRE
+NEWCOMER_DEVIATION = 500.0
+NEWCOMER_VOLATILITY = 0.09
+GLICKO_TAU = 0.75
+MIN_DEVIATION = 45.0
+MAX_DEVIATION = 500.0
+PROVISIONAL_DEVIATION = 110.0
+MAX_VOLATILITY = 0.1  # lichess's cap: past it a rating might never settle again
+# Lichess's rating periods a day of absence: a deviation of 60 (volatility 0.06) is 110 after a year.
+RATING_PERIODS_PER_DAY = 0.21436
+RATING_FLOOR = 600.0
+POINTS_PER_MU = glicko2.SCALE / (math.sqrt(2.0) * BETA)
+GLICKO2 = "glicko2"
+OPENSKILL = "openskill"
 
 BULLET_BELOW = 180.0
 BLITZ_BELOW = 480.0
@@ -111,23 +140,112 @@ def clock_class(clock: ClockLike | None) -> ClockClass | None:
     return ClockClass.CLASSICAL
 
 
+def model_for(seats: int) -> str:
+    """The model that rates a people's game of this many seats."""
+    return GLICKO2 if seats == 2 else OPENSKILL
+
+
+def openskill_to_scale(mu: float, sigma: float) -> tuple[float, float]:
+    """OpenSkill's (mu, sigma) as (rating, deviation) on people's scale (the module's docstring)."""
+    return CENTRE + POINTS_PER_MU * (mu - MU), POINTS_PER_MU * sigma
+
+
+def scale_to_openskill(rating: float, deviation: float) -> tuple[float, float]:
+    return MU + (rating - CENTRE) / POINTS_PER_MU, deviation / POINTS_PER_MU
+
+
 @dataclass(frozen=True, slots=True)
 class PersonRating:
-    mu: float = MU
-    sigma: float = SIGMA
+    """A person's rating in one game and class, on people's scale."""
+
+    rating: float = CENTRE
+    deviation: float = NEWCOMER_DEVIATION
+    volatility: float = NEWCOMER_VOLATILITY
     games: int = 0
 
     @property
-    def display(self) -> float:
-        return self.mu - CONFIDENCE * self.sigma
+    def display(self) -> int:
+        """The rating as shown: whole points, as lichess shows them."""
+        return round(self.rating)
 
     @property
     def provisional(self) -> bool:
-        return self.sigma > PROVISIONAL_SIGMA
+        return self.deviation > PROVISIONAL_DEVIATION
 
     def shown(self) -> str:
-        """The rating as people read it: rounded, with `?` while provisional."""
-        return f"{self.display:.1f}{'?' if self.provisional else ''}"
+        """The rating as people read it, with `?` while provisional: `1500?`, `1622`."""
+        return f"{self.display}{'?' if self.provisional else ''}"
+
+
+def newcomer(seats: int) -> PersonRating:
+    """An account's rating before its first game of a class: 1500, as unsure as the model that
+    rates its game starts (OpenSkill's sigma 25/3 is a deviation of 246, Glicko's is 500)."""
+    if model_for(seats) == GLICKO2:
+        return PersonRating()
+    return PersonRating(CENTRE, openskill_to_scale(MU, SIGMA)[1])
+
+
+def aged(rating: PersonRating, idle_days: float) -> PersonRating:
+    """A Glicko-2 rating after `idle_days` without a game: Glickman's step 6 once per rating
+    period sat out (lichess counts 0.21436 a day), so a player back after a long absence is
+    unsure, and provisional again, as on lichess. The rating itself does not move."""
+    if idle_days <= 0:
+        return rating
+    spread = rating.volatility * glicko2.SCALE
+    deviation = math.sqrt(rating.deviation**2 + idle_days * RATING_PERIODS_PER_DAY * spread**2)
+    return PersonRating(rating.rating, min(MAX_DEVIATION, deviation), rating.volatility, rating.games)
+
+
+def _floor(rating: float) -> float:
+    return max(RATING_FLOOR, rating)
+
+
+def _glicko(r: PersonRating) -> Glicko2:
+    return Glicko2(r.rating, r.deviation, r.volatility)
+
+
+def pair_score(ranks: Sequence[int]) -> float:
+    """Seat 0's score in a two-seat game from its ranks: 1 a win, 1/2 a draw, 0 a loss."""
+    if ranks[0] == ranks[1]:
+        return 0.5
+    return 1.0 if ranks[0] < ranks[1] else 0.0
+
+
+def rate_people(ratings: Sequence[PersonRating], ranks: Sequence[int]) -> list[PersonRating]:
+    """Each seat's rating after one game (the games count included), by the model of its seats."""
+    if len(ratings) != len(ranks):
+        raise ValueError(f"{len(ratings)} ratings for {len(ranks)} ranks")
+    if len(ratings) < 2:
+        raise ValueError("a rated game has at least two seats")
+    if model_for(len(ratings)) == GLICKO2:
+        score = pair_score(ranks)
+        a, b = _glicko(ratings[0]), _glicko(ratings[1])
+        new = [glicko2.update(a, [(b, score)], GLICKO_TAU), glicko2.update(b, [(a, 1.0 - score)], GLICKO_TAU)]
+        return [
+            PersonRating(
+                _floor(n.rating),
+                min(MAX_DEVIATION, max(MIN_DEVIATION, n.deviation)),
+                min(MAX_VOLATILITY, n.volatility),
+                r.games + 1,
+            )
+            for r, n in zip(ratings, new, strict=True)
+        ]
+    before = [Rating(*scale_to_openskill(r.rating, r.deviation)) for r in ratings]
+    after = rate(before, ranks)
+    out = []
+    for r, n in zip(ratings, after, strict=True):
+        rating, deviation = openskill_to_scale(n.mu, n.sigma)
+        out.append(PersonRating(_floor(rating), deviation, r.volatility, r.games + 1))
+    return out
+
+
+def expected_first(ratings: Sequence[PersonRating]) -> list[float]:
+    """Each seat's predicted chance of finishing first, by the model of its seats (two seats: its
+    expected score, a draw counting half)."""
+    if model_for(len(ratings)) == GLICKO2:
+        p = glicko2.expected_score(_glicko(ratings[0]), _glicko(ratings[1]))
+        return [p, 1.0 - p]
+    return win_probabilities([Rating(*scale_to_openskill(r.rating, r.deviation)) for r in ratings])
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,12 +264,12 @@ def model() -> PlackettLuce:
     return PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA, tau=TAU, limit_sigma=False, balance=False)
 
 
-def _teams(ratings: Sequence[Rating | PersonRating]) -> list[list[object]]:
+def _teams(ratings: Sequence[Rating]) -> list[list[object]]:
     m = model()
     return [[m.rating(mu=r.mu, sigma=r.sigma)] for r in ratings]
 
 
-def rate(ratings: Sequence[Rating | PersonRating], ranks: Sequence[int]) -> list[Rating]:
+def rate(ratings: Sequence[Rating], ranks: Sequence[int]) -> list[Rating]:
     """The ratings after one game: `ratings[i]` is seat i's rating before it, `ranks[i]` its
     place (1 = first; equal ranks are a tie)."""
     if len(ratings) != len(ranks):
@@ -189,7 +307,7 @@ class RatedSeat:
     game's class before the game."""
 
     account: Hashable | None
-    rating: PersonRating = PersonRating()
+    rating: PersonRating | None = None  # None: a newcomer (`newcomer`, by the game's seats)
 
 
 def is_rated(seats: Sequence[RatedSeat], created_rated: bool, clock: ClockLike | None, aborted: bool) -> bool:
@@ -213,8 +331,9 @@ def rating_changes(
         raise ValueError(f"{len(seats)} seats for {len(ranks)} ranks")
     if not is_rated(seats, created_rated, clock, aborted):
         return {}
-    after = rate([s.rating for s in seats], ranks)
-    return {s.account: PersonRating(r.mu, r.sigma, s.rating.games + 1) for s, r in zip(seats, after, strict=True)}
+    before = [newcomer(len(seats)) if s.rating is None else s.rating for s in seats]
+    after = rate_people(before, ranks)
+    return {s.account: r for s, r in zip(seats, after, strict=True)}
 
 
 class FarmingVerdict(StrEnum):

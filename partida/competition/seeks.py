@@ -35,12 +35,14 @@ from partida.competition.ratings import ClockLike, clock_class
 @dataclass(frozen=True, slots=True)
 class Party:
     """Who posts a seek or answers one: its account (or guest id), its rating in the seek's class
-    (None for guests and the unrated), and whether it is a bot or a guest."""
+    (None for guests and the unrated) and whether that rating is provisional (shown `1500?`),
+    and whether it is a bot or a guest."""
 
     owner: Hashable
     rating: float | None = None
     is_bot: bool = False
     is_guest: bool = False
+    provisional: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -322,7 +322,7 @@ class RatingHistory(Request):
 
 @dataclass
 class Leaderboard(Request):
-    """The best established (not provisional) ratings of a game, per clock class."""
+    """The best ratings of a game, per clock class: the established ones, then the provisional."""
 
     type: ClassVar[str] = "leaderboard"
     game: str

@@ -71,6 +71,7 @@ class Seat(Generic[H]):
     agent: str | None = None
     session: H | None = None
     token: str = ""
+    rating: str | None = None  # shown beside the name (`1500?`): the driver reads it as one sits
 
     def to_data(self, index: int) -> dict[str, Any]:
         return {
@@ -79,6 +80,7 @@ class Seat(Generic[H]):
             "kind": self.kind,
             "agent": self.agent,
             "connected": self.session is not None,
+            "rating": self.rating,
         }
 
 

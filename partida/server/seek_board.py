@@ -66,6 +66,7 @@ class OpenSeek:
             "id": seek.id,
             "by": {"name": identity.name, "kind": identity.kind},
             "rating": seek.party.rating,
+            "provisional": seek.party.provisional,
             "game": seek.game,
             "options": dict(seek.options),
             "seats": seek.seats,

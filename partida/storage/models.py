@@ -396,8 +396,9 @@ class TournamentPairing(Base):
 
 
 class PersonRating(Base):
-    """An account's rating in one game and clock class (`partida.competition.ratings`). Derived
-    data: every row follows from the rated games' changes below."""
+    """An account's rating in one game and clock class (`partida.competition.ratings`), on
+    people's 1500-centred scale whatever the model (migration 0016). Derived data: every row
+    follows from the rated games' changes below."""
 
     __tablename__ = "person_ratings"
     __table_args__ = (
@@ -409,8 +410,9 @@ class PersonRating(Base):
     account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
     game: Mapped[str] = mapped_column(String(64))
     clock_class: Mapped[str] = mapped_column(String(16))
-    mu: Mapped[float] = mapped_column(Float)
-    sigma: Mapped[float] = mapped_column(Float)
+    rating: Mapped[float] = mapped_column(Float)
+    deviation: Mapped[float] = mapped_column(Float)
+    volatility: Mapped[float] = mapped_column(Float)
     games: Mapped[int] = mapped_column(Integer)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -429,10 +431,11 @@ class PersonRatingChange(Base):
     clock_class: Mapped[str] = mapped_column(String(16))
     seat: Mapped[int] = mapped_column(Integer)
     rank: Mapped[int] = mapped_column(Integer)
-    mu_before: Mapped[float] = mapped_column(Float)
-    sigma_before: Mapped[float] = mapped_column(Float)
-    mu: Mapped[float] = mapped_column(Float)
-    sigma: Mapped[float] = mapped_column(Float)
+    rating_before: Mapped[float] = mapped_column(Float)
+    deviation_before: Mapped[float] = mapped_column(Float)
+    rating: Mapped[float] = mapped_column(Float)
+    deviation: Mapped[float] = mapped_column(Float)
+    volatility: Mapped[float] = mapped_column(Float)
     games: Mapped[int] = mapped_column(Integer)
     rated_at: Mapped[datetime] = mapped_column(default=utcnow)
 

@@ -21,19 +21,23 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Select, distinct, exists, func, insert, select, update
+from sqlalchemy import Select, case, distinct, exists, func, insert, select, update
 from sqlalchemy.engine import Connection
 
+from partida.competition.rating_evaluation import RatedResult
 from partida.competition.ratings import (
-    CONFIDENCE,
     FARM_WINDOW,
-    PROVISIONAL_SIGMA,
+    GLICKO2,
+    PROVISIONAL_DEVIATION,
     ClockLike,
     FarmingVerdict,
     PersonRating,
     RatedSeat,
+    aged,
     clock_class,
     farming_verdict,
+    model_for,
+    newcomer,
     rating_changes,
 )
 from partida.room.clocks import BadClock, ClockSpec
@@ -43,11 +47,11 @@ from partida.storage.models import PersonRating as RatingRow
 
 
 def rating_data(rating: PersonRating) -> dict[str, Any]:
-    """A rating as the protocol shows it: `rating` is mu - 3 sigma, `provisional` while unsure."""
+    """A rating as the protocol shows it: `rating` in whole points on the 1500-centred scale,
+    `provisional` while its deviation is above 110, `shown` as people read it (`1500?`)."""
     return {
-        "rating": round(rating.display, 2),
-        "mu": rating.mu,
-        "sigma": rating.sigma,
+        "rating": rating.display,
+        "deviation": round(rating.deviation, 1),
         "games": rating.games,
         "provisional": rating.provisional,
         "shown": rating.shown(),
@@ -99,6 +103,12 @@ def _spec(data: Any) -> ClockSpec | None:
         return None
 
 
+def _days_since(then: datetime, now: datetime) -> float:
+    if then.tzinfo is None:  # SQLite keeps no zone: every time here is written in UTC
+        then = then.replace(tzinfo=UTC)
+    return max(0.0, (now - then).total_seconds() / 86400.0)
+
+
 def rate_games(conn: Connection, writes: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Rate each finished game of `writes` (`game_id`) that is rated and not rated yet; each
     game's changes, seat by seat (empty when nothing was rated)."""
@@ -127,20 +137,39 @@ def _rate(conn: Connection, game_id: int) -> list[dict[str, Any]]:
     if kind is None or len(ranks) != len(seats) or None in accounts:
         return []
     rows = conn.execute(
-        select(RatingRow.account_id, RatingRow.mu, RatingRow.sigma, RatingRow.games)
+        select(
+            RatingRow.account_id,
+            RatingRow.rating,
+            RatingRow.deviation,
+            RatingRow.volatility,
+            RatingRow.games,
+            RatingRow.updated_at,
+        )
         .where(RatingRow.account_id.in_(accounts), RatingRow.game == game.game, RatingRow.clock_class == kind.value)
         .with_for_update()
     ).all()
-    before = {r.account_id: PersonRating(r.mu, r.sigma, r.games) for r in rows}
-    rated_seats = [RatedSeat(a, before.get(a, PersonRating())) for a in accounts]
+    now = datetime.now(UTC)
+    glicko = model_for(len(accounts)) == GLICKO2
+    before = {}
+    for r in rows:
+        rating = PersonRating(r.rating, r.deviation, r.volatility, r.games)
+        # Glicko-2's deviation widens with the days since the account's last game in this class.
+        before[r.account_id] = aged(rating, _days_since(r.updated_at, now)) if glicko else rating
+    rated_seats = [RatedSeat(a, before.get(a)) for a in accounts]
+    fresh = newcomer(len(accounts))
     after = rating_changes(rated_seats, ranks, created_rated=True, clock=spec, aborted=False)
     if not after:
         return []
-    now = datetime.now(UTC)
     changes = []
     for seat, rated, rank in zip(seats, rated_seats, ranks, strict=True):
         new = after[seat.account_id]
-        values = {"mu": new.mu, "sigma": new.sigma, "games": new.games, "updated_at": now}
+        values = {
+            "rating": new.rating,
+            "deviation": new.deviation,
+            "volatility": new.volatility,
+            "games": new.games,
+            "updated_at": now,
+        }
         if seat.account_id in before:
             conn.execute(
                 update(RatingRow)
@@ -163,10 +192,11 @@ def _rate(conn: Connection, game_id: int) -> list[dict[str, Any]]:
                 clock_class=kind.value,
                 seat=seat.seat,
                 rank=int(rank),
-                mu_before=rated.rating.mu,
-                sigma_before=rated.rating.sigma,
-                mu=new.mu,
-                sigma=new.sigma,
+                rating_before=(rated.rating or fresh).rating,
+                deviation_before=(rated.rating or fresh).deviation,
+                rating=new.rating,
+                deviation=new.deviation,
+                volatility=new.volatility,
                 games=new.games,
                 rated_at=now,
             )
@@ -178,7 +208,7 @@ def _rate(conn: Connection, game_id: int) -> list[dict[str, Any]]:
                 "rank": int(rank),
                 "game": game.game,
                 "clock_class": kind.value,
-                "before": rating_data(rated.rating),
+                "before": rating_data(rated.rating or fresh),
                 "after": rating_data(new),
             }
         )
@@ -223,18 +253,27 @@ def board_data(lines: list[RatingLine]) -> list[dict[str, Any]]:
     return [{"place": i, **line.to_data()} for i, line in enumerate(lines, start=1)]
 
 
-# The rating as shown (mu - 3 sigma), in SQL: what the lists are ordered by.
-SHOWN = RatingRow.mu - CONFIDENCE * RatingRow.sigma
+# Established ratings before provisional ones, in SQL: what the leaderboards are ordered by.
+PROVISIONAL = case((RatingRow.deviation > PROVISIONAL_DEVIATION, 1), else_=0)
 
 
 def _lines() -> Select[Any]:
     """The rating rows with their accounts' names, as `_line` reads them."""
-    columns = (Account.name, RatingRow.game, RatingRow.clock_class, RatingRow.mu, RatingRow.sigma, RatingRow.games)
+    columns = (
+        Account.name,
+        RatingRow.game,
+        RatingRow.clock_class,
+        RatingRow.rating,
+        RatingRow.deviation,
+        RatingRow.volatility,
+        RatingRow.games,
+    )
     return select(*columns).join(Account, Account.id == RatingRow.account_id)
 
 
 def _line(row: Any) -> RatingLine:
-    return RatingLine(row.name, row.game, row.clock_class, PersonRating(row.mu, row.sigma, row.games))
+    rating = PersonRating(row.rating, row.deviation, row.volatility, row.games)
+    return RatingLine(row.name, row.game, row.clock_class, rating)
 
 
 class PersonRatingReads:
@@ -252,23 +291,39 @@ class PersonRatingReads:
             rows = (await session.execute(query)).all()
         return [_line(r) for r in rows]
 
-    async def rating_of(self, account_id: int | None, game: str, clock: ClockLike | None) -> float | None:
-        """The rating (mu - 3 sigma) an account has in `game` under `clock`'s class, as a seek's
-        rating range reads it: a newcomer's (0.0) for an account not rated there yet; None for a
-        guest or a game without a clock class."""
+    async def rating_of(self, account_id: int | None, game: str, clock: ClockLike | None) -> PersonRating | None:
+        """The rating an account has in `game` under `clock`'s class, as a seek shows it and its
+        rating range reads it: a newcomer's (`1500?`) for an account not rated there yet; None
+        for a guest or a game without a clock class."""
         kind = clock_class(clock)
         if account_id is None or kind is None:
             return None
-        query = select(RatingRow.mu, RatingRow.sigma).where(
+        query = select(RatingRow.rating, RatingRow.deviation, RatingRow.volatility, RatingRow.games).where(
             RatingRow.account_id == account_id, RatingRow.game == game, RatingRow.clock_class == kind.value
         )
         async with self.db.session() as session:
             row = (await session.execute(query)).first()
-        return (PersonRating() if row is None else PersonRating(row.mu, row.sigma)).display
+        return PersonRating() if row is None else PersonRating(row.rating, row.deviation, row.volatility, row.games)
+
+    async def shown_ratings(self, account_ids: list[int], game: str, clock: ClockLike | None) -> dict[int, str]:
+        """The ratings shown beside these accounts' names in a room of `game` under `clock`
+        (`1500?` for a newcomer); empty for a game without a clock class, which is never rated."""
+        kind = clock_class(clock)
+        if kind is None or not account_ids:
+            return {}
+        query = select(RatingRow.account_id, RatingRow.rating, RatingRow.deviation).where(
+            RatingRow.account_id.in_(account_ids), RatingRow.game == game, RatingRow.clock_class == kind.value
+        )
+        async with self.db.session() as session:
+            rows = (await session.execute(query)).all()
+        found = {r.account_id: PersonRating(r.rating, r.deviation).shown() for r in rows}
+        return {a: found.get(a, PersonRating().shown()) for a in account_ids}
 
     async def everyone(self, game: str | None = None, limit: int = 1000) -> list[RatingLine]:
-        """Every account's ratings, by game and class, best first (`game`: only that game's)."""
-        query = _lines().order_by(RatingRow.game, RatingRow.clock_class, SHOWN.desc(), Account.name).limit(limit)
+        """Every account's ratings, by game and class, best first, established before provisional
+        (`game`: only that game's)."""
+        order = (RatingRow.game, RatingRow.clock_class, PROVISIONAL, RatingRow.rating.desc(), Account.name)
+        query = _lines().order_by(*order).limit(limit)
         if game is not None:
             query = query.where(RatingRow.game == game)
         async with self.db.session() as session:
@@ -294,23 +349,48 @@ class PersonRatingReads:
                 r.game_id,
                 r.rated_at,
                 r.rank,
-                PersonRating(r.mu_before, r.sigma_before, r.games - 1),
-                PersonRating(r.mu, r.sigma, r.games),
+                PersonRating(r.rating_before, r.deviation_before, r.volatility, r.games - 1),
+                PersonRating(r.rating, r.deviation, r.volatility, r.games),
             )
             for r in reversed(rows)
         ]
 
     async def leaderboard(self, game: str, kind: str, limit: int = 50) -> list[RatingLine]:
-        """The best established ratings (provisional ones left out) in one game and class."""
+        """The best ratings in one game and class: the established ones first, then the
+        provisional ones (marked by their `provisional`), each best first. A new server's boards
+        are all provisional for a while; leaving those out showed empty boards."""
         query = (
             _lines()
-            .where(RatingRow.game == game, RatingRow.clock_class == kind, RatingRow.sigma <= PROVISIONAL_SIGMA)
-            .order_by(SHOWN.desc(), Account.name)
+            .where(RatingRow.game == game, RatingRow.clock_class == kind)
+            .order_by(PROVISIONAL, RatingRow.rating.desc(), Account.name)
             .limit(limit)
         )
         async with self.db.session() as session:
             rows = (await session.execute(query)).all()
         return [_line(r) for r in rows]
+
+    async def rated_results(self) -> list[RatedResult]:
+        """Every finished rated game that the rules rate (a clock class, every seat an account,
+        ranks for every seat), oldest end first: what `partida ratings evaluate` replays."""
+        query = (
+            select(GameRecord.id, GameRecord.game, GameRecord.clock, GameRecord.result, SeatRecord.account_id)
+            .join(SeatRecord, SeatRecord.game_id == GameRecord.id)
+            .where(GameRecord.rated.is_(True), GameRecord.status == "finished")
+            .order_by(GameRecord.finished_at, GameRecord.id, SeatRecord.seat)
+        )
+        async with self.db.session() as session:
+            rows = (await session.execute(query)).all()
+        games: dict[int, tuple[Any, list[int | None]]] = {}
+        for row in rows:
+            games.setdefault(row.id, (row, []))[1].append(row.account_id)
+        results = []
+        for game, accounts in games.values():
+            kind = clock_class(_spec(game.clock))
+            ranks = list((game.result or {}).get("ranks") or [])
+            if kind is None or len(ranks) != len(accounts) or len(accounts) < 2 or None in accounts:
+                continue
+            results.append(RatedResult((game.game, kind.value), tuple(accounts), tuple(int(r) for r in ranks)))
+        return results
 
     async def unrated_games(self) -> list[int]:
         """Finished rated games with no rating yet (a server that stopped between a game's end and

@@ -11,7 +11,7 @@ import { CLOCKS, clockBar, endingControls } from "./room_controls.js";
 import { showReplay, storedGamesList } from "./replay.js";
 import { laddersList, showLadder } from "./ladder.js";
 import { showTournament, tournamentForm, tournamentsList } from "./tournament.js";
-import { ratingsCard, ratingWords, showPlayer } from "./ratings.js";
+import { ratedBadge, ratingsCard, ratingWords, seatRating, showPlayer, withRating } from "./ratings.js";
 import { headline, scoresText } from "./results.js";
 import { seekPaired, seeksCard } from "./seeks.js";
 import { isTakeback, takebackControls, takebackWords, takenBackIndexes } from "./takeback.js";
@@ -532,12 +532,13 @@ function drawRooms(container, rooms) {
       rooms.map((room) => {
         const free = room.seats.some((s) => s.name === null);
         const title = app.games.get(room.game)?.title || room.game;
-        const players = room.seats.map((s) => s.name || "(free)").join(", ");
+        const players = room.seats.map((s) => (s.name ? withRating(s) : "(free)")).join(", ");
         return h(
           "li",
           { dataset: { room: room.code } },
           h("b", {}, title),
           ` ${room.code} · ${room.status} · ${players} `,
+          ratedBadge(room),
           free && room.status === "waiting" ? h("button", { type: "button", onclick: () => goToRoom(room.code) }, "Join") : null,
           h("button", { type: "button", onclick: () => goToRoom(room.code, { watch: true }) }, "Watch"),
         );
@@ -966,6 +967,7 @@ function drawRoom() {
     h("h2", {}, game.title, " ", h("span.code", { id: "room-code" }, room.code)),
     h("span.badge", { id: "room-status" }, finished ? "finished" : summary.status),
     summary.public ? null : h("span.badge", {}, "private"),
+    ratedBadge(summary, "room-rated"),
     room.seat === null || room.seat === undefined ? h("span.badge", { id: "watching" }, "watching") : null,
     h(
       "div.invite",
@@ -985,6 +987,7 @@ function drawRoom() {
         { class: [toAct.has(i) ? "to-act" : "", i === room.seat ? "me" : ""].join(" "), dataset: { seat: i } },
         boardOf(room).seatLabel ? h("b", {}, boardOf(room).seatLabel(i), " ") : null,
         s.name ? seatName({ summary, seat: null }, i) : h("span.muted", {}, "free seat"),
+        s.name ? seatRating(s) : null,
         s.name ? h("small.muted", {}, ` ${s.agent ? `bot ${s.agent}` : s.kind}${s.connected === false ? ", away" : ""}`) : null,
         i === room.seat ? h("small", {}, " · you") : null,
       ),

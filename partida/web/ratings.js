@@ -6,6 +6,7 @@ import { clear, h } from "./dom.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 export const CLASSES = ["bullet", "blitz", "rapid", "classical", "correspondence"];
+const PROVISIONAL_HINT = "provisional: its deviation is above 110 (a newcomer's first games)";
 
 function s(tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag);
@@ -41,15 +42,27 @@ export function ratingsCard(conn, games, openPlayer, chosen) {
 async function showLeaderboard(container, conn, game, kind) {
   const reply = await conn.request("leaderboard", { game, clock_class: kind });
   const rows = reply.boards[kind] || [];
-  if (!rows.length) return clear(container, h("p.muted", {}, `No established ${kind} ratings yet (a rating is provisional for about a dozen games).`));
+  if (!rows.length) return clear(container, h("p.muted", {}, `No rated ${kind} games yet.`));
+  // Provisional ratings come after the established ones, marked `?` (the server orders them).
+  const row = (r) =>
+    h(
+      "tr",
+      { dataset: { player: r.name, provisional: String(r.provisional) }, class: r.provisional ? "provisional" : null },
+      h("td", {}, String(r.place)),
+      h("td", {}, r.name),
+      h("td", { title: r.provisional ? PROVISIONAL_HINT : "" }, r.shown),
+      h("td", {}, String(r.games)),
+    );
+  const provisional = rows.some((r) => r.provisional);
   clear(
     container,
     h(
       "table.standings",
       { dataset: { game, clockClass: kind } },
       h("thead", {}, h("tr", {}, ["#", "player", "rating", "games"].map((t) => h("th", {}, t)))),
-      h("tbody", {}, rows.map((r) => h("tr", { dataset: { player: r.name } }, [r.place, r.name, r.rating.toFixed(1), r.games].map((v) => h("td", {}, String(v)))))),
+      h("tbody", {}, rows.map(row)),
     ),
+    provisional ? h("p.muted", {}, "? provisional: a newcomer's rating, still unsure.") : null,
   );
 }
 
@@ -78,7 +91,7 @@ export async function showPlayer(main, conn, name) {
                   { dataset: { game: line.game, clockClass: line.clock_class, provisional: String(line.provisional) } },
                   h("td", {}, line.game),
                   h("td", {}, line.clock_class),
-                  h("td", { title: line.provisional ? "provisional: fewer than about a dozen games" : "" }, line.shown),
+                  h("td", { title: line.provisional ? PROVISIONAL_HINT : "" }, line.shown),
                   h("td", {}, String(line.games)),
                   h("td", {}, h("button", { type: "button", onclick: () => pick(line) }, "History")),
                 ),
@@ -97,7 +110,7 @@ async function drawHistory(container, conn, name, game, kind) {
   clear(container, h("h3", {}, `${game}, ${kind}: rating after each rated game`), historyPlot(reply.history));
 }
 
-// The rating (mu - 3 sigma) after each rated game, from the newcomer's before the first.
+// The rating after each rated game, from the newcomer's 1500 before the first.
 export function historyPlot(history) {
   if (!history.length) return h("p.muted", {}, "No rated games yet.");
   const points = [history[0].before, ...history.map((p) => p.after)].map((r, i) => ({ games: i, rating: r.rating, provisional: r.provisional }));
@@ -105,9 +118,8 @@ export function historyPlot(history) {
   const H = 260;
   const pad = { left: 44, right: 12, top: 12, bottom: 32 };
   const ratings = points.map((p) => p.rating);
-  let lo = Math.floor(Math.min(...ratings) - 1);
-  let hi = Math.ceil(Math.max(...ratings) + 1);
-  if (hi - lo < 4) [lo, hi] = [lo - 1, hi + 1];
+  let lo = Math.floor(Math.min(...ratings) - 10);
+  let hi = Math.ceil(Math.max(...ratings) + 10);
   const last = points.length - 1;
   const x = (g) => pad.left + ((W - pad.left - pad.right) * g) / Math.max(1, last);
   const y = (r) => pad.top + ((H - pad.top - pad.bottom) * (hi - r)) / (hi - lo);
@@ -120,9 +132,28 @@ export function historyPlot(history) {
   ];
   const line = s("polyline", { points: points.map((p) => `${x(p.games).toFixed(1)},${y(p.rating).toFixed(1)}`).join(" "), fill: "none", stroke: "#1f6f4a", "stroke-width": 2, "data-points": points.length });
   const dots = points.map((p) =>
-    s("circle", { cx: x(p.games), cy: y(p.rating), r: 3, fill: p.provisional ? "#fff" : "#1f6f4a", stroke: "#1f6f4a" }, s("title", {}, `after ${p.games} games: ${p.rating.toFixed(1)}${p.provisional ? "?" : ""}`)),
+    s("circle", { cx: x(p.games), cy: y(p.rating), r: 3, fill: p.provisional ? "#fff" : "#1f6f4a", stroke: "#1f6f4a" }, s("title", {}, `after ${p.games} games: ${p.rating}${p.provisional ? "?" : ""}`)),
   );
   return s("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "rating after each rated game", class: "rating-plot" }, axis, line, dots);
+}
+
+// A seat's name with its rating in the room's game and class, as lichess lists players
+// (`ada (1500?)`); the server sends no rating for guests, bots without an account or rooms
+// without a clock.
+export function withRating(seat) {
+  return seat.rating ? `${seat.name} (${seat.rating})` : seat.name;
+}
+
+// The rating shown beside a seat's name in a room.
+export function seatRating(seat) {
+  if (!seat.rating) return null;
+  const provisional = seat.rating.endsWith("?");
+  return h("span.rating", { dataset: { rating: seat.rating }, title: provisional ? PROVISIONAL_HINT : "rating in this game and clock class" }, ` ${seat.rating}`);
+}
+
+// The badge of a rated room (in its header and in the lobby's list).
+export function ratedBadge(summary, id) {
+  return summary.rated ? h("span.badge.rated", { id, title: "rated: the result changes both players' ratings" }, "rated") : null;
 }
 
 // A room's log line for a rated game's verdict or rating.

@@ -50,7 +50,7 @@ export function seeksCard(conn, { games, onRoom, say, signUp = null }) {
 
   function seekLine(seek) {
     const by = seek.by.name + (seek.by.kind === "bot" ? " (bot)" : seek.by.kind === "guest" ? " (guest)" : "");
-    const rating = seek.rating === null || seek.rating === undefined ? "" : ` ${seek.rating.toFixed(1)}`;
+    const rating = seek.rating === null || seek.rating === undefined ? "" : ` ${Math.round(seek.rating)}${seek.provisional ? "?" : ""}`;
     const action = mine.has(seek.id)
       ? h("button", { type: "button", onclick: () => cancel(seek.id) }, "Cancel")
       : h("button", { type: "button", class: "take-seek", onclick: () => take(seek.id) }, "Play");

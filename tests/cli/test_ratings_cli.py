@@ -18,8 +18,9 @@ from tests.helpers import rated_results
 BLITZ = {"initial": 180, "increment": 2}
 
 
-# ann and bea play 14 rated blitz games (ann wins two of three), cy beats dee once
-PAIRS = [("ann", "bea") if n % 3 else ("bea", "ann") for n in range(14)] + [("cy", "dee")]
+# ann and bea play 20 rated blitz games (ann wins two of three; 17 end a newcomer's provisional
+# rating), cy beats dee once
+PAIRS = [("ann", "bea") if n % 3 else ("bea", "ann") for n in range(20)] + [("cy", "dee")]
 
 
 async def fill(db_url: str) -> None:
@@ -51,7 +52,7 @@ def test_ratings_of_one_account_and_of_everyone(db: str, capsys: pytest.CaptureF
         "ann",
         "tictactoe",
         "blitz",
-        14,
+        20,
     )
     assert line["provisional"] is False
     code, out, _ = partida(capsys, "ratings", "--json", "--db", db)
@@ -67,9 +68,9 @@ def test_history_and_its_plot(db: str, tmp_path: Path, capsys: pytest.CaptureFix
     code, out, _ = partida(capsys, "ratings", "history", "bea", "--game", "tictactoe", "--class", "blitz", "--json",
                            "--db", db)  # fmt: skip
     points = json.loads(out)
-    assert code == 0 and len(points) == 14 and points[0]["before"]["mu"] == 25.0
-    assert [p["after"]["games"] for p in points] == list(range(1, 15))
-    assert all(a["after"]["mu"] == b["before"]["mu"] for a, b in itertools.pairwise(points))
+    assert code == 0 and len(points) == 20 and points[0]["before"]["shown"] == "1500?"
+    assert [p["after"]["games"] for p in points] == list(range(1, 21))
+    assert all(a["after"] == {**b["before"], "games": a["after"]["games"]} for a, b in itertools.pairwise(points))
     image = tmp_path / "bea.png"
     code, out, _ = partida(capsys, "ratings", "history", "bea", "--game", "tictactoe", "--class", "blitz",
                            "--plot", str(image), "--db", db)  # fmt: skip
@@ -81,12 +82,16 @@ def test_history_and_its_plot(db: str, tmp_path: Path, capsys: pytest.CaptureFix
 def test_the_leaderboard(db: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = partida(capsys, "leaderboard", "tictactoe", "--json", "--db", db)
     board = json.loads(out)
-    assert code == 0 and [r["name"] for r in board["boards"]["blitz"]] == ["ann", "bea"]
+    blitz = board["boards"]["blitz"]
+    assert code == 0 and [(r["name"], r["provisional"]) for r in blitz] == [
+        ("ann", False), ("bea", False), ("cy", True), ("dee", True)
+    ]  # fmt: skip
+    assert blitz[2]["shown"].endswith("?") and blitz[2]["place"] == 3
     assert board["boards"]["bullet"] == []
     code, out, _ = partida(capsys, "leaderboard", "tictactoe", "--class", "blitz", "--db", db)
-    assert code == 0 and "ann" in out and "cy" not in out
+    assert code == 0 and "ann" in out and f"{blitz[2]['shown']}" in out and "provisional" in out
     code, out, _ = partida(capsys, "leaderboard", "tictactoe", "--class", "bullet", "--db", db)
-    assert code == 0 and "No established bullet ratings" in out
+    assert code == 0 and "No rated bullet games of tictactoe yet." in out
 
 
 @pytest.mark.slow
@@ -112,3 +117,53 @@ def test_the_cli_offers_exactly_the_clock_classes_the_rules_rate() -> None:
     from partida.competition.ratings import ClockClass
 
     assert CLASSES == [c.value for c in ClockClass]
+
+
+@pytest.mark.slow
+def test_evaluate_replays_the_rated_games_through_each_model(
+    db: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ann wins two of every three against bea, cy beats dee: every model finds the favourite;
+    the text names the measured choice and the models the server uses; the plot is a PNG."""
+    code, out, _ = partida(capsys, "ratings", "evaluate", "--json", "--db", db)
+    found = json.loads(out)
+    assert code == 0 and found["two_seat_games"] == 21 and found["draws"] == 0 and found["more_seat_games"] == 0
+    assert set(found["models"]) == {"glicko2", "openskill", "elo"}
+    for figures in found["models"].values():
+        assert figures["every"]["games"] == 21 and figures["second_half"]["games"] == 11
+        assert 0.5 < figures["every"]["predicted"] < 1 and figures["every"]["log_loss"] > 0
+    losses = {name: f["every"]["log_loss"] for name, f in found["models"].items()}
+    assert losses[found["chosen"]] == min(losses.values())
+    image = tmp_path / "evaluate.png"
+    code, out, _ = partida(capsys, "ratings", "evaluate", "--plot", str(image), "--db", db)
+    assert code == 0 and "21 rated games of two seats (0 draws)" in out
+    assert f"Chosen by log loss over every two-seat game: {found['chosen']}." in out
+    assert "glicko2" in out and "openskill" in out and "elo" in out and f"Wrote {image}" in out
+    assert image.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    code, _, err = partida(capsys, "ratings", "evaluate", "extra", "--db", db)
+    assert code == 2 and "usage: partida ratings evaluate" in err
+
+
+@pytest.mark.slow
+@pytest.mark.processes
+def test_the_simulation_script_writes_a_database_that_evaluate_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scripts/simulate_rated_games.py, started small: bots of known strengths, every game rated
+    by the store; evaluate replays exactly those games."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "simulate_rated_games.py"
+    path = tmp_path / "sim.db"
+    args = [sys.executable, str(script), str(path), "--games", "40", "--tables", "6", "--bots", "8", "--seed", "3"]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    made = json.loads(done.stdout)
+    assert made["two_seat_games"] == 40 and made["four_seat_games"] == 6 and len(made["strengths"]) == 8
+    code, out, _ = partida(capsys, "ratings", "evaluate", "--json", "--db", str(path))
+    found = json.loads(out)
+    assert code == 0 and found["two_seat_games"] == 40 and found["more_seat_games"] == 6
+    assert found["draws"] == made["draws"] and found["more_seats_openskill"]["games"] <= 6
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "exists" in done.stderr  # never writes over a database

@@ -108,6 +108,15 @@ def test_players_are_named_as_they_join_and_leave() -> None:
     player.on_room(room({"name": "ada", "kind": "user", "connected": True}, {"name": None}))
     text = out.getvalue()
     assert "bo (guest) joined (seat 1, O)" in text and "bo left seat 1" in text
+    # an account's rating in the room's game and class follows its name
+    player.on_room(
+        room(
+            {"name": "ada", "kind": "user", "connected": True, "rating": "1622"},
+            {"name": "cy", "kind": "user", "connected": True, "rating": "1500?"},
+        )
+    )
+    assert player.players_line([0]) == "Players: seat 0, X: ada (1622), you; seat 1, O: cy (1500?)"
+    assert "cy (1500?) joined (seat 1, O)" in out.getvalue()
 
 
 def test_chat_is_printed_as_plain_text() -> None:

@@ -59,30 +59,31 @@ def test_guests_aborts_casual_and_unclocked_games_are_not_rated() -> None:
     assert rating_changes([ada, bob], [1, 2], created_rated=False, clock=SPEC, aborted=False) == {}
     assert rating_changes([ada, bob], [1, 2], created_rated=True, clock=None, aborted=False) == {}
     after = rating_changes([ada, bob], [1, 2], created_rated=True, clock=SPEC, aborted=False)
-    assert after["ada"].mu > 25 > after["bob"].mu and after["ada"].games == after["bob"].games == 1
+    assert after["ada"].rating > 1500 > after["bob"].rating and after["ada"].games == after["bob"].games == 1
 
 
 def test_four_seats_rated_by_rank() -> None:
     seats = [RatedSeat(name) for name in "abcd"]
     after = rating_changes(seats, [2, 1, 4, 2], created_rated=True, clock=SPEC, aborted=False)
-    assert after["b"].mu > after["a"].mu > after["c"].mu
-    assert after["a"].mu == pytest.approx(after["d"].mu)
+    assert after["b"].rating > after["a"].rating > after["c"].rating
+    assert after["a"].rating == pytest.approx(after["d"].rating)
 
 
-def test_provisional_for_about_a_dozen_games() -> None:
-    """Two newcomers trading wins: provisional (sigma above 6.0) for their first 11 games, not
-    after their 12th."""
+def test_provisional_for_sixteen_games() -> None:
+    """Two newcomers trading wins: provisional (deviation above 110, lichess's rule) for their
+    first 16 games, not after their 17th; shown with `?` while provisional."""
     a, b = PersonRating(), PersonRating()
     provisional = []
-    for game in range(16):
+    for game in range(20):
         ranks = [1, 2] if game % 2 else [2, 1]
         after = rating_changes(
             [RatedSeat("a", a), RatedSeat("b", b)], ranks, created_rated=True, clock=SPEC, aborted=False
         )
         a, b = after["a"], after["b"]
         provisional.append(a.provisional)
-    assert provisional.index(False) == 11
-    assert PersonRating().shown().endswith("?") and not a.shown().endswith("?")
+    assert provisional.index(False) == 16
+    assert PersonRating().shown() == "1500?" and not a.shown().endswith("?")
+    assert a.shown() == str(round(a.rating))
 
 
 def test_farming_is_flagged_then_refused() -> None:

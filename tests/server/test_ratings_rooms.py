@@ -143,3 +143,38 @@ async def test_one_account_cannot_take_both_seats_of_a_rated_room(server: Server
     assert twice.value.code == "rated_seat_twice" and await games_stored(server) == stored
     for client in (ada, again):
         await client.close()
+
+
+@pytest.mark.slow
+async def test_each_seat_carries_its_rating_in_the_rooms_game_and_class(server: Server, connect) -> None:
+    """Beside each seated account's name, its rating in the room's game and clock class, rated
+    room or casual: a newcomer's `1500?`; once rated, the finished room shows the new ones, and so
+    does its rematch.
+    Guests and rooms without a clock (never rated) carry none."""
+    ada, bob = await accounts(server, "ada", "bob")
+    code = (await ada.create_room("tictactoe", seat=0, public=False, clock=BLITZ, rated=True))["room"]
+    joined = await bob.join(code)
+    assert [s["rating"] for s in joined["summary"]["seats"]] == ["1500?", "1500?"]
+    await ada.resign(code)
+    while (message := await bob.next_message(code, 10))["type"] != "rating_changed":
+        pass
+    after = {c["name"]: c["after"]["shown"] for c in message["changes"]}
+    assert after["bob"] != "1500?" and after["bob"].endswith("?")
+    # the finished room's names then carry the new ratings
+    while (update := await bob.next_message(code, 10))["type"] != "room":
+        pass
+    assert [s["rating"] for s in update["summary"]["seats"]] == [after["ada"], after["bob"]]
+    await ada.rematch(code)
+    offered = await bob.rematch(code)
+    seats = offered["rematch"]["seats"]  # one seat on: bob now plays first
+    assert [(s["name"], s["rating"]) for s in seats] == [("bob", after["bob"]), ("ada", after["ada"])]
+
+    casual = (await ada.create_room("tictactoe", seat=0, public=False, clock=BLITZ))["room"]
+    guest = await connect(name="gus")
+    seated = await guest.join(casual)
+    # a casual room with a clock shows ratings too (ada's, changed by her loss); a guest has none
+    assert [s["rating"] for s in seated["summary"]["seats"]] == [after["ada"], None]
+    unclocked = (await ada.create_room("tictactoe", seat=0, public=False))["room"]
+    assert [s["rating"] for s in (await bob.join(unclocked))["summary"]["seats"]] == [None, None]
+    for client in (ada, bob, guest):
+        await client.close()

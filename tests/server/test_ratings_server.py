@@ -61,20 +61,22 @@ async def test_a_rated_win_changes_both_ratings_once_and_tells_the_seats(server:
     changes = {c["name"]: c for c in told[0]["changes"]}
     assert told[0]["clock_class"] == "blitz" and told[0]["game"] == "tictactoe"
     assert changes["ada"]["rank"] == 1 and changes["bob"]["rank"] == 2
-    assert changes["ada"]["after"]["mu"] > changes["ada"]["before"]["mu"] == 25.0
-    assert changes["bob"]["after"]["mu"] < 25.0
+    assert changes["ada"]["after"]["rating"] > changes["ada"]["before"]["rating"] == 1500
+    assert changes["ada"]["before"]["shown"] == "1500?" and 1000 < changes["bob"]["after"]["rating"] < 1500
     assert changes["ada"]["after"]["games"] == 1 and changes["ada"]["after"]["provisional"] is True
 
     mine = await ada.ratings()
     assert mine["name"] == "ada"
     (line,) = mine["ratings"]
     assert line["game"] == "tictactoe" and line["clock_class"] == "blitz" and line["provisional"] is True
-    assert line["mu"] == changes["ada"]["after"]["mu"] and line["shown"].endswith("?")
+    assert line["rating"] == changes["ada"]["after"]["rating"] and line["shown"] == f"{line['rating']}?"
     history = await bob.rating_history("ada", "tictactoe", "blitz")
     assert [p["game_id"] for p in history] == [told[0]["game_id"]]
-    assert history[0]["after"]["mu"] == line["mu"] and history[0]["rank"] == 1
+    assert history[0]["after"]["rating"] == line["rating"] and history[0]["rank"] == 1
     board = await bob.leaderboard("tictactoe")
-    assert board["blitz"] == [] and set(board) == {"bullet", "blitz", "rapid", "classical", "correspondence"}
+    assert set(board) == {"bullet", "blitz", "rapid", "classical", "correspondence"} and board["bullet"] == []
+    # a new server's board is all provisional: listed, marked, rather than empty
+    assert [(p["place"], p["name"], p["provisional"]) for p in board["blitz"]] == [(1, "ada", True), (2, "bob", True)]
     assert await count(server, PersonRatingChange) == 2 and await count(server, PersonRating) == 2
     # the same game rated again (a restart's catch-up, a result told twice) changes nothing
     assert await server.store.rate_game(told[0]["game_id"]) == []
@@ -168,8 +170,8 @@ async def test_a_game_left_unrated_by_a_stop_is_rated_once_at_the_next_start(db_
             await wait_for(lambda s=server: rows_are(s, 2), "the unrated game rated at the start", timeout=20)
             ada_id = (await server.store.get_account_by_name("ada")).id
             lines = await server.store.person_ratings.of_account(ada_id)
-            assert [(line.rating.mu, line.rating.games) for line in lines] == [
-                (c["after"]["mu"], 1) for c in told["changes"] if c["name"] == "ada"
+            assert [(line.rating.display, line.rating.games) for line in lines] == [
+                (c["after"]["rating"], 1) for c in told["changes"] if c["name"] == "ada"
             ]
         finally:
             await server.stop()
@@ -188,9 +190,10 @@ async def raw_player(server: Server, name: str, address: str) -> Raw:
 
 
 @pytest.mark.slow
-async def test_a_leaderboard_holds_established_ratings_only(server: Server) -> None:
+async def test_a_leaderboard_lists_established_ratings_then_provisional_ones(server: Server) -> None:
     """Two accounts from two addresses (no farming verdict) trade wins until they are no longer
-    provisional; a third, with one game, stays off the board."""
+    provisional; two more play one game: the winner, rated above both, is listed after them,
+    marked provisional, and so is the loser."""
     ann = await raw_player(server, "ann", "127.0.0.2")
     bea = await raw_player(server, "bea", "127.0.0.3")
     games = 0
@@ -208,7 +211,7 @@ async def test_a_leaderboard_holds_established_ratings_only(server: Server) -> N
         mine = await ann.request("ratings")
         if not mine["ratings"][0]["provisional"] and games % 2 == 0:
             break
-        assert games < 30
+        assert games < 40
     assert not any(m["type"] == "rating_verdict" for m in ann.seen + bea.seen)
     cy = await raw_player(server, "cy", "127.0.0.4")
     dee = await raw_player(server, "dee", "127.0.0.5")
@@ -220,8 +223,10 @@ async def test_a_leaderboard_holds_established_ratings_only(server: Server) -> N
         await cy.next()
     board = await cy.request("leaderboard", game="tictactoe", clock_class="blitz")
     rows = board["boards"]["blitz"]
-    assert {r["name"] for r in rows} == {"ann", "bea"} and [r["place"] for r in rows] == [1, 2]
-    assert rows[0]["rating"] >= rows[1]["rating"] and not any(r["provisional"] for r in rows)
+    assert {r["name"] for r in rows[:2]} == {"ann", "bea"} and [r["place"] for r in rows] == [1, 2, 3, 4]
+    assert rows[0]["rating"] >= rows[1]["rating"] and not any(r["provisional"] for r in rows[:2])
+    assert [(r["name"], r["provisional"], r["shown"][-1]) for r in rows[2:]] == [("cy", True, "?"), ("dee", True, "?")]
+    assert rows[2]["rating"] > rows[0]["rating"]
     assert list(board["boards"]) == ["blitz"]
 
 

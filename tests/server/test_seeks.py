@@ -98,18 +98,21 @@ async def test_rated_seeks_meet_rated_seeks_and_open_a_rated_room(server: Server
 async def test_a_rating_range_pairs_only_opponents_rated_within_it(server: Server, connect) -> None:
     await rated_results(server.store, [("lee", "max")] * 3, BLITZ)  # lee won thrice, max lost thrice
     lee, max_ = [await connect(name=n, password=f"{n} horse battery") for n in ("lee", "max")]
-    ola = await _user(server, connect, "ola")  # a newcomer: 0.0
+    ola = await _user(server, connect, "ola")  # a newcomer: 1500
     ratings = {}
     for name in ("lee", "max", "ola"):
         account = await server.store.get_account_by_name(name)
         assert account is not None
-        ratings[name] = await server.store.person_ratings.rating_of(account.id, "tictactoe", ClockSpec.parse(BLITZ))
-    assert ratings["lee"] > ratings["ola"] == 0.0 and abs(ratings["max"]) > 0.5
-    near_newcomers = (-0.5, 0.5)
+        rating = await server.store.person_ratings.rating_of(account.id, "tictactoe", ClockSpec.parse(BLITZ))
+        assert rating is not None
+        ratings[name] = float(rating.display)
+    assert ratings["lee"] > ratings["ola"] == 1500.0 and abs(ratings["max"] - 1500) > 50
+    near_newcomers = (1450, 1550)
     seek = (await lee.seek("tictactoe", clock=BLITZ, rated=True, rating_range=near_newcomers))["seek"]
-    assert seek["rating"] == ratings["lee"] and seek["range"] == [-0.5, 0.5]
+    assert seek["rating"] == ratings["lee"] and seek["range"] == [1450, 1550]
+    assert seek["provisional"] is True  # three games: still provisional, shown with `?`
     refused = await _refused("seek_refused", max_.seek_take(seek["id"]))
-    assert f"you have a rating of {ratings['max']:.1f} there" in refused.message
+    assert f"you have a rating of {ratings['max']:.0f} there" in refused.message
     assert (await max_.seek("tictactoe", clock=BLITZ, rated=True))["paired"] is False  # lee's range refuses max
     assert (await ola.seek("tictactoe", clock=BLITZ, rated=True))["paired"] is True  # the oldest that accepts
     paired = await asyncio.wait_for(lee.seek_events.get(), 5)

@@ -826,7 +826,7 @@ async def test_the_lobbys_seeks_come_a_page_at_a_time_and_follow_the_pushes(limi
 
 
 async def test_rated_rooms_ratings_and_the_leaderboard_in_the_browser(server: Server, browser: Any) -> None:
-    pairs = [("ann", "bea") if n % 3 else ("bea", "ann") for n in range(14)] + [("cy", "dee")]
+    pairs = [("ann", "bea") if n % 3 else ("bea", "ann") for n in range(20)] + [("cy", "dee")]
     await rated_results(server.store, pairs, {"initial": 180, "increment": 2})  # ann and bea established
     gus = await Person.open(browser, server.http_url, "gus")
     guest = gus.page
@@ -844,12 +844,14 @@ async def test_rated_rooms_ratings_and_the_leaderboard_in_the_browser(server: Se
     person = await Person.open(browser, server.http_url, "ada", "ada horse battery")
     ada = person.page
     await ada.wait_for_selector("#create-room")
-    # the lobby's leaderboard: established ratings only (cy and dee have played once)
+    # the lobby's leaderboard: established ratings, then provisional ones (cy and dee played once)
     await ada.select_option("#board-game", "tictactoe")
     await ada.wait_for_selector('#leaderboard table[data-clock-class="blitz"]')
     assert await ada.locator("#leaderboard tbody tr").evaluate_all("rows => rows.map(r => r.dataset.player)") == [
         "ann",
         "bea",
+        "cy",
+        "dee",
     ]
     await ada.select_option("#game", "tictactoe")
     await ada.select_option("#clock", BLITZ_CHOICE)
@@ -870,7 +872,7 @@ async def test_rated_rooms_ratings_and_the_leaderboard_in_the_browser(server: Se
     rated = "() => document.querySelector('#log').textContent.includes('Ratings (tictactoe, blitz)')"
     await ada.wait_for_function(rated)
     log = await ada.locator("#log").inner_text()
-    assert "ada 0.0? →" in log and "bob 0.0? →" in log
+    assert "ada 1500? →" in log and "bob 1500? →" in log
     await bob.close()
 
     # a player's page: ratings (provisional marked) and the history plot, one point a game
@@ -879,7 +881,7 @@ async def test_rated_rooms_ratings_and_the_leaderboard_in_the_browser(server: Se
     row = ada.locator('#player-ratings tr[data-game="tictactoe"]')
     assert await row.get_attribute("data-provisional") == "false"
     await ada.wait_for_selector("#rating-history polyline")
-    assert await ada.locator("#rating-history polyline").get_attribute("data-points") == "15"  # before + 14 games
+    assert await ada.locator("#rating-history polyline").get_attribute("data-points") == "21"  # before + 20 games
     assert person.errors == [] and gus.errors == []
 
 

@@ -198,8 +198,27 @@ class Room:
         fresh = new_seat_token()
         core.sit(seat, Seat(identity.name, identity.kind, identity.account_id, identity.agent, session, fresh))
         session.rooms.add(self)
+        await self.read_ratings()
         await self.after_seating(announce)
         return seat
+
+    async def read_ratings(self) -> None:
+        """Each account seat's rating in this room's game and clock class, shown beside its name
+        (a newcomer's `1500?`); none in a room without a clock, which is never rated. Read as
+        someone sits, a rematch opens or a game resumes: never on a move. A read that fails
+        leaves the names without ratings, never the seat refused."""
+        core = self.core
+        seats = [s for s in core.seats if s is not None and s.account_id is not None]
+        if not seats or core.clock_spec is None:
+            return
+        accounts = [s.account_id for s in seats if s.account_id is not None]
+        try:
+            shown = await self.ports.store.person_ratings.shown_ratings(accounts, core.game.name, core.clock_spec)
+        except Exception:
+            log.warning("room %s: the seats' ratings could not be read", self.code, exc_info=True)
+            return
+        for s in seats:
+            s.rating = shown.get(s.account_id) if s.account_id is not None else None
 
     def _one_seat_per_account(self, account_id: int) -> None:
         """A rated game is between different accounts: one account in two seats would play

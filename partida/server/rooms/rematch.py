@@ -39,6 +39,7 @@ async def open_rematch(open_room: Callable[[RoomTerms, Session | None], Awaitabl
 async def seat_rematch(room: Room, old: list[Seat[Session] | None], tokens: list[str], old_code: str) -> None:
     """Fill every seat of the new room at once, tell each player where they sit, then start."""
     seats = room.core.seat_rematch(old, tokens)
+    await room.read_ratings()  # the game before may have changed them
     summary = room.summary()
     for index, seat in enumerate(seats):
         if seat is None or seat.session is None:

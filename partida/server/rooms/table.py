@@ -170,6 +170,7 @@ class Rooms(Mapping[str, Room]):
                 room = Room(self.ports, core, None, stored.room_code, public=stored.public, rated=stored.rated)
                 self._rooms[room.code] = room
                 room.open()
+                await room.read_ratings()
                 self.lobby.changed(room)
                 await room.call(room.finish_resumed)
             except Exception:

@@ -128,6 +128,20 @@ class RatingService:
                 changes=changes,
             )
             self._tell_seats(room, told)
+            try:
+                await room.call(lambda: self._show_after(room, changes))
+            except ProtocolError:
+                pass  # the room has closed: nobody is left to see its names
+
+    @staticmethod
+    async def _show_after(room: Room, changes: list[dict[str, Any]]) -> None:
+        """The seats' new ratings beside their names (a room command: seats change under the
+        room's lock only), pushed with the room's summary."""
+        for change in changes:
+            seat = room.core.seats[change["seat"]]
+            if seat is not None:
+                seat.rating = change["after"]["shown"]
+        room.broadcast_room()
 
     @staticmethod
     def _tell_seats(room: Room, message: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from partida.competition.ratings import PersonRating
 from partida.competition.seeks import Party, Seek, accepts, seek_problem
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
@@ -34,9 +35,9 @@ from partida.server.session import Session
 if TYPE_CHECKING:
     from partida.server.shell import Handler
 
-# An account's rating (mu - 3 sigma) in a game and a clock's class, for rating ranges (None
+# An account's rating (1500 for a newcomer) in a game and a clock's class, for rating ranges (None
 # without a class): `store.person_ratings.rating_of`.
-RatingOf = Callable[[int, str, ClockSpec | None], Awaitable[float | None]]
+RatingOf = Callable[[int, str, ClockSpec | None], Awaitable[PersonRating | None]]
 
 BYTES_PER_TOKEN = 4096  # a listing sent costs the asker a request per this many bytes
 
@@ -185,11 +186,15 @@ class SeekService:
         me = session.identity
         assert me is not None
         account = me.account_id
-        rating = None
-        if account is not None:
-            rating = await self.rating_of(account, terms.game.name, terms.clock)
+        rating = None if account is None else await self.rating_of(account, terms.game.name, terms.clock)
         owner: Any = ("guest", session.id) if account is None else account
-        return Party(owner, rating=rating, is_bot=me.kind == "bot", is_guest=account is None)
+        return Party(
+            owner,
+            rating=None if rating is None else float(rating.display),
+            is_bot=me.kind == "bot",
+            is_guest=account is None,
+            provisional=rating is not None and rating.provisional,
+        )
 
     async def _pair(
         self, first: OpenSeek, second: OpenSeek | None, taker: Session | None = None
@@ -282,5 +287,5 @@ def _why_refused(seek: Seek, party: Party) -> str:
     if party.is_bot and not seek.allow_bots:
         return "does not allow bots"
     low, high = seek.rating_range or (0.0, 0.0)
-    rating = "no rating" if party.rating is None else f"a rating of {party.rating:.1f}"
+    rating = "no rating" if party.rating is None else f"a rating of {party.rating:.0f}"
     return f"asks for a rating from {low:g} to {high:g}; you have {rating} there"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from partida.competition.ratings import PersonRating
 from partida.games.registry import default_registry
 from partida.protocol import ErrorCode, ProtocolError
 from partida.protocol import messages as m
@@ -32,8 +33,9 @@ class FakeRooms:
         return SimpleNamespace(game=GAMES.get(game), options=options or {}, seats=seats or 2, clock=spec)
 
 
-async def rating_of(account_id: int, game: str, clock: Any) -> float | None:
-    return RATINGS.get(account_id)
+async def rating_of(account_id: int, game: str, clock: Any) -> PersonRating | None:
+    rating = RATINGS.get(account_id)
+    return None if rating is None else PersonRating(rating, 60.0)
 
 
 def seeks(**limits: Any) -> tuple[SeekService, SeekBoard]:
