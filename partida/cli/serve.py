@@ -275,7 +275,7 @@ async def _check_ladder_bots(server, ladder_bots: dict[str, list[str]]) -> None:
             if ladder is None:
                 raise CliError(
                     f"--ladder-bots: there is no ladder named {name!r}; create it first, e.g. "
-                    f"`partida ladder create {name} --game othello --clock 10+0.1`"
+                    f"`partida ladder create {name} --game othello --clock 10s+0.1`"
                 )
             try:
                 game = server.registry.get(ladder.game)
