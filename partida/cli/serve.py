@@ -354,12 +354,26 @@ async def _serve(  # type: ignore[no-untyped-def]
         print(f"Answering seeks that allow bots: {', '.join(f'pool-{a}' for a in sorted(seek_bots))}.", flush=True)
     print(f"Play: {_play_hint(server, pool)}   Stop: Ctrl-C", flush=True)
     _tune_collector()
-    await stop.wait()
-    print("Stopping.", flush=True)
-    for task in supervisors:
-        task.cancel()
-    await asyncio.gather(*supervisors, return_exceptions=True)
-    await server.stop()
+    try:
+        await stop.wait()
+        _say("Stopping.")
+    finally:
+        # whatever happened to the console, the server stops: an unclosed database leaves its
+        # threads running, and the process then waits on them for ever with its port open
+        for task in supervisors:
+            task.cancel()
+        await asyncio.gather(*supervisors, return_exceptions=True)
+        await server.stop()
+
+
+def _say(text: str) -> None:
+    """A line for the operator that must not stop the stopping: with `partida serve | tee log`,
+    a Ctrl-C reaches the whole process group and `tee` is gone before this line is written."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        # nobody reads any more: later lines (and the flush at exit) go nowhere instead of failing
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 YOUNG_COLLECTION_AFTER = 20_000  # new container objects, net, per young collection (Python's default: 700)
