@@ -403,6 +403,6 @@ def run_rerate(args: argparse.Namespace) -> int:
 
 
 def _print(table: Any) -> None:
-    from rich.console import Console
+    from partida.cli.common import print_table
 
-    Console().print(table)
+    print_table(table)

@@ -178,8 +178,9 @@ async def _list(args: argparse.Namespace) -> int:
         print(f"No open seeks{where}. Post one: partida play GAME --seek 5+3")
         return 0
     from rich import box
-    from rich.console import Console
     from rich.table import Table
+
+    from partida.cli.common import print_table
 
     table = Table(box=box.SIMPLE_HEAD)
     for column in ("id", "by", "rating", "game", "terms", "range", "bots"):
@@ -192,6 +193,6 @@ async def _list(args: argparse.Namespace) -> int:
         terms += f" {seek['class']}" if seek.get("class") else ""
         bounds = "-" if not seek.get("range") else "{:g}-{:g}".format(*seek["range"])
         table.add_row(str(seek["id"]), by, rating, seek["game"], terms, bounds, "yes" if seek["allow_bots"] else "no")
-    Console().print(table)
+    print_table(table)
     print("Take one: partida play --take ID")
     return 0

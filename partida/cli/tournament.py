@@ -254,8 +254,9 @@ async def _standings(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
         return 0
-    from rich.console import Console
     from rich.table import Table
+
+    from partida.cli.common import print_table
 
     # the tie-breaks the format ranks by, in its order (a round robin has no Buchholz)
     names = {"buchholz_cut1": "BH-1", "buchholz": "BH", "sonneborn_berger": "SB", "direct_encounter": "DE"}
@@ -275,7 +276,7 @@ async def _standings(args: argparse.Namespace) -> int:
         name = row["name"] + (" (bot)" if row["bot"] else "") + (" (withdrew)" if row["withdrawn"] else "")
         numbers = [row["points"], row["games"], row["wins"], row["draws"], row["losses"], row["byes"]]
         table.add_row(str(row["rank"]), name, *(f"{n:g}" for n in numbers), *(f"{row[k]:.4g}" for k in breaks))
-    Console().print(table)
+    print_table(table)
     return 0
 
 
