@@ -257,6 +257,7 @@ class Game(ABC):
     min_seats: int = 2
     max_seats: int = 2
     perfect_information: bool = True
+    chance: bool = True  # False: the seed changes nothing (no deal, no dice), so it fixed nothing
     description: str = ""
     options: Mapping[str, Option] = {}
 
@@ -362,6 +363,7 @@ class Game(ABC):
             "min_seats": self.min_seats,
             "max_seats": self.max_seats,
             "perfect_information": self.perfect_information,
+            "chance": self.chance,
             "description": self.description,
             "options": [opt.to_data() for opt in self.options.values()],
         }

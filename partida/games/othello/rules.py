@@ -142,6 +142,7 @@ def transcript_of(moves: list[int]) -> str:
 
 
 class Othello(Game):
+    chance = False
     name = "othello"
     title = "Othello"
     description = "Flip your opponent's discs by bracketing them; most discs at the end wins. Black moves first."

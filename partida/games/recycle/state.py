@@ -28,7 +28,7 @@ from partida.games.recycle.compiler import (
     When,
     owner_team,
 )
-from partida.games.recycle.words import card_label, describe_rule
+from partida.games.recycle.words import card_label, describe_rule, zone_name
 
 STEP_LIMIT = 100_000  # stage turns without a player decision before the description is declared broken
 Ref = tuple[int, tuple[int, str, str]]
@@ -325,13 +325,14 @@ class RecycleState(State):
             self._note_voids(seat, action)
         card_choice = any(isinstance(value, tuple) for value in env.values())
         public_before = self._public_cards() if card_choice else None
+        hidden_before = {key: len(cards) for key, cards in self.locs.items() if key[1] == "iloc"}
         dice_before = {name: list(values) for name, values in self.dice.items()}
         self.choice = None
         self._prompt = None
         self.steps = 0
         self.frames.append([body, env, 0])
         self.run()
-        self._last_event = self._describe(str(action), public_before, dice_before)
+        self._last_event = self._describe(str(action), public_before, dice_before, seat, hidden_before)
 
     def _note_voids(self, seat: int, label: str) -> None:
         """Record, for each of the seat's hidden locations, the kinds of card whose presence would
@@ -419,11 +420,32 @@ class RecycleState(State):
                     counts[label] = counts.get(label, 0) + 1
         return counts
 
-    def _describe(self, label: str, public_before: dict[str, int] | None, dice_before: dict[str, list[int]]) -> str:
-        """The move in words everyone may read: a card is named only if it came face up."""
+    def _describe(
+        self,
+        label: str,
+        public_before: dict[str, int] | None,
+        dice_before: dict[str, list[int]],
+        seat: int = -1,
+        hidden_before: dict[tuple[int, str, str], int] | None = None,
+    ) -> str:
+        """The move in words everyone may read: a card is named only if it came face up; one put
+        face down is told by the zone it went to (its count is public anyway): "puts a card face
+        down in their pass", not "plays", which a pass is not."""
         if public_before is not None:
             now = self._public_cards()
-            text = f"plays {label}" if now.get(label, 0) > public_before.get(label, 0) else "plays a card face down"
+            if now.get(label, 0) > public_before.get(label, 0):
+                text = f"plays {label}"
+            else:
+                grew = [
+                    key for key, cards in self.locs.items()
+                    if key[1] == "iloc" and len(cards) > (hidden_before or {}).get(key, 0)
+                ]  # fmt: skip
+                if len(grew) == 1:
+                    owner, _, name = grew[0]
+                    whose = "their" if owner == seat else "the" if owner < 0 else f"player {owner + 1}'s"
+                    text = f"puts a card face down in {whose} {zone_name(name)}"
+                else:
+                    text = "puts a card face down"
         else:
             text = describe_rule(label)
         # a throw is told even when the dice show what they showed before

@@ -99,6 +99,7 @@ def _scan_winner(board: list[int]) -> int | None:
 
 
 class TicTacToe(Game):
+    chance = False
     name = "tictactoe"
     title = "Tic-tac-toe"
     description = "Three in a row on a 3x3 board. X moves first; perfect play draws."
