@@ -144,7 +144,7 @@ async def take_seek(client: Any, seek_id: int, console: Any) -> dict[str, Any]:
         reply = await client.seek_take(seek_id)
     except ServerError as exc:
         raise CliError(exc.message) from None
-    console.print(f"Took seek {seek_id}.")
+    console.print(f"Took seek {seek_id}. Paired with {reply['opponent']}.")
     return reply
 
 
