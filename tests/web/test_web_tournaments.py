@@ -124,6 +124,7 @@ async def test_a_person_joins_a_mixed_tournament_in_the_browser_and_plays_a_bot(
                 arg=before,
             )
         await cy.wait_for_selector("#result")
+        assert await ada.locator("#rematch").count() == 0  # the tournament pairs the next game
 
         # Back to the tournament: one round, so it is over; the standings are the server's.
         await ada.click("#to-tournament")
