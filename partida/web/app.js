@@ -227,7 +227,7 @@ async function showLobby() {
     ratingsCard(app.conn, [...app.games.values()], openPlayer, DEFAULT_GAME),
     h("section.card", {}, h("h2", {}, "Finished games"), stored),
   );
-  laddersList(app.conn, openLadder).then(
+  laddersList(app.conn, openLadder, gameTitle).then(
     (list) => {
       if (!list) return;
       ladders.append(list);
@@ -241,7 +241,7 @@ async function showLobby() {
       () => first && clear(tournaments, h("p.muted", {}, "This server runs no tournaments.")), // later: keep what is shown
     );
   listTournaments(true);
-  storedGamesList(app.conn, openReplay, (game) => app.games.get(game)?.title || game).then(
+  storedGamesList(app.conn, openReplay, gameTitle).then(
     (list) => clear(stored, list),
     () => clear(stored, h("p.muted", {}, "This server does not list stored games.")),
   );
@@ -301,12 +301,16 @@ function openReplay(gameId) {
   showReplay(main, app.conn, gameId, boardFor, (game) => app.games.get(game)).catch((error) => say(error.message, "error"));
 }
 
+function gameTitle(game) {
+  return app.games.get(game)?.title || game;
+}
+
 // A ladder's standings and rating plot, asked again every few seconds while shown.
 async function openLadder(name) {
   goTo(`/#/ladder/${encodeURIComponent(name)}`);
   stopLobbyPolling();
   try {
-    const refresh = await showLadder(main, app.conn, name);
+    const refresh = await showLadder(main, app.conn, name, gameTitle);
     app.lobbyTimer = setInterval(() => refresh().catch(() => {}), 5000);
   } catch (error) {
     say(error.message, "error");

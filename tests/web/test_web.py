@@ -602,6 +602,7 @@ async def test_ladder_standings_and_rating_plot(server: Server, browser: Any, ru
     fits = "(() => { const t = document.querySelector('#standings'); return t.scrollWidth <= t.clientWidth; })()"
     assert await page.evaluate(fits)
     assert "clock 5 s per move" in await page.locator("#ladder-info").inner_text()
+    assert (await page.locator("#ladder-info").inner_text()).startswith("Tic-tac-toe, 2 seats")  # a title, not a name
     # The ladder has an address: a reload stays on it.
     assert page.url.endswith("/#/ladder/ttt")
     await page.reload()
