@@ -11,12 +11,14 @@ import asyncio
 import json
 import random
 import re
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from partida.bots.runner import BotRunner
 from partida.client import Client
 from partida.games.registry import default_registry
 from partida.server.app import Server
@@ -39,8 +41,11 @@ async def browser() -> AsyncIterator[Any]:
             await browser.close()
 
 
-async def open_page(browser: Any, url: str, name: str, password: str = "", **context: Any) -> tuple[Any, list[str]]:
-    """A new browser context (a different person) at the lobby; the list collects console errors."""
+async def open_page(
+    browser: Any, url: str, name: str, password: str = "", ready: str = "#create-room", **context: Any
+) -> tuple[Any, list[str]]:
+    """A new browser context (a different person) at `url` once `ready` is drawn (the lobby's
+    form); the list collects console errors."""
     page = await (await browser.new_context(**context)).new_page()
     errors: list[str] = []
     page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
@@ -51,7 +56,7 @@ async def open_page(browser: Any, url: str, name: str, password: str = "", **con
     if password:
         await page.fill("#password", password)
     await page.click("#enter")
-    await page.wait_for_selector("#create-room")
+    await page.wait_for_selector(ready)
     return page, errors
 
 
@@ -286,3 +291,39 @@ async def test_the_taker_of_a_seek_reads_whom_it_was_paired_with(server: Server,
     assert "Paired with dee." in await page.locator("#log").inner_text()
     await dee.close()
     assert errors == []
+
+
+@pytest.mark.slow
+async def test_a_round_robins_rest_is_a_bye_as_the_command_line_says(server: Server, browser: Any) -> None:
+    """Three bots in a round robin: one rests each round. The page said "rests" where `partida
+    tournament pairings` says "(bye)"."""
+    await server.store.create_user("org", "a long password")
+    org = await Client.connect(server.url, name="org", password="a long password")
+    clock = {"initial": 60.0, "increment": 0.0}
+    await org.tournament_create("trio", "tictactoe", "round-robin", clock, entry="bots", starts_in=3600)
+    tasks = []
+    for name in ("one", "two", "three"):
+        _, token = await server.store.create_bot(name)
+        runner = BotRunner(server.url, "random", name=name, token=token, tournaments=["trio"])
+        tasks.append(asyncio.get_running_loop().create_task(runner.run(reconnect=False)))
+    try:
+        async with asyncio.timeout(90):
+            while {t["name"]: t for t in await org.tournament_list()}["trio"]["entrants"] < 3:
+                await asyncio.sleep(0.1)
+            server.tournament_director.now = lambda: time.time() + 3660  # it is due: start it
+            server.tournament_director.wake()
+            while {t["name"]: t for t in await org.tournament_list()}["trio"]["status"] != "finished":
+                await asyncio.sleep(0.3)
+        page, errors = await open_page(
+            browser, f"{server.http_url}#/tournament/trio", "ada", ready='#tournament[data-status="finished"]'
+        )
+        byes = page.locator('#t-pairings li[data-status="bye"]')
+        assert await byes.count() == 3
+        assert await byes.locator(".outcome").all_inner_texts() == ["· bye"] * 3
+        assert "rests" not in await page.locator("#t-pairings").inner_text()
+        assert errors == []
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await org.close()
