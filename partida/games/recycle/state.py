@@ -325,14 +325,14 @@ class RecycleState(State):
             self._note_voids(seat, action)
         card_choice = any(isinstance(value, tuple) for value in env.values())
         public_before = self._public_cards() if card_choice else None
-        hidden_before = {key: len(cards) for key, cards in self.locs.items() if key[1] == "iloc"}
         dice_before = {name: list(values) for name, values in self.dice.items()}
         self.choice = None
         self._prompt = None
         self.steps = 0
         self.frames.append([body, env, 0])
         self.run()
-        self._last_event = self._describe(str(action), public_before, dice_before, seat, hidden_before)
+        chosen = next((value[0] for value in env.values() if isinstance(value, tuple)), None)
+        self._last_event = self._describe(str(action), public_before, dice_before, seat, chosen)
 
     def _note_voids(self, seat: int, label: str) -> None:
         """Record, for each of the seat's hidden locations, the kinds of card whose presence would
@@ -426,24 +426,19 @@ class RecycleState(State):
         public_before: dict[str, int] | None,
         dice_before: dict[str, list[int]],
         seat: int = -1,
-        hidden_before: dict[tuple[int, str, str], int] | None = None,
+        chosen: int | None = None,
     ) -> str:
         """The move in words everyone may read: a card is named only if it came face up; one put
-        face down is told by the zone it went to (its count is public anyway): "puts a card face
-        down in their pass", not "plays", which a pass is not."""
+        face down in the mover's own zone or the table's is told by that zone (its count is
+        public anyway): "puts a card face down in their pass", not "plays", which a pass is not."""
         if public_before is not None:
             now = self._public_cards()
             if now.get(label, 0) > public_before.get(label, 0):
                 text = f"plays {label}"
             else:
-                grew = [
-                    key for key, cards in self.locs.items()
-                    if key[1] == "iloc" and len(cards) > (hidden_before or {}).get(key, 0)
-                ]  # fmt: skip
-                if len(grew) == 1:
-                    owner, _, name = grew[0]
-                    whose = "their" if owner == seat else "the" if owner < 0 else f"player {owner + 1}'s"
-                    text = f"puts a card face down in {whose} {zone_name(name)}"
+                owner, kind, name = self.where[chosen] if chosen is not None else (seat, "", "")
+                if kind == "iloc" and owner in (seat, -1):
+                    text = f"puts a card face down in {'their' if owner == seat else 'the'} {zone_name(name)}"
                 else:
                     text = "puts a card face down"
         else:
