@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     partida("db", "create-user", "ada", "--password-stdin", "--db", str(db), stdin=PASSWORD + "\n")
     robo = create_bot("robo", db)
     ladder_tokens = [create_bot(name, db) for name in ("left", "right")]
-    partida("ladder", "create", LADDER, "--game", "tictactoe", "--clock", "60+1", "--db", str(db))
+    partida("ladder", "create", LADDER, "--game", "tictactoe", "--clock", "1+1", "--db", str(db))
     process, url = serve(db)
     try:
         facts = asyncio.run(play_everything(url, robo, ladder_tokens))

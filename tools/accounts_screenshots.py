@@ -69,7 +69,7 @@ async def main(out: Path) -> None:
                 await page.goto(f"{url}#/player/bo")
                 await page.wait_for_selector("#challenge-form")
                 await page.wait_for_selector("#player-games li")
-                await page.select_option("#challenge-clock", label="3 min + 2 s")
+                await page.select_option("#challenge-clock", "3+2")
                 await page.check("#challenge-rated")
                 await page.screenshot(path=out / f"web-player-challenge{suffix}.png", full_page=True)
                 await page.click("#challenge-send")

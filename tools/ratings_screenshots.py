@@ -15,7 +15,7 @@ from tests.helpers import rated_results
 from tools.screenshots import DESKTOP, PHONE, chromium, open_page, run, shots_server
 
 BLITZ = {"initial": 180, "increment": 2}
-BLITZ_CHOICE = '{"initial":180,"increment":2}'
+BLITZ_CHOICE = "3+2"
 
 
 async def main(out: Path) -> None:

@@ -179,3 +179,15 @@ def parse_option_pairs(pairs: list[str] | None) -> dict[str, Any]:
 
 def print_json(data: Any) -> None:
     print(json.dumps(data, separators=(",", ":"), default=str), flush=True)
+
+
+PIPED_WIDTH = 1000  # columns a table may take when its lines go to a file or another program
+
+
+def print_table(table: Any) -> None:
+    """A rich table on stdout: as wide as the terminal in one, and whole when piped (rich takes
+    80 columns then, and cut names and dates for `grep` and `sort`)."""
+    from rich.console import Console
+
+    console = Console() if sys.stdout.isatty() else Console(width=PIPED_WIDTH)
+    console.print(table)

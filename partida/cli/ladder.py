@@ -48,7 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("--game", required=True, help="the game (see `partida rules`)")
     c.add_argument("--option", action="append", metavar="KEY=VALUE", help="a game option (repeatable)")
     c.add_argument(
-        "--clock", required=True, metavar="CLOCK", help="time control of every game: 10+0.1 (seconds) or move:5"
+        "--clock",
+        required=True,
+        metavar="CLOCK",
+        help="time control of every game: 10s+0.1 (10 seconds, 0.1 s a move), 5+3 (minutes+seconds) or move:5",
     )
     c.add_argument("--seats", type=int, default=None, help="players per game (default: the game's least)")
     c.add_argument(
@@ -134,7 +137,7 @@ def check_ladder(args: argparse.Namespace) -> dict[str, Any]:
     `CliError` saying which is wrong; nothing is stored before this passes."""
     from partida.games.base import BadOptions
     from partida.games.registry import GameLoadError, UnknownGame, default_registry
-    from partida.room.clocks import BadClock, ClockSpec
+    from partida.room.clock_notation import BadClockText, clock_data
 
     try:
         registry = default_registry(args.game_file, args.games_dir)
@@ -150,8 +153,8 @@ def check_ladder(args: argparse.Namespace) -> dict[str, Any]:
     except BadOptions as exc:
         raise CliError(f"{exc}; no ladder was created.") from None
     try:
-        clock = ClockSpec.from_text(args.clock).to_data()
-    except BadClock as exc:
+        clock = clock_data(args.clock)
+    except BadClockText as exc:
         raise CliError(f"--clock: {exc}; no ladder was created.") from None
     if args.concurrency < 1:
         raise CliError(f"--concurrency is at least 1 (games at a time), not {args.concurrency}")
@@ -196,7 +199,7 @@ def run_list(args: argparse.Namespace) -> int:
         print_json([ladder.to_data() for ladder in ladders])
         return 0
     if not ladders:
-        print("No ladders yet: create one with `partida ladder create NAME --game GAME --clock 10+0.1`.")
+        print("No ladders yet: create one with `partida ladder create NAME --game GAME --clock 10s+0.1`.")
         return 0
     from rich.table import Table
 
@@ -400,6 +403,6 @@ def run_rerate(args: argparse.Namespace) -> int:
 
 
 def _print(table: Any) -> None:
-    from rich.console import Console
+    from partida.cli.common import print_table
 
-    Console().print(table)
+    print_table(table)

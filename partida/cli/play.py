@@ -61,8 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=seek_clock,
         default=None,
         metavar="CLOCK",
-        help="play anyone: post a seek with this clock, MINUTES+SECONDS as lichess writes it (5+3) or "
-        "move:SECONDS, paired with the first compatible seek or taken from the lobby; Ctrl-C cancels it",
+        help="play anyone: post a seek with this clock (as --clock: 5+3 is 5 minutes and 3 s a move), "
+        "paired with the first compatible seek or taken from the lobby; Ctrl-C cancels it",
     )
     p.add_argument("--rated", action="store_true", help="with --seek: a rated game (log in with --name and --password)")
     p.add_argument(
@@ -85,7 +85,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--clock",
         default=None,
         metavar="CLOCK",
-        help="time control: INITIAL+INCREMENT in seconds (300+2) or move:SECONDS (move:5); default none",
+        help="time control: MINUTES+SECONDS as Lichess writes it (5+3), a unit for a short clock (2s+0.05) "
+        "or move:SECONDS (move:30); default none",
     )
     p.add_argument("--name", default=None, help="your display name (default: your login name)")
     p.add_argument("--password", default=None, help="log in to an account (with --name)")
@@ -104,7 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="play bots against each other through the server",
         description="Play bots against each other: through a server, each game a private room (bot accounts, the "
         "server's built-in agents, or programs started with --seat-cmd), one line per game; or in-process with "
-        "--local. With two agents, paired games (--rotate, --local) give Elo with a 95%% interval and --sprt "
+        "--local. With two agents, paired games (--rotate, --local) give Elo with a 95% interval and --sprt "
         "stops when the SPRT decides (docs/engine-testing.md).",
     )
     m.add_argument("game")
@@ -144,7 +145,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "the seats swapped), counted in pairs for Elo and the SPRT; each room's seed is drawn by the server",
     )
     m.add_argument(
-        "--clock", default=None, metavar="CLOCK", help="time control for every game: 300+2 or move:5 (default none)"
+        "--clock",
+        default=None,
+        metavar="CLOCK",
+        help="time control for every game: 5+3 (minutes+seconds), 2s+0.05 (a unit) or move:5 (default none)",
     )
     m.add_argument(
         "--parallel",
@@ -212,11 +216,11 @@ def _clock(text: str | None) -> dict[str, Any] | None:
     """`--clock` as the protocol's clock spec (None: no clock)."""
     if text is None:
         return None
-    from partida.room.clocks import BadClock, ClockSpec
+    from partida.room.clock_notation import BadClockText, clock_data
 
     try:
-        return ClockSpec.from_text(text).to_data()
-    except BadClock as exc:
+        return clock_data(text)
+    except BadClockText as exc:
         raise CliError(f"--clock: {exc}") from None
 
 

@@ -153,15 +153,27 @@ def _stored_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
     ]
 
 
+def winners_text(result: dict[str, Any] | None, names: list[str | None] | dict[int, str]) -> str:
+    """Who won, by name: "ada", "ada, bob", "draw" (every seat first), "" (no result)."""
+    winners = (result or {}).get("winners") or []
+    if not winners:
+        return ""
+    seats = len((result or {}).get("ranks") or names)
+    if len(winners) == seats > 1:
+        return "draw"
+    known = dict(enumerate(names)) if isinstance(names, list) else names
+    return ", ".join(known.get(seat) or f"seat {seat}" for seat in winners)
+
+
 def _print_games(rows: list[dict[str, Any]]) -> None:
-    from rich.console import Console
     from rich.table import Table
 
+    from partida.cli.common import print_table
     from partida.client.terminal import SEAT_MARKS
 
     table = Table("id", "game", "status", "room", "players", "moves", "winners", "created")
     for row in rows:
-        winners = ",".join(map(str, (row["result"] or {}).get("winners", []))) if row["result"] else ""
+        winners = winners_text(row["result"], row["seats"])
         table.add_row(
             str(row["id"]),
             row["game"],
@@ -174,7 +186,7 @@ def _print_games(rows: list[dict[str, Any]]) -> None:
             winners,
             (row["created_at"] or "")[:19],
         )
-    Console().print(table)
+    print_table(table)
 
 
 def replay_stored(stored: Any, registry: Any = None) -> dict[str, Any]:
@@ -229,12 +241,14 @@ def run_replay(args: argparse.Namespace) -> int:
         print(f"Transcript: {data['transcript']}")
     print(data["picture"])
     if data["result"]:
-        print(f"Result: scores {data['result']['scores']}, winners {data['result']['winners']}")
+        won = winners_text(data["result"], names)
+        print(f"Result: scores {data['result']['scores']}, " + ("a draw" if won == "draw" else f"won by {won}"))
     elif data["result_verified"] is False:
         print(f"The stored moves DO NOT END THE GAME its stored result says the rules ended: {stored.result}")
     elif stored.result or stored.status == "aborted":
         ended = stored.result or {"reason": "aborted", "winners": []}
-        print(f"Ended ({ended['reason']}): winners {ended['winners']}")
+        won = winners_text(ended, names)
+        print(f"Ended ({ended['reason']}): " + ("a draw" if won == "draw" else f"won by {won}" if won else "no result"))
     if data["result_verified"] is False and data["result"]:
         print(f"The STORED RESULT DIFFERS from the replay: {data['stored_result']}")
     if not data["seed_verified"] and data["seed"] is None:

@@ -32,26 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def seek_clock(text: str) -> dict[str, Any]:
-    """`--seek`'s time control as lichess writes it: `5+3` is 5 minutes and 3 seconds a move
-    (`0.5+0` is 30 seconds); `move:S` gives S seconds for each move."""
-    from partida.room.clocks import BadClock, ClockSpec
+    """`--seek`'s time control, in the notation of every clock (room/clock_notation.py): `5+3` is
+    5 minutes and 3 seconds a move."""
+    from partida.room.clock_notation import BadClockText, clock_data
 
-    text = text.strip().lower()
     try:
-        if text.startswith("move:"):
-            spec = ClockSpec.parse({"per_move": float(text[5:])})
-        else:
-            minutes, plus, increment = text.partition("+")
-            if not plus:
-                raise ValueError(text)
-            spec = ClockSpec.parse({"initial": float(minutes) * 60, "increment": float(increment)})
-    except (ValueError, BadClock) as exc:
-        detail = f": {exc}" if isinstance(exc, BadClock) else ""
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a seek's clock{detail}; write MINUTES+SECONDS (5+3) or move:SECONDS (move:30)"
-        ) from None
-    assert spec is not None
-    return spec.to_data()
+        return clock_data(text)
+    except BadClockText as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def rating_range(text: str) -> tuple[float, float]:
@@ -82,15 +70,12 @@ def describe(seek: dict[str, Any]) -> str:
 
 
 def _clock_words(seek: dict[str, Any]) -> str:
-    """A seek's clock as lichess writes it (5+3: minutes and seconds a move)."""
-    from partida.room.clocks import ClockSpec
+    """A seek's clock as every clock is written (5+3: minutes and seconds a move); a clock per
+    move in words, which read better in a sentence than `move:30`."""
+    from partida.room.clock_notation import clock_text
 
-    spec = ClockSpec.parse(seek.get("clock"))
-    if spec is None:
-        return "no clock"
-    if spec.per_move is not None:
-        return f"{spec.per_move:g} s a move"
-    return f"{(spec.initial or 0) / 60:g}+{spec.increment:g}"
+    clock = seek.get("clock") or {}
+    return f"{clock['per_move']:g} s a move" if clock.get("per_move") else clock_text(seek.get("clock"))
 
 
 async def await_seek(client: Any, args: argparse.Namespace, console: Any) -> dict[str, Any]:
@@ -159,7 +144,7 @@ async def take_seek(client: Any, seek_id: int, console: Any) -> dict[str, Any]:
         reply = await client.seek_take(seek_id)
     except ServerError as exc:
         raise CliError(exc.message) from None
-    console.print(f"Took seek {seek_id}.")
+    console.print(f"Took seek {seek_id}. Paired with {reply['opponent']}.")
     return reply
 
 
@@ -193,8 +178,9 @@ async def _list(args: argparse.Namespace) -> int:
         print(f"No open seeks{where}. Post one: partida play GAME --seek 5+3")
         return 0
     from rich import box
-    from rich.console import Console
     from rich.table import Table
+
+    from partida.cli.common import print_table
 
     table = Table(box=box.SIMPLE_HEAD)
     for column in ("id", "by", "rating", "game", "terms", "range", "bots"):
@@ -207,6 +193,6 @@ async def _list(args: argparse.Namespace) -> int:
         terms += f" {seek['class']}" if seek.get("class") else ""
         bounds = "-" if not seek.get("range") else "{:g}-{:g}".format(*seek["range"])
         table.add_row(str(seek["id"]), by, rating, seek["game"], terms, bounds, "yes" if seek["allow_bots"] else "no")
-    Console().print(table)
+    print_table(table)
     print("Take one: partida play --take ID")
     return 0

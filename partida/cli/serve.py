@@ -423,7 +423,7 @@ async def _check_ladder_bots(server, ladder_bots: dict[str, list[str]]) -> None:
             if ladder is None:
                 raise CliError(
                     f"--ladder-bots: there is no ladder named {name!r}; create it first, e.g. "
-                    f"`partida ladder create {name} --game othello --clock 10+0.1`"
+                    f"`partida ladder create {name} --game othello --clock 10s+0.1`"
                 )
             try:
                 game = server.registry.get(ladder.game)
@@ -510,14 +510,28 @@ async def _serve(  # type: ignore[no-untyped-def]
         )
     print(f"Play: {_play_hint(server, pool)}   Stop: Ctrl-C", flush=True)
     _tune_collector()
-    await stop.wait()
-    print("Stopping.", flush=True)
-    for task in supervisors:
-        task.cancel()
-    await asyncio.gather(*supervisors, return_exceptions=True)
-    if hosted is not None:
-        await hosted.stop()
-    await server.stop()
+    try:
+        await stop.wait()
+        _say("Stopping.")
+    finally:
+        # whatever happened to the console, the server stops: an unclosed database leaves its
+        # threads running, and the process then waits on them for ever with its port open
+        for task in supervisors:
+            task.cancel()
+        await asyncio.gather(*supervisors, return_exceptions=True)
+        if hosted is not None:
+            await hosted.stop()
+        await server.stop()
+
+
+def _say(text: str) -> None:
+    """A line for the operator that must not stop the stopping: with `partida serve | tee log`,
+    a Ctrl-C reaches the whole process group and `tee` is gone before this line is written."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        # nobody reads any more: later lines (and the flush at exit) go nowhere instead of failing
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _start_hosting(  # type: ignore[no-untyped-def]

@@ -31,7 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument("name", help="letters, digits, '.', '_' or '-', at most 32")
     c.add_argument("--game", required=True, help="the game (see `partida rules`)")
     c.add_argument("--format", required=True, choices=FORMATS, help="how players are paired")
-    c.add_argument("--clock", required=True, metavar="CLOCK", help="every game's clock: 5+3 (seconds) or move:30")
+    c.add_argument(
+        "--clock", required=True, metavar="CLOCK", help="every game's clock: 5+3 (minutes+seconds), 2s+0.05 or move:30"
+    )
     c.add_argument(
         "--entry", choices=ENTRIES, default="both", help="who may enter; shown to all (default: %(default)s)"
     )
@@ -146,11 +148,11 @@ def _starts_in(text: str) -> float:
 
 
 async def _create(args: argparse.Namespace) -> int:
-    from partida.room.clocks import BadClock, ClockSpec
+    from partida.room.clock_notation import BadClockText, clock_data
 
     try:
-        clock = ClockSpec.from_text(args.clock).to_data()
-    except BadClock as exc:
+        clock = clock_data(args.clock)
+    except BadClockText as exc:
         raise CliError(f"--clock: {exc}") from None
     if args.db is not None:
         info = await _create_in_database(args, clock)
@@ -252,13 +254,21 @@ async def _standings(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
         return 0
-    from rich.console import Console
     from rich.table import Table
+
+    from partida.cli.common import print_table
 
     # the tie-breaks the format ranks by, in its order (a round robin has no Buchholz)
     names = {"buchholz_cut1": "BH-1", "buchholz": "BH", "sonneborn_berger": "SB", "direct_encounter": "DE"}
+    meanings = {
+        "buchholz_cut1": "BH-1: Buchholz less the lowest",
+        "buchholz": "BH: Buchholz",
+        "sonneborn_berger": "SB: Sonneborn-Berger",
+        "direct_encounter": "DE: direct encounter",
+    }
     breaks = [key for key in names if rows and key in rows[0]]
-    caption = "BH: Buchholz (BH-1: less the lowest); SB: Sonneborn-Berger; DE: direct encounter"
+    # only the columns shown are explained: a round robin ranks by no Buchholz
+    caption = "; ".join(meanings[key] for key in breaks) or None
     table = Table(title=f"Tournament {args.name}", caption=caption)
     for column in ("#", "name", "points", "games", "W", "D", "L", "byes", *(names[k] for k in breaks)):
         table.add_column(column, justify="left" if column == "name" else "right", no_wrap=column == "name")
@@ -266,7 +276,7 @@ async def _standings(args: argparse.Namespace) -> int:
         name = row["name"] + (" (bot)" if row["bot"] else "") + (" (withdrew)" if row["withdrawn"] else "")
         numbers = [row["points"], row["games"], row["wins"], row["draws"], row["losses"], row["byes"]]
         table.add_row(str(row["rank"]), name, *(f"{n:g}" for n in numbers), *(f"{row[k]:.4g}" for k in breaks))
-    Console().print(table)
+    print_table(table)
     return 0
 
 
@@ -294,7 +304,9 @@ def _outcome(table: dict[str, Any]) -> str:
     ranks = result.get("ranks") or []
     if result.get("void"):
         return "[not played]"
-    winners = [p for p, r in zip(table["players"], ranks, strict=False) if r == 0]
+    # ranks start at 1: the seats ranked first won, and all of them ranked first is a draw
+    best = min(ranks, default=1)
+    winners = [p for p, r in zip(table["players"], ranks, strict=False) if r == best]
     if len(winners) == len(ranks):
         return "[draw]"
     note = " (no-show)" if result.get("reason") == "no_show" else ""
@@ -304,7 +316,9 @@ def _outcome(table: dict[str, Any]) -> str:
 def _describe(info: dict[str, Any]) -> str:
     starts = datetime.fromtimestamp(info["starts_at"], UTC).strftime("%Y-%m-%d %H:%M UTC")
     length = f"{info['duration']:g} s" if info["format"] == "arena" else f"rounds {info['rounds'] or 1}"
-    clock = info["clock"]
+    from partida.room.clock_notation import clock_text
+
+    clock = clock_text(info["clock"])
     return (
         f"{info['name']}: {info['game']} {info['format']} ({length}), {info['entry']} may enter, "
         f"clock {clock}, {info['entrants']} entrants, {info['status']}, starts {starts}"

@@ -236,7 +236,7 @@ class Requests(Connection):
         return await self.request("seek_cancel", seek=seek)
 
     async def seek_take(self, seek: int) -> dict[str, Any]:
-        """Take a listed seek; the reply has the room, your seat and token."""
+        """Take a listed seek; the reply has the room, your seat and token, and your opponent."""
         return await self.request("seek_take", seek=seek)
 
     async def list_seeks(self, game: str | None = None, watch: bool | None = None) -> list[dict[str, Any]]:

@@ -261,6 +261,7 @@ class Game(ABC):
     # game whose every position follows from the moves alone and is seen by every seat, since a
     # takeback re-runs the seed and would show the asker the chance or the card that came next.
     takebacks: bool = False
+    chance: bool = True  # False: the seed changes nothing (no deal, no dice), so it fixed nothing
     description: str = ""
     options: Mapping[str, Option] = {}
 
@@ -373,6 +374,7 @@ class Game(ABC):
             "max_seats": self.max_seats,
             "perfect_information": self.perfect_information,
             "takebacks": self.takebacks,
+            "chance": self.chance,
             "description": self.description,
             "options": [opt.to_data() for opt in self.options.values()],
         }

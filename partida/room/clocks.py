@@ -78,7 +78,8 @@ class ClockSpec:
 
     @classmethod
     def from_text(cls, text: str) -> ClockSpec:
-        """The command line's form: `300+2` (minutes are not guessed: seconds), `300`, `move:5`."""
+        """Seconds throughout (`300+2`, `300`, `move:5`), as tables in code write a spec; what
+        people type goes through `clock_notation.parse_clock` (minutes+seconds, as Lichess)."""
         text = text.strip().lower()
         try:
             if text.startswith("move:"):
@@ -102,9 +103,15 @@ class ClockSpec:
         return self.per_move if self.per_move is not None else self.initial  # type: ignore[return-value]
 
     def describe(self) -> str:
+        """The spec in the notation people write (room/clock_notation.py reads it back to this
+        spec): whole quarters of a minute in minutes as Lichess does (5+3, 0.5+0), anything
+        shorter or odder in seconds with its unit (2s+0.05); `move:30` for 30 s every move."""
         if self.per_move is not None:
-            return f"{self.per_move:g} s a move"
-        return f"{self.initial:g}+{self.increment:g}"
+            return f"move:{self.per_move:.6g}"
+        initial = self.initial or 0.0
+        if (initial * 4) % 60 == 0:
+            return f"{initial / 60:.6g}+{self.increment:.6g}"
+        return f"{initial:.6g}s+{self.increment:.6g}"
 
 
 @dataclass

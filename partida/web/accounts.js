@@ -5,7 +5,7 @@
 
 import { Connection } from "./proto.js";
 import { clear, h } from "./dom.js";
-import { CLOCKS } from "./room_controls.js";
+import { clockField, readClock } from "./room_controls.js";
 
 // What the entry page needs before anyone is logged in: whether this server takes sign-ups, and
 // for an invite link, the room it leads to. A short guest connection of its own, closed at once.
@@ -233,7 +233,8 @@ export function playerExtras(ctx, name) {
 function challengeForm(ctx, name) {
   const games = [...ctx.games.values()];
   const game = h("select", { id: "challenge-game" }, games.map((g) => h("option", { value: g.name, selected: g.name === "othello" }, g.title || g.name)));
-  const clock = h("select", { id: "challenge-clock" }, CLOCKS.map(([value, label]) => h("option", { value, selected: label === "3 min + 2 s" }, label)));
+  const clockRow = clockField("challenge-clock", { selected: "3+2" });
+  const clock = clockRow.querySelector("select");
   const user = ctx.you && ctx.you.kind === "user";
   const rated = h("input", { type: "checkbox", id: "challenge-rated", disabled: !user });
   const status = h("p", { id: "challenge-status", role: "status" });
@@ -244,9 +245,10 @@ function challengeForm(ctx, name) {
       onsubmit: async (event) => {
         event.preventDefault();
         const request = { to: name, game: game.value };
-        if (clock.value) request.clock = JSON.parse(clock.value);
         if (rated.checked) request.rated = true;
         try {
+          const chosen = readClock(clock); // a typed clock that does not read says the forms it takes
+          if (chosen) request.clock = chosen;
           const reply = await ctx.conn.request("challenge", request);
           ctx.challengeSent(reply.challenge);
           status.className = "";
@@ -261,7 +263,7 @@ function challengeForm(ctx, name) {
     h("label", { for: "challenge-game" }, "Game"),
     game,
     h("label", { for: "challenge-clock" }, "Clock"),
-    clock,
+    clockRow,
     h("label.check", {}, rated, user ? " rated (both ratings change; needs a clock)" : " rated (accounts only: sign up to play rated)"),
     h("button.primary", { type: "submit", id: "challenge-send" }, "Challenge"),
     status,

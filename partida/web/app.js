@@ -7,7 +7,7 @@ import { promptWidget } from "./prompts.js";
 import { generic, othello, tictactoe } from "./board_basic.js";
 import { recycle } from "./board_recycle.js";
 import { duel } from "./board_duel.js";
-import { CLOCKS, clockBar, endingControls } from "./room_controls.js";
+import { clockBar, clockField, endingControls, readClock } from "./room_controls.js";
 import { showReplay, storedGamesList } from "./replay.js";
 import { laddersList, showLadder } from "./ladder.js";
 import { showTournament, tournamentForm, tournamentsList } from "./tournament.js";
@@ -194,6 +194,7 @@ async function connect() {
   document.getElementById("account-link").hidden = welcome.you.kind !== "user";
   const games = await conn.request("list_games");
   app.games = new Map(games.games.map((g) => [g.name, g]));
+  app.botClock = games.bot_clock || null; // what a game with a bot and no clock gets
   say("");
 }
 
@@ -292,7 +293,7 @@ async function showLobby() {
     ratingsCard(app.conn, [...app.games.values()], openPlayer, DEFAULT_GAME),
     h("section.card", {}, h("h2", {}, "Finished games"), stored),
   );
-  laddersList(app.conn, openLadder).then(
+  laddersList(app.conn, openLadder, gameTitle).then(
     (list) => {
       if (!list) return;
       ladders.append(list);
@@ -306,7 +307,7 @@ async function showLobby() {
       () => first && clear(tournaments, h("p.muted", {}, "This server runs no tournaments.")), // later: keep what is shown
     );
   listTournaments(true);
-  storedGamesList(app.conn, openReplay).then(
+  storedGamesList(app.conn, openReplay, gameTitle).then(
     (list) => clear(stored, list),
     () => clear(stored, h("p.muted", {}, "This server does not list stored games.")),
   );
@@ -367,12 +368,16 @@ function openReplay(gameId) {
   showReplay(main, app.conn, gameId, boardFor, (game) => app.games.get(game)).catch((error) => say(error.message, "error"));
 }
 
+function gameTitle(game) {
+  return app.games.get(game)?.title || game;
+}
+
 // A ladder's standings and rating plot, asked again every few seconds while shown.
 async function openLadder(name) {
   goTo(`/#/ladder/${encodeURIComponent(name)}`);
   stopLobbyPolling();
   try {
-    const refresh = await showLadder(main, app.conn, name);
+    const refresh = await showLadder(main, app.conn, name, gameTitle);
     app.lobbyTimer = setInterval(() => refresh().catch(() => {}), 5000);
   } catch (error) {
     say(error.message, "error");
@@ -587,6 +592,14 @@ function drawGameFields(container, game) {
   seatCount.addEventListener("change", drawSeats);
   drawSeats();
   const options = game.options.map((opt) => optionField(opt));
+  const clockRow = clockField("clock");
+  const botNote = h("p.muted", { id: "bot-clock-note", hidden: true }, botClockNote(app.botClock));
+  // "no clock" with a bot still has the server's clock per move: said before the room opens
+  const noteBotClock = () => {
+    const bot = [...seatRows.querySelectorAll("select")].some((select) => select.value.startsWith("bot:"));
+    botNote.hidden = !(app.botClock && bot && clockRow.querySelector("select").value === "");
+  };
+  container.onchange = noteBotClock;
   clear(
     container,
     h("p.muted", {}, game.description),
@@ -594,12 +607,20 @@ function drawGameFields(container, game) {
     seatRows,
     options.length ? h("details", {}, h("summary", {}, "Options"), options) : null,
     h("label", { for: "clock" }, "Clock"),
-    h("select", { id: "clock", name: "clock" }, CLOCKS.map(([value, label]) => h("option", { value }, label))),
+    clockRow,
+    botNote,
     h("label.check", {}, h("input", { type: "checkbox", name: "public", id: "public", checked: true }), " public (listed in the lobby)"),
     h("label.check", {}, h("input", { type: "checkbox", name: "rated", id: "rated" }), " rated (accounts only, with a clock)"),
     app.you && app.you.kind !== "user" ? h("button", { type: "button", id: "rated-sign-up", onclick: toEntry }, "Sign up to play rated") : null,
     h("button.primary", { type: "submit", id: "create-room" }, "Create room"),
   );
+}
+
+function botClockNote(clock) {
+  if (!clock || !clock.per_move) return null;
+  const s = clock.per_move;
+  const time = s % 60 === 0 ? `${s / 60} minute${s === 60 ? "" : "s"}` : `${s} seconds`;
+  return `With a bot, "no clock" still gives each move ${time} (this server's limit), so a game left alone ends.`;
 }
 
 function optionField(opt) {
@@ -641,10 +662,10 @@ async function createRoom(form, game) {
     else if (select.value.startsWith("bot:")) bots[seat] = select.value.slice(4);
   });
   if (Object.keys(bots).length) request.bots = bots;
-  const clock = form.querySelector("#clock").value;
-  if (clock) request.clock = JSON.parse(clock);
   if (form.querySelector("#rated").checked) request.rated = true;
   try {
+    const clock = readClock(form.querySelector("#clock"));
+    if (clock) request.clock = clock;
     const reply = await app.conn.request("create_room", request);
     const code = codeOf(reply);
     saveSeat(code, reply.seat, reply.token);
@@ -752,6 +773,8 @@ function openRoom(code, summary, seat, keepUpdate = false) {
     delete app.pendingUpdates[code];
   }
   drawRoom();
+  // a room opens at its top (its board), not where the lobby's form was scrolled to (a phone)
+  if (!previous) window.scrollTo(0, 0);
   fetchRecord(app.room);
 }
 
@@ -1017,7 +1040,7 @@ function drawRoom() {
     body.push(h("div.board", { id: "board", dataset: { game: summary.game, seq: update.seq } }, drawn.element));
     side = sidePanel(room, update, board, drawn, ctx);
     body.unshift(clockBar(update, (seat) => seatName(room, seat)));
-    side.push(endingControls(room, update, (type) => request(room, type), (seat) => seatName(room, seat)));
+    side.push(endingControls(room, update, (type) => request(room, type), (seat) => seatName(room, seat), app.tournamentRooms.has(room.code)));
     side.push(takebackControls(room, update, (type) => request(room, type), (seat) => seatName(room, seat)));
   }
   const log = h(
@@ -1049,7 +1072,7 @@ function sidePanel(room, update, board, drawn, ctx) {
       h(
         "div.prompt",
         { id: "prompt", dataset: { kind: decision.kind, name: decision.name } },
-        h("p.prompt-text", {}, "Your move: ", promptText(decision, board)),
+        h("p.prompt-text", {}, yourMove(promptText(decision, board, update))),
         drawn.handles ? null : promptWidget(decision, act, (v) => (board.nameOf ? board.nameOf(v, ctx) : String(v))),
         drawn.extra || null,
       ),
@@ -1060,11 +1083,17 @@ function sidePanel(room, update, board, drawn, ctx) {
   return out;
 }
 
+// "Your move" once: a game's text "X to move: choose a square" becomes "Your move (X): choose a square".
+function yourMove(text) {
+  const side = /^(.+?) to move: (.+)$/.exec(text);
+  return side ? `Your move (${side[1]}): ${side[2]}` : `Your move: ${text}`;
+}
+
 // What the open decision asks, in words: the game's own text, else the board's, else by its kind.
-function promptText(decision, board) {
+function promptText(decision, board, update) {
   const own = decision.text && !/^choose (one|some)$/i.test(decision.text.trim()) ? decision.text : null;
   if (own) return own;
-  if (board.promptText) return board.promptText(decision);
+  if (board.promptText) return board.promptText(decision, update);
   return { choose_one: "pick one option below", choose_subset: "tick the options you want, then confirm", assign: "assign each item below, then confirm", order: "put these in order, then confirm" }[decision.kind] || decision.name;
 }
 
@@ -1073,7 +1102,7 @@ function resultPanel(room, update) {
   const names = (seat) => seatName(room, seat);
   const scoreLine = scoresText(room.summary.game, result, names);
   const scores = scoreLine ? h("p", { id: "scores" }, scoreLine) : null;
-  const check = h("p.fair", { id: "fair" }, "checking the seed…");
+  const check = h("p.fair", { id: "fair", dataset: { chance: String(!app.games.has(room.summary.game) || app.games.get(room.summary.game).chance !== false) } }, "checking the seed…");
   const seed = update.seed === undefined || update.seed === null ? null : String(update.seed);
   if (seed !== null) verifySeed(room, seed, check);
   else check.textContent = "";
@@ -1104,7 +1133,9 @@ async function verifySeed(room, seed, element) {
     room.checked = { seed, ok: hash !== null && hash === room.summary.seed_hash, hash };
   }
   const { ok, hash } = room.checked;
-  element.textContent = hash === null ? "The seed could not be checked here." : ok ? "✓ The seed matches the hash published before the game: the deal was fixed in advance." : "✗ The seed does NOT match the published hash!";
+  // only a game with chance (a deal, dice) has anything the seed fixed in advance
+  const fixed = element.dataset.chance === "false" ? " (nothing in this game is left to chance)." : ": the deal and every roll were fixed in advance.";
+  element.textContent = hash === null ? "The seed could not be checked here." : ok ? `✓ The seed matches the hash published before the game${fixed}` : "✗ The seed does NOT match the published hash!";
   element.dataset.ok = ok ? "yes" : "no";
 }
 

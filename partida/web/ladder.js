@@ -15,7 +15,8 @@ function s(tag, attrs = {}, ...children) {
   return el;
 }
 
-export async function laddersList(conn, open) {
+// `titleOf(game)`: a game's title for people ("Tic-tac-toe", not "tictactoe").
+export async function laddersList(conn, open, titleOf = (game) => game) {
   const reply = await conn.request("ladder_list");
   if (!reply.ladders.length) return null;
   return h(
@@ -26,7 +27,7 @@ export async function laddersList(conn, open) {
         "li",
         { dataset: { ladder: l.name } },
         h("b", {}, l.name),
-        ` · ${l.game} · ${l.members} bots (${l.connected} connected) · ${l.rated_games} rated games `,
+        ` · ${titleOf(l.game)} · ${l.members} bots (${l.connected} connected) · ${l.rated_games} rated games `,
         h("button", { type: "button", onclick: () => open(l.name) }, "Standings"),
       ),
     ),
@@ -35,7 +36,7 @@ export async function laddersList(conn, open) {
 
 // Draw the ladder page into `main`; returns a function that fetches and redraws it (the caller
 // repeats it while the page is shown).
-export async function showLadder(main, conn, name) {
+export async function showLadder(main, conn, name, titleOf = (game) => game) {
   const head = h("p.muted", { id: "ladder-info" });
   const table = h("div", { id: "standings" });
   const plot = h("div.plot", { id: "rating-plot" });
@@ -61,7 +62,7 @@ export async function showLadder(main, conn, name) {
     const info = list.ladders.find((l) => l.name === name);
     if (info) {
       const clock = info.clock ? ` · clock ${clockText(info.clock)}` : "";
-      head.textContent = `${info.game}, ${info.seats} seats${clock} · ${info.rated_games} rated games · ${info.connected} bots connected, ${info.playing} games in play`;
+      head.textContent = `${titleOf(info.game)}, ${info.seats} seats${clock} · ${info.rated_games} rated games · ${info.connected} bots connected, ${info.playing} games in play`;
       main.querySelector("#ladder").dataset.rated = String(info.rated_games);
     }
     clear(table, standingsTable(standings.standings));

@@ -158,7 +158,8 @@ export function ratedBadge(summary, id) {
 
 // A room's log line for a rated game's verdict or rating.
 export function ratingWords(message) {
-  if (message.type === "rating_verdict") return message.rated ? `Rated, and flagged: ${message.message}.` : `Not rated: ${message.message}.`;
+  // a rated verdict's message says "rated, and flagged" itself: said once
+  if (message.type === "rating_verdict") return message.rated ? `${message.message[0].toUpperCase()}${message.message.slice(1)}.` : `Not rated: ${message.message}.`;
   const changes = message.changes.map((c) => `${c.name} ${c.before.shown} → ${c.after.shown}`).join(", ");
   return `Ratings (${message.game}, ${message.clock_class}): ${changes}.`;
 }

@@ -7,7 +7,7 @@ import { clear, h } from "./dom.js";
 import { downloadButtons, isTakeback, takenBackIndexes } from "./takeback.js";
 import { replayChat } from "./chat.js";
 
-export async function storedGamesList(conn, open) {
+export async function storedGamesList(conn, open, titleOf = (game) => game) {
   const reply = await conn.request("games", { status: "finished", limit: 20 });
   if (!reply.games.length) return h("p.muted", {}, "No finished games yet.");
   const item = (g) => {
@@ -17,8 +17,8 @@ export async function storedGamesList(conn, open) {
     return h(
       "li",
       { dataset: { gameId: g.game_id, game: g.game } },
-      h("b", {}, g.game),
-      ` #${g.game_id} · ${names.join(" vs ")}${outcome} · ${g.moves} moves `,
+      h("b", {}, titleOf(g.game)),
+      ` · ${names.join(" vs ")}${outcome} · ${g.moves} moves `,
       h("button", { type: "button", onclick: () => open(g.game_id) }, "Replay"),
     );
   };
@@ -36,21 +36,33 @@ export async function storedGamesList(conn, open) {
 // `boards(game, view)` picks the renderer; `infoOf(game)` is the game's `list_games` entry (Duel's
 // card texts).
 export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})) {
-  const reply = await conn.request("game", { game_id: gameId, steps: true });
+  clear(main, h("section.room", { id: "replay-loading" }, h("p.muted", {}, `Loading game ${gameId}…`)));
+  let reply;
+  try {
+    reply = await conn.request("game", { game_id: gameId, steps: true });
+  } catch (error) {
+    // a dead address says so, rather than leaving the page it came from (or "Loading…")
+    clear(main, h("section.room", { id: "replay-missing" }, h("h2", {}, `No game ${gameId}`), h("p", {}, error.message), h("p", {}, h("a", { href: "/" }, "Back to the lobby"))));
+    return;
+  }
   const game = reply.game;
   const info = infoOf(game.game) || {};
   const steps = game.steps || [];
   const last = steps.length - 1;
-  // The words of each move: the log's (the mover's own words, a finished game hides nothing),
-  // else what the spectators were told.
+  const moveBoard = steps.length ? boards(game.game, steps[0].view) : null;
+  // The words of each move, as the live list writes them (the board's `actionText`: "plays D3"),
+  // unless the record has a sentence of its own (a finished hidden game names what was hidden).
   const words = (i) => {
     const move = (game.log || [])[i];
     const told = steps[i + 1] && steps[i + 1].last;
-    if (move && move.text) return move.text;
-    if (told && told.text) return told.text;
-    const action = move ? move.action : told && told.action;
-    return action === null || action === undefined ? "moves" : JSON.stringify(action);
+    const action = move && move.action !== null && move.action !== undefined ? move.action : told && told.action;
+    const text = (move && move.text) || (told && told.text) || null;
+    const bare = text === null || (action !== null && action !== undefined && text.toLowerCase() === String(action).toLowerCase());
+    if (bare && action !== null && action !== undefined && moveBoard) return moveBoard.actionText(action);
+    return text ?? (action === null || action === undefined ? "moves" : JSON.stringify(action));
   };
+  // a pass is no move of the record: the board tells it from the step, as in the live list
+  const passAfter = (i) => (moveBoard && moveBoard.passNote && steps[i + 1] ? moveBoard.passNote({ last: steps[i + 1].last, view: steps[i + 1].view }) : null);
   // A takeback's entry (seat -1 in the log) is told after the name of the seat that asked.
   const seatOf = (i) => {
     const entry = (game.log || [])[i] || (steps[i + 1] && steps[i + 1].last) || {};
@@ -67,7 +79,13 @@ export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})
   const items = steps.slice(1).map((_, i) =>
     h("li", { dataset: { step: i + 1 }, onclick: () => go(i + 1) }, `${name(seatOf(i))} ${words(i)}`),
   );
-  clear(list, items);
+  clear(
+    list,
+    items.map((item, i) => {
+      const pass = passAfter(i);
+      return pass ? [item, h("li.note", { dataset: { passAfter: i + 1 } }, pass)] : item;
+    }),
+  );
   const draw = () => {
     counter.textContent = `move ${step} of ${last}`;
     slider.value = String(step);
@@ -92,13 +110,23 @@ export async function showReplay(main, conn, gameId, boards, infoOf = () => ({})
     draw();
   };
   slider.addEventListener("input", () => go(Number(slider.value)));
+  // the arrow keys step through the game while this replay is on the page (not while typing)
+  const keys = (event) => {
+    if (!boardBox.isConnected) return document.removeEventListener("keydown", keys);
+    if (event.target.closest && event.target.closest("input:not([type=range]), textarea, select")) return;
+    const to = { ArrowLeft: step - 1, ArrowRight: step + 1, Home: 0, End: last }[event.key];
+    if (to === undefined) return;
+    event.preventDefault();
+    go(to);
+  };
+  document.addEventListener("keydown", keys);
   const result = game.result && game.result.winners && game.result.winners.length ? game.result.winners.map(name).join(", ") : "";
   clear(
     main,
     h(
       "section.room",
       { id: "replay" },
-      h("h2", {}, `Replay: ${info.title || game.game} #${game.game_id}`),
+      h("h2", {}, `Replay: ${info.title || game.game}`),
       h("p", {}, game.seats.map((s) => s.name).join(" vs "), game.status === "finished" ? (result ? ` · won by ${result}` : " · a draw") : ` · ${game.status}`),
       game.seed ? h("p.muted.wrap", {}, "Seed ", h("code", {}, String(game.seed)), " · hash ", h("code", {}, game.seed_hash)) : null,
       h(

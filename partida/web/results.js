@@ -5,10 +5,11 @@
 const WHY = { time: "on time", resign: "by resignation", draw_agreed: "by agreement", abandoned: "(a player left)" };
 const UNITS = { othello: "discs", duel: "life" };
 
+import { clockText as notation } from "./clock_notation.js";
+
+// A clock in a sentence: the notation people type (5+3, 2s+0.05), a clock per move in words.
 export function clockText(clock) {
-  if (!clock) return "no clock";
-  if (clock.per_move) return `${clock.per_move} s per move`;
-  return `${clock.initial} s + ${clock.increment ?? 0} s`;
+  return clock && clock.per_move ? `${clock.per_move} s per move` : notation(clock);
 }
 
 const half = (x) => (x === 0.5 ? "½" : String(x));

@@ -3,15 +3,37 @@
 // counts down from the `remaining` of the last update, with its own clock, for the seats to act.
 
 import { h } from "./dom.js";
+import { parseClock } from "./clock_notation.js";
 
+// The forms' presets, in the notation every clock is written in (clock_notation.js); "other"
+// opens a field for any clock in it (2s+0.05).
 export const CLOCKS = [
   ["", "no clock"],
-  ['{"initial":60,"increment":0}', "1 minute"],
-  ['{"initial":180,"increment":2}', "3 min + 2 s"],
-  ['{"initial":300,"increment":3}', "5 min + 3 s"],
-  ['{"initial":600,"increment":5}', "10 min + 5 s"],
-  ['{"per_move":30}', "30 s per move"],
+  ["1+0", "1+0 (1 minute)"],
+  ["3+2", "3+2 (3 minutes, 2 s a move)"],
+  ["5+3", "5+3 (5 minutes, 3 s a move)"],
+  ["10+5", "10+5 (10 minutes, 5 s a move)"],
+  ["move:30", "move:30 (30 s every move)"],
+  ["other", "other..."],
 ];
+
+// A clock's select (id `id`) and, for "other", a text field (`id`-other) in the notation.
+export function clockField(id, { none = true, selected = "" } = {}) {
+  const other = h("input", { id: `${id}-other`, name: `${id}-other`, placeholder: "5+3, 2s+0.05 or move:30", hidden: true, size: 14 });
+  const choices = CLOCKS.filter(([value]) => none || value);
+  const select = h("select", { id, name: id }, choices.map(([value, label]) => h("option", { value, selected: value === selected }, label)));
+  select.addEventListener("change", () => {
+    other.hidden = select.value !== "other";
+    if (!other.hidden) other.focus();
+  });
+  return h("span.clock-field", {}, select, other);
+}
+
+// The protocol's clock the field beside `select` says (null: none); BadClockText says the forms.
+export function readClock(select) {
+  if (select.value === "other") return parseClock(select.parentElement.querySelector(`#${select.id}-other`).value);
+  return select.value ? parseClock(select.value) : null;
+}
 
 let ticking = null; // {base, received, running: Set}
 
@@ -75,12 +97,14 @@ function twoStep(label, again, id, run) {
 }
 
 // Resign, draw, abort while the game goes on; rematch after it. `send(type)` sends a request
-// about this room.
-export function endingControls(room, update, send, seatName) {
+// about this room. `tournament`: a tournament's game, whose next game is the next round's.
+export function endingControls(room, update, send, seatName, tournament = false) {
   const seated = room.seat !== null && room.seat !== undefined;
   if (!seated || !update) return null;
   const seats = room.summary.seats.length;
   if (update.status === "finished") {
+    // an aborted game was never played, and a tournament pairs its own next game: no rematch
+    if (tournament || (update.result && update.result.reason === "aborted")) return null;
     const asked = room.summary.rematch || [];
     const mine = asked.includes(room.seat);
     return h(

@@ -6,16 +6,15 @@
 
 import { ProtocolError } from "./proto.js";
 import { clear, h } from "./dom.js";
-import { CLOCKS } from "./room_controls.js";
+import { clockField, readClock } from "./room_controls.js";
+import { clockText } from "./clock_notation.js";
 
-const SEEK_CLOCK = '{"initial":300,"increment":3}'; // the form's first choice
+const SEEK_CLOCK = "5+3"; // the form's first choice
 
 const mine = new Map(); // this page's open seeks, id -> seek: they outlive a redrawn lobby
 
 export function clockWords(clock) {
-  if (!clock) return "no clock";
-  if (clock.per_move !== undefined && clock.per_move !== null) return `${clock.per_move} s a move`;
-  return `${clock.initial / 60}+${clock.increment || 0}`;
+  return clock && clock.per_move ? `${clock.per_move} s a move` : clockText(clock);
 }
 
 // The lobby's seeks card; `start()` lists and watches, `stop()` stops watching, `onPush(message)`
@@ -26,7 +25,7 @@ export function seeksCard(conn, { games, onRoom, say, signUp = null }) {
   const list = h("div", { id: "seeks" });
   const more = h("button", { type: "button", id: "more-seeks", hidden: true, onclick: () => listMore() }, "More seeks");
   const waiting = h("p.muted", { id: "seeking", hidden: true });
-  const form = seekForm(games, post, signUp);
+  const form = seekForm(games, post, say, signUp);
   const card = h("section.card", { id: "seeks-card" }, h("h2", {}, "Quick pairing"), list, more, h("h3", {}, "Play anyone"), form, waiting);
 
   function draw() {
@@ -132,11 +131,11 @@ export function seekPaired(message) {
   mine.delete(message.seek);
 }
 
-function seekForm(games, post, signUp = null) {
+function seekForm(games, post, say, signUp = null) {
   const twoSeats = [...games.values()].filter((g) => g.min_seats <= 2 && g.max_seats >= 2);
   const game = h("select", { id: "seek-game", name: "game" }, twoSeats.map((g) => h("option", { value: g.name, selected: g.name === "othello" }, g.title)));
-  const clock = h("select", { id: "seek-clock", name: "clock" },
-    CLOCKS.map(([value, label]) => h("option", { value, selected: value === SEEK_CLOCK }, label)));
+  const clockRow = clockField("seek-clock", { selected: SEEK_CLOCK });
+  const clock = clockRow.querySelector("select");
   const rated = h("input", { type: "checkbox", id: "seek-rated", name: "rated" });
   const bots = h("input", { type: "checkbox", id: "seek-bots", name: "bots" });
   const low = h("input", { type: "number", id: "seek-low", name: "low", placeholder: "from", size: 6 });
@@ -148,13 +147,19 @@ function seekForm(games, post, signUp = null) {
       onsubmit: (event) => {
         event.preventDefault();
         const request = { game: game.value, rated: rated.checked, allow_bots: bots.checked };
-        if (clock.value) request.clock = JSON.parse(clock.value);
+        try {
+          const chosen = readClock(clock);
+          if (chosen) request.clock = chosen;
+        } catch (error) {
+          say(error.message, "error");
+          return;
+        }
         if (low.value !== "" || high.value !== "") request.range = [Number(low.value || 0), Number(high.value || 1e9)];
         post(request);
       },
     },
     h("label", { for: "seek-game" }, "Game"), game,
-    h("label", { for: "seek-clock" }, "Clock"), clock,
+    h("label", { for: "seek-clock" }, "Clock"), clockRow,
     h("label.check", {}, rated, " rated (accounts only)"),
     signUp ? h("button", { type: "button", id: "seek-sign-up", onclick: () => signUp() }, "Sign up to play rated") : null,
     h("label.check", {}, bots, " bots may answer"),

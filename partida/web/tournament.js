@@ -6,7 +6,7 @@
 // every few seconds while the tournament is not over (app.js holds the timer).
 
 import { clear, h } from "./dom.js";
-import { CLOCKS } from "./room_controls.js";
+import { clockField, readClock } from "./room_controls.js";
 import { clockText } from "./results.js";
 
 export const ENTRY = { people: "people only", bots: "bots only", both: "people and bots" };
@@ -288,7 +288,7 @@ const REASONS = { no_show: "no show", time: "on time", resign: "resigned", draw_
 
 function outcomeText(row) {
   const r = row.result;
-  if (row.status === "bye") return r && r.points ? "bye" : "rests";
+  if (row.status === "bye") return "bye"; // one word, as `partida tournament pairings` says it
   if (!r) return row.status === "playing" ? "playing" : row.status === "waiting" ? "waiting for its players" : row.status || "";
   if (r.void) return "void: nobody came";
   if (!(r.ranks || []).length) return "aborted";
@@ -307,7 +307,8 @@ export function tournamentForm(conn, games, created, say) {
   const format = h("select", { id: "t-format" }, Object.entries(FORMAT).map(([value, text]) => h("option", { value, selected: value === "swiss" }, text)));
   const rounds = h("input", { id: "t-rounds", type: "number", min: 1, max: 100, value: 4 });
   const minutes = h("input", { id: "t-minutes", type: "number", min: 1, max: 10080, value: 30 });
-  const clock = h("select", { id: "t-clock" }, CLOCKS.filter(([value]) => value).map(([value, text]) => h("option", { value }, text)));
+  const clockRow = clockField("t-clock", { none: false, selected: "1+0" });
+  const clock = clockRow.querySelector("select");
   const entry = h("select", { id: "t-entry" }, Object.entries(ENTRY).map(([value, text]) => h("option", { value, selected: value === "both" }, text)));
   const startsIn = h("input", { id: "t-starts", type: "number", min: 0, max: 43200, value: 10 });
   const roundsRow = field("Rounds", rounds);
@@ -327,10 +328,11 @@ export function tournamentForm(conn, games, created, say) {
       id: "tournament-create",
       onsubmit: async (event) => {
         event.preventDefault();
-        const request = { name: nameInput.value.trim(), game: game.value, format: format.value, clock: JSON.parse(clock.value), entry: entry.value, starts_in: Math.max(0, Number(startsIn.value) || 0) * 60 };
+        const request = { name: nameInput.value.trim(), game: game.value, format: format.value, entry: entry.value, starts_in: Math.max(0, Number(startsIn.value) || 0) * 60 };
         if (format.value === "arena") request.duration = Number(minutes.value) * 60;
         else request.rounds = Number(rounds.value);
         try {
+          request.clock = readClock(clock);
           const reply = await conn.request("tournament_create", request);
           created(reply.tournament.name);
         } catch (error) {
@@ -343,7 +345,7 @@ export function tournamentForm(conn, games, created, say) {
     field("Format", format),
     roundsRow,
     minutesRow,
-    field("Clock", clock),
+    h("label.option", { for: "t-clock" }, "Clock", clockRow),
     field("Who may enter", entry),
     field("Starts in (minutes)", startsIn),
     h("button.primary", { type: "submit", id: "create-tournament" }, "Create tournament"),

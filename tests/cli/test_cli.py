@@ -94,7 +94,7 @@ def test_play_against_a_bot_in_the_terminal(served: tuple[str, str]) -> None:
     # Type every square in turn; squares already taken are refused and the prompt asks again.
     moves = "\n".join(["a1", "zz", "b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3"] * 2) + "\n"
     out = run(
-        "play", "tictactoe", "--vs", "random", "--clock", "600+5", "--server", url, "--name", "tester", input=moves
+        "play", "tictactoe", "--vs", "random", "--clock", "10+5", "--server", url, "--name", "tester", input=moves
     )
     assert out.returncode == 0, out.stderr
     assert "write a square as a1..c3" in out.stdout
@@ -296,7 +296,7 @@ def test_a_games_folder_that_is_not_there_is_one_line(tmp_path: Path) -> None:
     gone, db = tmp_path / "gone", str(tmp_path / "p.db")
     for args in (
         ("serve", "--no-bots", "--port", "0", "--db", db, "--games-dir", str(gone)),
-        ("ladder", "create", "x", "--game", "y", "--clock", "5", "--games-dir", str(gone), "--db", db),
+        ("ladder", "create", "x", "--game", "y", "--clock", "5s", "--games-dir", str(gone), "--db", db),
     ):
         out = run(*args, timeout=60)
         assert out.returncode == 2 and out.stderr == f"partida: error: {gone}: No such file or directory\n", out.stderr
@@ -334,7 +334,7 @@ def test_the_play_command_serve_prints_plays_on_that_server(tmp_path: Path) -> N
 def test_a_limit_below_one_is_a_usage_error_not_every_game(tmp_path: Path) -> None:
     """`games --limit -3` listed every stored game (SQLite reads a negative LIMIT as none)."""
     db = str(tmp_path / "p.db")
-    assert run("ladder", "create", "x", "--game", "tictactoe", "--clock", "5", "--db", db).returncode == 0
+    assert run("ladder", "create", "x", "--game", "tictactoe", "--clock", "5s", "--db", db).returncode == 0
     for args in (("games", "--limit", "-3", "--db", db), ("ladder", "games", "x", "--limit", "0", "--db", db)):
         out = run(*args)
         assert out.returncode == 2 and "argument --limit: at least 1" in out.stderr, out.stderr

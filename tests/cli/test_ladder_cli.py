@@ -104,21 +104,21 @@ def test_an_operator_creates_a_ladder_and_reads_it_back(tmp_path: Path, capsys: 
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["--game", "chess", "--clock", "10"], "unknown game 'chess'"),
+        (["--game", "chess", "--clock", "10s"], "unknown game 'chess'"),
         (["--game", "othello", "--clock", "ten"], "is not a clock"),
         (["--game", "othello", "--clock", "0+1"], "more than 0 seconds"),
-        (["--game", "othello", "--clock", "10", "--option", "size=3"], "unknown option 'size'"),
-        (["--game", "othello", "--clock", "10", "--seats", "3"], "othello is played by 2 players, not 3"),
-        (["--game", "othello", "--clock", "10", "--concurrency", "0"], "--concurrency is at least 1"),
-        (["--game", "othello", "--clock", "10", "--option", "novalue"], "KEY=VALUE"),
-        (["--game", "dicepoints", "--clock", "10", "--option", "rounds=many"], "rounds"),
+        (["--game", "othello", "--clock", "10s", "--option", "size=3"], "unknown option 'size'"),
+        (["--game", "othello", "--clock", "10s", "--seats", "3"], "othello is played by 2 players, not 3"),
+        (["--game", "othello", "--clock", "10s", "--concurrency", "0"], "--concurrency is at least 1"),
+        (["--game", "othello", "--clock", "10s", "--option", "novalue"], "KEY=VALUE"),
+        (["--game", "dicepoints", "--clock", "10s", "--option", "rounds=many"], "rounds"),
     ],
 )
 def test_a_bad_ladder_is_one_line_and_nothing_is_created(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], says: str
 ) -> None:
     db = str(tmp_path / "partida.db")
-    assert partida(capsys, "ladder", "create", "ok", "--game", "tictactoe", "--clock", "5", "--db", db)[0] == 0
+    assert partida(capsys, "ladder", "create", "ok", "--game", "tictactoe", "--clock", "5s", "--db", db)[0] == 0
     code, out, err = partida(capsys, "ladder", "create", "bad", *args, "--db", db)
     assert code == 2 and out == "" and err.count("\n") == 1 and says in err, err
     code, out, _ = partida(capsys, "ladder", "list", "--json", "--db", db)
@@ -129,7 +129,7 @@ def test_reading_a_ladder_that_is_not_there(tmp_path: Path, capsys: pytest.Captu
     db = str(tmp_path / "partida.db")
     code, _, err = partida(capsys, "ladder", "standings", "ttt", "--db", db)
     assert code == 2 and "there is no database" in err and not (tmp_path / "partida.db").exists()
-    assert partida(capsys, "ladder", "create", "ttt", "--game", "tictactoe", "--clock", "5", "--db", db)[0] == 0
+    assert partida(capsys, "ladder", "create", "ttt", "--game", "tictactoe", "--clock", "5s", "--db", db)[0] == 0
     for command in ("standings", "games", "h2h", "plot", "rerate"):
         code, _, err = partida(capsys, "ladder", command, "nope", "--db", db)
         assert code == 2 and "no ladder named 'nope'" in err, (command, err)
@@ -140,7 +140,7 @@ def test_reading_a_ladder_that_is_not_there(tmp_path: Path, capsys: pytest.Captu
             main(["ladder", "plot", "ttt", "-o", str(image), "--db", db])
         err = capsys.readouterr().err
         assert usage.value.code == 2 and says in err and "Traceback" not in err, err
-    code, _, err = partida(capsys, "ladder", "create", "ttt", "--game", "othello", "--clock", "5", "--db", db)
+    code, _, err = partida(capsys, "ladder", "create", "ttt", "--game", "othello", "--clock", "5s", "--db", db)
     assert code == 2 and "already a ladder named 'ttt'" in err
 
 
@@ -197,7 +197,7 @@ def test_serve_refuses_bad_ladder_bots_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, says: str
 ) -> None:
     db = str(tmp_path / "partida.db")
-    assert partida(capsys, "ladder", "create", "ttt", "--game", "tictactoe", "--clock", "5", "--db", db)[0] == 0
+    assert partida(capsys, "ladder", "create", "ttt", "--game", "tictactoe", "--clock", "5s", "--db", db)[0] == 0
     done = subprocess.run(
         [
             *PARTIDA,

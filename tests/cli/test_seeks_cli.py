@@ -105,7 +105,7 @@ async def test_seeks_are_listed_and_taken_from_the_terminal(server: Server, conn
     playing = asyncio.create_task(dee_plays())
     code, out = await _partida("play", "--take", str(seek["id"]), "--name", "eve", "--server", server.url,
                                lines="1\n" * 12)  # fmt: skip
-    assert code == 0 and f"Took seek {seek['id']}." in out and "you are seat" in out, out
+    assert code == 0 and f"Took seek {seek['id']}. Paired with dee." in out and "you are seat" in out, out
     assert (await asyncio.wait_for(playing, 30))["status"] == "finished"
 
 

@@ -30,7 +30,7 @@ MOVED_ON = """seq => {
   return !board || board.dataset.seq !== seq || document.querySelector('#result');
 }"""
 STEP = 15_000  # ms: the longest any single step (a click and the server's answer) may take
-BLITZ_CHOICE = '{"initial":180,"increment":2}'  # the new-room form's 3 min + 2 s
+BLITZ_CHOICE = "3+2"  # the new-room form's 3 minutes + 2 s a move
 
 
 @pytest.fixture
@@ -429,7 +429,7 @@ async def test_clocks_draw_offers_rematch_and_resigning(server: Server, browser:
     ada = await Person.open(browser, server.http_url, "ada")
     page = ada.page
     await page.select_option("#game", "tictactoe")
-    await page.select_option("#clock", label="5 min + 3 s")
+    await page.select_option("#clock", "5+3")
     await page.click("#create-room")
     bob = await Person.open(browser, await page.locator("#invite").input_value(), "bob")
     await bob.page.wait_for_selector("#board")
@@ -602,6 +602,7 @@ async def test_ladder_standings_and_rating_plot(server: Server, browser: Any, ru
     fits = "(() => { const t = document.querySelector('#standings'); return t.scrollWidth <= t.clientWidth; })()"
     assert await page.evaluate(fits)
     assert "clock 5 s per move" in await page.locator("#ladder-info").inner_text()
+    assert (await page.locator("#ladder-info").inner_text()).startswith("Tic-tac-toe, 2 seats")  # a title, not a name
     # The ladder has an address: a reload stays on it.
     assert page.url.endswith("/#/ladder/ttt")
     await page.reload()
@@ -756,7 +757,7 @@ async def test_two_people_pair_through_seeks_and_a_listed_seek_is_taken_by_a_cli
     bob = await Person.open(browser, server.http_url, "bob")
     await bob.page.wait_for_selector("#seeks-card")
     ada = await Person.open(browser, server.http_url, "ada")
-    per_move = '{"per_move":30}'
+    per_move = "move:30"
     for person in (ada, bob):
         await person.page.select_option("#seek-game", "tictactoe")
         await person.page.select_option("#seek-clock", per_move)

@@ -260,7 +260,7 @@ async def test_a_challenge_from_a_players_page_declined_expired_then_accepted_an
     bo = await Person.entered(browser, server.http_url, "bo", PASSWORD)
     await open_player(ada, "bo")
     await ada.page.select_option("#challenge-game", "tictactoe")
-    await ada.page.select_option("#challenge-clock", label="3 min + 2 s")
+    await ada.page.select_option("#challenge-clock", "3+2")
     await ada.page.check("#challenge-rated")
     await ada.page.click("#challenge-send")
     notice = bo.page.locator(".notice[data-kind='challenge']")

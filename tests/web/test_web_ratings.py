@@ -19,7 +19,7 @@ playwright_api = pytest.importorskip("playwright.async_api")
 
 STEP = 15_000  # ms: the longest any single step (a click and the server's answer) may take
 BLITZ = {"initial": 180, "increment": 2}
-BLITZ_CHOICE = '{"initial":180,"increment":2}'  # the new-room form's 3 min + 2 s
+BLITZ_CHOICE = "3+2"  # the new-room form's 3 min + 2 s
 
 
 @pytest.fixture

@@ -61,7 +61,7 @@ async def test_a_person_joins_a_mixed_tournament_in_the_browser_and_plays_a_bot(
     await ada.select_option("#t-game", "tictactoe")
     await ada.select_option("#t-format", "swiss")
     await ada.fill("#t-rounds", "1")
-    await ada.select_option("#t-clock", label="1 minute")
+    await ada.select_option("#t-clock", "1+0")
     await ada.select_option("#t-entry", "both")
     await ada.fill("#t-starts", "60")  # an hour: the test moves the service's clock instead of waiting
     await ada.click("#create-tournament")
@@ -124,6 +124,7 @@ async def test_a_person_joins_a_mixed_tournament_in_the_browser_and_plays_a_bot(
                 arg=before,
             )
         await cy.wait_for_selector("#result")
+        assert await ada.locator("#rematch").count() == 0  # the tournament pairs the next game
 
         # Back to the tournament: one round, so it is over; the standings are the server's.
         await ada.click("#to-tournament")

@@ -142,6 +142,7 @@ def transcript_of(moves: list[int]) -> str:
 
 
 class Othello(Game):
+    chance = False
     name = "othello"
     title = "Othello"
     takebacks = True  # no chance, nothing hidden: a position is its moves

@@ -28,7 +28,7 @@ from partida.games.recycle.compiler import (
     When,
     owner_team,
 )
-from partida.games.recycle.words import card_label, describe_rule
+from partida.games.recycle.words import card_label, describe_rule, zone_name
 
 STEP_LIMIT = 100_000  # stage turns without a player decision before the description is declared broken
 Ref = tuple[int, tuple[int, str, str]]
@@ -331,7 +331,8 @@ class RecycleState(State):
         self.steps = 0
         self.frames.append([body, env, 0])
         self.run()
-        self._last_event = self._describe(str(action), public_before, dice_before)
+        chosen = next((value[0] for value in env.values() if isinstance(value, tuple)), None)
+        self._last_event = self._describe(str(action), public_before, dice_before, seat, chosen)
 
     def _note_voids(self, seat: int, label: str) -> None:
         """Record, for each of the seat's hidden locations, the kinds of card whose presence would
@@ -419,11 +420,27 @@ class RecycleState(State):
                     counts[label] = counts.get(label, 0) + 1
         return counts
 
-    def _describe(self, label: str, public_before: dict[str, int] | None, dice_before: dict[str, list[int]]) -> str:
-        """The move in words everyone may read: a card is named only if it came face up."""
+    def _describe(
+        self,
+        label: str,
+        public_before: dict[str, int] | None,
+        dice_before: dict[str, list[int]],
+        seat: int = -1,
+        chosen: int | None = None,
+    ) -> str:
+        """The move in words everyone may read: a card is named only if it came face up; one put
+        face down in the mover's own zone or the table's is told by that zone (its count is
+        public anyway): "puts a card face down in their pass", not "plays", which a pass is not."""
         if public_before is not None:
             now = self._public_cards()
-            text = f"plays {label}" if now.get(label, 0) > public_before.get(label, 0) else "plays a card face down"
+            if now.get(label, 0) > public_before.get(label, 0):
+                text = f"plays {label}"
+            else:
+                owner, kind, name = self.where[chosen] if chosen is not None else (seat, "", "")
+                if kind == "iloc" and owner in (seat, -1):
+                    text = f"puts a card face down in {'their' if owner == seat else 'the'} {zone_name(name)}"
+                else:
+                    text = "puts a card face down"
         else:
             text = describe_rule(label)
         # a throw is told even when the dice show what they showed before

@@ -99,6 +99,7 @@ def _scan_winner(board: list[int]) -> int | None:
 
 
 class TicTacToe(Game):
+    chance = False
     name = "tictactoe"
     title = "Tic-tac-toe"
     takebacks = True  # no chance, nothing hidden: a position is its moves

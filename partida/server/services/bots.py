@@ -60,7 +60,9 @@ class BotDirectory:
                 }
             )
             games.append(info)
-        session.send(server_message("games", req.id, games=games))
+        # the clock a game with a bot gets when its creator asks for none: the form says so first
+        bot_clock = self.game_clock()
+        session.send(server_message("games", req.id, games=games, bot_clock=bot_clock and bot_clock.to_data()))
 
     def accepts(self, bot: Session) -> Accepts:
         """What a connected bot plays: its hello's declaration, narrowed by its built-in agent's."""

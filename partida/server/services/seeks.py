@@ -157,8 +157,18 @@ class SeekService:
             self.board.add(seek)  # still waiting (unless its poster left)
             raise
         room, seat, token = seats[session]
+        opponent = room["seats"][1 - seat]["name"]  # the taker is told whom it plays, as the poster is
         session.send(
-            server_message("seek_taken", req.id, seek=req.seek, room=room["code"], summary=room, seat=seat, token=token)
+            server_message(
+                "seek_taken",
+                req.id,
+                seek=req.seek,
+                room=room["code"],
+                summary=room,
+                seat=seat,
+                token=token,
+                opponent=opponent,
+            )
         )
 
     async def on_list(self, session: Session, req: m.ListSeeks) -> None:
