@@ -241,6 +241,7 @@ def test_the_chat_benchmark_stores_and_pushes_its_lines() -> None:
     assert 0 < figures["latency_ms_p50"] <= figures["latency_ms_p99"]
 
 
+@pytest.mark.processes
 @pytest.mark.slow
 def test_the_hosted_ladder_benchmark_finishes_every_game() -> None:
     _needs_the_sandbox()

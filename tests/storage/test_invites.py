@@ -4,6 +4,7 @@ games of tournaments played before made public)."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -34,9 +35,14 @@ async def test_a_code_is_spent_once_per_use_even_by_sign_ups_racing_for_its_last
         await db.close()
 
 
+BEFORE_INVITES = importlib.import_module(
+    "partida.storage.migrations.versions.0018_accounts_sign_up_invites"
+).down_revision
+
+
 async def test_the_migration_makes_the_games_of_earlier_tournaments_public_and_no_other(tmp_path: Path) -> None:
     db = await Database.open(f"sqlite+aiosqlite:///{tmp_path / 'old.db'}", migrate=False)
-    await db.migrate("0013")
+    await db.migrate(BEFORE_INVITES)  # the schema just before the migration under test
     store = Store(db)
     ada = await store.create_user("ada", "a long password")
     bo = await store.create_user("bo", "a long password")

@@ -14,6 +14,7 @@ from partida.room import export
 from partida.server import history
 from partida.server.limits import Limiter
 from partida.server.rooms.driver import Room
+from partida.server.services.history import replay_record
 from partida.server.session import Session
 from partida.storage.store import Store
 
@@ -51,7 +52,7 @@ class ExportService:
         if session.limits is not None:
             self.limiter.charge(session.limits, len(stored.actions) * COST_PER_ENTRY)
         live = self.live_game(stored.id)
-        record = history.record(stored, game, live and live.core, steps=True)
+        record = await replay_record(self.store, stored, game, live and live.core, steps=True)
         if req.format == "json":
             content = export.as_json(record)
         else:

@@ -4,16 +4,18 @@ see what and builds the record)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from partida.games.base import Game
 from partida.games.registry import Registry, UnknownGame
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.room import chat as chat_rules
+from partida.room.core import RoomCore
 from partida.server import history
 from partida.server.rooms.driver import Room
 from partida.server.session import Session
-from partida.storage.store import Store
+from partida.storage.store import Store, StoredGame
 
 if TYPE_CHECKING:
     from partida.server.shell import Handler
@@ -50,7 +52,17 @@ class HistoryService:
         except UnknownGame as exc:
             raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
         live = self.live_game(stored.id)
-        data = history.record(stored, game, live and live.core, steps=req.steps)
-        channels = chat_rules.replay_channels(stored.status in ("finished", "aborted"))
-        data["chat"] = [line.to_data() for line in await self.store.chat.history(("game", stored.id), channels)]
+        data = await replay_record(self.store, stored, game, live and live.core, steps=req.steps)
         session.send(server_message("stored_game", req.id, game=data))
+
+
+async def replay_record(
+    store: Store, stored: StoredGame, game: Game, live: RoomCore[Any] | None, *, steps: bool
+) -> dict[str, Any]:
+    """A stored game as its replay loads it: the record `history.record` builds for the asker,
+    with the chat lines a replay shows (the spectators' only once the game is over). The export's
+    JSON is this too, so a downloaded game is what the replay showed."""
+    data = history.record(stored, game, live, steps=steps)
+    channels = chat_rules.replay_channels(stored.status in ("finished", "aborted"))
+    data["chat"] = [line.to_data() for line in await store.chat.history(("game", stored.id), channels)]
+    return data
