@@ -4,18 +4,24 @@ be refused with."""
 
 from __future__ import annotations
 
+import gzip
 import io
 import stat
 import tarfile
 import zipfile
 
+PACKED_AT = (2026, 11, 29, 0, 0, 0)  # a zip entry's time: fixed, so packing twice gives the same bytes
+
 
 def tar_of(*members: tuple[tarfile.TarInfo, bytes | None], compression: str = "gz") -> bytes:
+    """The same members always make the same bytes (a test compares digests of two packings):
+    gzip's header gets no time stamp."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode=f"w:{compression}" if compression else "w") as tar:
+    with tarfile.open(fileobj=buffer, mode="w" if compression in ("gz", "") else f"w:{compression}") as tar:
         for info, data in members:
             tar.addfile(info, io.BytesIO(data) if data is not None else None)
-    return buffer.getvalue()
+    packed = buffer.getvalue()
+    return gzip.compress(packed, mtime=0) if compression == "gz" else packed
 
 
 def file_entry(name: str, data: bytes, mode: int = 0o644) -> tuple[tarfile.TarInfo, bytes]:
@@ -93,9 +99,10 @@ def zip_with_symlink() -> bytes:
 def honest_zip() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("bot.py", "print('hi')\n")
-        archive.writestr("pkg/", "")
-        archive.writestr("pkg/mod.py", "Y = 2\n")
+        for name, text in (("bot.py", "print('hi')\n"), ("pkg/", ""), ("pkg/mod.py", "Y = 2\n")):
+            info = zipfile.ZipInfo(name, date_time=PACKED_AT)
+            info.external_attr = (0o40775 << 16) | 0x10 if name.endswith("/") else 0o600 << 16  # as writestr(name) sets
+            archive.writestr(info, text, zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
 
 

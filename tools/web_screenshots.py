@@ -24,7 +24,7 @@ from tools.screenshots import DESKTOP, PHONE, cancel, chromium, open_page, play,
 async def create(page: Any, game: str, seats: dict[int, str], count: int | None = None, clock: str = "") -> None:
     await page.select_option("#game", game)
     if clock:  # after the game: choosing a game redraws the form
-        await page.select_option("#clock", label=clock)
+        await page.select_option("#clock", clock)  # a value in the clock notation
     if count is not None:
         await page.fill("#seats", str(count))
         await page.dispatch_event("#seats", "change")
@@ -107,12 +107,12 @@ async def main(out: Path) -> None:
                 await phone.screenshot(path=out / "web-phone-duel.png")
 
                 page = await open_page(browser, url, "ada", DESKTOP)
-                await create(page, "othello", {1: "bot:random"}, clock="3 min + 2 s")
+                await create(page, "othello", {1: "bot:random"}, clock="3+2")
                 await play(page, 6, ".sq.playable")
                 await page.screenshot(path=out / "web-clock.png")
 
                 page = await open_page(browser, url, "ada", DESKTOP)
-                await create(page, "tictactoe", {1: "bot:random"}, clock="1 minute")
+                await create(page, "tictactoe", {1: "bot:random"}, clock="1+0")
                 await play(page, 5, ".cell.playable")
                 await page.wait_for_selector('#fair[data-ok="yes"]')
                 await page.screenshot(path=out / "web-ending.png")

@@ -339,7 +339,7 @@ async def test_a_stranger_watches_a_tournament_game_from_the_lobby_and_replays_i
 async def test_an_invite_link_shows_the_game_who_invites_and_the_seat_waiting(server: Server, browser: Any) -> None:
     ada = await Person.entered(browser, server.http_url, "ada")
     await ada.page.select_option("#game", "othello")
-    await ada.page.select_option("#clock", label="3 min + 2 s")
+    await ada.page.select_option("#clock", "3+2")
     await ada.page.uncheck("#public")
     await ada.page.click("#create-room")
     await ada.page.wait_for_selector("#waiting")
