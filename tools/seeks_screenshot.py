@@ -32,7 +32,7 @@ async def main(out: Path) -> None:
             async with chromium() as browser:
                 page = await open_page(browser, server.http_url, "ada", DESKTOP)
                 await page.select_option("#seek-game", "othello")
-                await page.select_option("#seek-clock", label="30 s per move")
+                await page.select_option("#seek-clock", "move:30")
                 await page.check("#seek-bots")
                 await page.click("#seek")
                 await page.wait_for_selector("#seeking:not([hidden])")
