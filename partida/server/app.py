@@ -42,6 +42,7 @@ from partida.server.room_directory import RoomDirectory, SingleNodeRooms
 from partida.server.rooms.table import Rooms
 from partida.server.scheduler_lock import SchedulerLock
 from partida.server.seek_board import SeekBoard
+from partida.server.seek_exchange import SeekExchange
 from partida.server.services.bots import BotDirectory
 from partida.server.services.challenges import ChallengeService
 from partida.server.services.greeting import Greeting
@@ -138,6 +139,7 @@ class Server:
         self.challenge_service: ChallengeService = None  # type: ignore[assignment]  # set in start()
         self.seeks = SeekBoard()
         self.seek_service: SeekService = None  # type: ignore[assignment]  # set in start()
+        self.seek_exchange: SeekExchange | None = None  # a node with a broker: every node's seeks
         self._ws: Listener | None = None
         self._claim: SqliteClaim | None = None
 
@@ -184,6 +186,10 @@ class Server:
                 await self.db.close()
                 self._release_claim()
                 raise
+        if self.cluster is not None and self.cluster.relaying:
+            self.seek_exchange = SeekExchange(self.cluster.name, self.cluster.public_url, self.seeks, self.publisher)
+            await self.seek_exchange.start(self.db, self.bus)
+            self.seek_service.shared = self.seek_exchange
         await self.ladder_director.start()
         self._ws = await serve(
             self.connection,
@@ -231,6 +237,7 @@ class Server:
             self.bots,
             rating_of=self.store.person_ratings.rating_of,
             limiter=self.limiter,
+            presence=self.presence,
         )
         tournament_store = TournamentStore(db)
         tournament_pages = TournamentPages(tournament_store.page)
@@ -303,6 +310,8 @@ class Server:
             self._ws.close()
             await self._ws.wait_closed()
         await self.rooms.stop()
+        if self.seek_exchange is not None:
+            await self.seek_exchange.stop()
         if self.cluster is not None:
             await self.cluster.stop()
         if self.bus is not None:
