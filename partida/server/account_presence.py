@@ -51,6 +51,10 @@ class AccountPresence(Protocol):
     def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
         """A challenge to `session`'s account that lives on another node."""
 
+    async def call(self, name: str, kind: str, fields: dict[str, Any]) -> bool:
+        """Push `kind` (a `tournament_game`) with `fields` and this node's `url` to the account
+        `name` wherever else it is connected; False if it is nowhere else."""
+
     async def forward(self, challenge: Challenge, elsewhere: list[Where]) -> None:
         """Tell a challenged person connected to other nodes."""
 
@@ -77,6 +81,9 @@ class SingleNodePresence:
 
     def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
         return None
+
+    async def call(self, name: str, kind: str, fields: dict[str, Any]) -> bool:
+        return False
 
     async def forward(self, challenge: Challenge, elsewhere: list[Where]) -> None:
         return None

@@ -16,6 +16,10 @@ it (`node_accounts`, `partida.storage.nodes`) and listens on its own topic of th
   there, so the room and the seat token never travel between nodes); a `decline` is carried back.
 - `declined` {challenge, by, reason}: the challenged person declined (or was gone); the
   challenger is told `challenge_declined`.
+- `call` {type: tournament_game, account_id, fields, url}: a tournament table opened on the
+  node at `url` keeps a seat for a person connected here; this node pushes `tournament_game`
+  with that `url` (never a seat token: the seat is kept for the account, which takes it with
+  `join` there, the SDK and the browser following `moved`).
 
 Nothing secret crosses the bus: no seat token, no room code; who challenges whom, and which
 account is connected where, do. What names a URL (`summon`, `challenge`) is acted on only if the
@@ -53,6 +57,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SUMMON_WAIT = 10.0  # seconds a node waits for a summoned bot to connect
+CALLS = ("tournament_game",)  # pushes one node asks another to pass on to a person connected there
 
 
 def plays(agent: str | None, games: list[str] | None, game: Game, registry: Registry) -> str | None:
@@ -197,6 +202,26 @@ class Presence:
             if not self._arrivals.get(where.account_id):
                 self._arrivals.pop(where.account_id, None)
 
+    # Tournament calls of people on other nodes.
+
+    async def call(self, name: str, kind: str, fields: dict[str, Any]) -> bool:
+        """A person connected only to other nodes is pushed `kind` there, with this node's URL:
+        a tournament table opened here with a seat kept for the account, which it takes with
+        `join` (no seat token crosses the broker)."""
+        if kind not in CALLS:
+            raise ValueError(f"{kind} is not a call")
+        people = [w for w in await self.elsewhere(name) if w.kind != "bot"]
+        for where in people:
+            payload = {
+                "type": kind,
+                "account_id": where.account_id,
+                "fields": fields,
+                "url": self.public_url,
+                "node": self.node,
+            }
+            await self.publisher.publish(f"nodes/{where.node}/call", payload)
+        return bool(people)
+
     # Challenges of people on other nodes.
 
     async def forward(self, challenge: Challenge, elsewhere: list[Where]) -> None:
@@ -255,9 +280,15 @@ class Presence:
         kind = payload.get("type")
         account_id = payload.get("account_id")
         here = [s for s in self.accounts.get(account_id, ()) if not s.closed] if isinstance(account_id, int) else []
-        if kind in ("summon", "challenge") and not await self._from_a_node(payload):
+        if kind in ("summon", "challenge", *CALLS) and not await self._from_a_node(payload):
             return
-        if kind == "summon":
+        if kind in CALLS:
+            fields = payload.get("fields")
+            if isinstance(fields, dict):
+                message = server_message(kind, **{k: v for k, v in fields.items() if k != "token"}, url=payload["url"])
+                for session in here:
+                    session.send(message)
+        elif kind == "summon":
             for session in here:
                 if session.identity is not None and session.identity.kind == "bot":
                     session.send(server_message("summon", url=payload["url"]))

@@ -257,6 +257,8 @@ async function showLobby() {
 // A seek paired (`seek_paired`) or taken (the `seek_taken` reply): its room, this browser seated.
 function openSeekRoom(message) {
   const code = codeOf(message);
+  // Paired by another node of the deployment: the seat waits on that node's page.
+  if (message.url) return moveTo(message.url, code, { seat: message.seat, token: message.token }, false);
   stopLobbyPolling();
   saveSeat(code, message.seat, message.token);
   history.pushState({}, "", `/r/${code}`);

@@ -356,6 +356,10 @@ class TournamentDirector:
                     summoned = None
                 sessions = [summoned] if summoned is not None else []
             if not sessions:
+                # A person connected to another node is called there: the seat is kept for them.
+                called = {"tournament": info.name, "round": round, "table": table, "room": room.code}
+                with contextlib.suppress(Exception):  # not called: `tournament_pairings` finds the table
+                    await self.presence.call(names[seat], "tournament_game", {**called, "seat": seat, "players": names})
                 continue
             session = sessions[0]
             assert session.identity is not None
