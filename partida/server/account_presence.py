@@ -48,6 +48,9 @@ class AccountPresence(Protocol):
     async def summon(self, name: str, game: str) -> Session | None:
         """A bot account connected only to other nodes, brought to a connection here."""
 
+    async def connected_among(self, account_ids: list[int]) -> set[int]:
+        """Which of these accounts are connected to other nodes (that a message can reach)."""
+
     def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
         """A challenge to `session`'s account that lives on another node."""
 
@@ -78,6 +81,9 @@ class SingleNodePresence:
 
     async def summon(self, name: str, game: str) -> Session | None:
         return None
+
+    async def connected_among(self, account_ids: list[int]) -> set[int]:
+        return set()
 
     def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
         return None

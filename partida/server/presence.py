@@ -167,6 +167,14 @@ class Presence:
         assert self.directory is not None
         return await self.directory.connected(name, self.node)
 
+    async def connected_among(self, account_ids: list[int]) -> set[int]:
+        """Which of `account_ids` are connected to other live nodes: an arena's free entrants
+        elsewhere, whom it summons (bots) or calls (people) to its tables."""
+        if not self.relaying or not account_ids:
+            return set()
+        assert self.directory is not None
+        return await self.directory.connected_among(account_ids, self.node)
+
     # Bots of other nodes.
 
     async def summon(self, name: str, game: str) -> Session | None:

@@ -297,6 +297,22 @@ class NodeDirectory:
             for a, url in rows
         ]
 
+    async def connected_among(self, account_ids: list[int], exclude_node: str) -> set[int]:
+        """Which of `account_ids` are connected to a live node other than `exclude_node`."""
+        if not account_ids:
+            return set()
+        query = (
+            select(NodeAccount.account_id)
+            .join(Node, Node.name == NodeAccount.node)
+            .where(
+                NodeAccount.account_id.in_(account_ids),
+                NodeAccount.node != exclude_node,
+                Node.lease_until >= func.now(),
+            )
+        )
+        async with self.db.session() as session:
+            return set(await session.scalars(query))
+
     # Ladders as their scheduler's node sees them.
 
     async def save_ladder(self, ladder_id: int, node: str, members: list[int], playing: int) -> None:

@@ -70,3 +70,35 @@ async def test_a_swiss_calls_people_connected_to_other_nodes_and_they_play(three
     finally:
         for client in (org, ada, bea):
             await client.close()
+
+
+async def test_an_arena_pairs_bots_connected_to_every_node(three: list[Server]) -> None:
+    """Six bots, two on each node: the node running the arena finds those connected elsewhere
+    free (their nodes' presence), summons them to its tables, and every bot plays."""
+    from tests.fixtures.nodes import bot_on
+
+    runner = await runner_of(three)
+    org = await user_on(three[0], "org")
+    names = [f"arena{i}" for i in range(6)]
+    bots: list[asyncio.Task[None]] = []
+    try:
+        await org.tournament_create(
+            "spread", "tictactoe", "arena", {"initial": 10.0, "increment": 0.0}, entry="bots", duration=25, starts_in=3
+        )
+        for i, name in enumerate(names):
+            bots.append(await bot_on(three[i % 3], name, games=["tictactoe"], tournaments=["spread"]))
+        async with asyncio.timeout(90):
+            while (await org.tournament_list())[0]["status"] != "finished":
+                await asyncio.sleep(0.5)
+        rows = {r["name"]: r for r in await org.tournament_standings("spread")}
+        assert sorted(rows) == names
+        assert all(rows[name]["games"] >= 1 for name in names), rows  # every bot played, wherever it was
+        tables = await runner.tournament_director.store.tables(
+            (await runner.tournament_director.store.require("spread")).id
+        )
+        assert all(t.decided for t in tables) and all(t.result and not t.result.get("void") for t in tables)
+    finally:
+        await org.close()
+        for bot in bots:
+            bot.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)

@@ -170,6 +170,8 @@ class TournamentDirector:
                 self._due.add(tournament)
         if self._waiting:
             connected = self.connections.account_ids()
+            away = sorted({a for accounts in self._waiting.values() for a in accounts} - connected)
+            connected |= await self.presence.connected_among(away)  # connected to another node
             for tournament, accounts in list(self._waiting.items()):
                 if accounts & connected:
                     del self._waiting[tournament]
@@ -238,6 +240,8 @@ class TournamentDirector:
             if self.now() < ends:
                 busy = {a for t in tables if not t.decided for a in t.accounts}
                 connected = self.connections.account_ids()
+                # Entrants connected to other nodes are free too: a bot is summoned, a person called.
+                connected |= await self.presence.connected_among([a for a in active if a not in connected])
                 free = [a for a in active if a not in busy and a in connected]
                 pairs = next_tables(info.format, info.seats, active, tables, free=free, round=info.round + 1)
                 if pairs:
