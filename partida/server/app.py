@@ -35,6 +35,7 @@ from partida.server.events import EventBus, open_bus
 from partida.server.limits import Limiter, Limits
 from partida.server.live_nodes import LiveNodes
 from partida.server.lobby import Lobby
+from partida.server.lobby_relay import LobbyRelay
 from partida.server.logins import Logins
 from partida.server.presence import Presence
 from partida.server.publisher import Publisher
@@ -140,6 +141,7 @@ class Server:
         self.seeks = SeekBoard()
         self.seek_service: SeekService = None  # type: ignore[assignment]  # set in start()
         self.seek_exchange: SeekExchange | None = None  # a node with a broker: every node's seeks
+        self.lobby_relay: LobbyRelay | None = None  # a node with a broker: every node's rooms, pushed
         self._ws: Listener | None = None
         self._claim: SqliteClaim | None = None
 
@@ -190,6 +192,8 @@ class Server:
             self.seek_exchange = SeekExchange(self.cluster.name, self.cluster.public_url, self.seeks, self.publisher)
             await self.seek_exchange.start(self.db, self.bus)
             self.seek_service.shared = self.seek_exchange
+            self.lobby_relay = LobbyRelay(self.cluster.name, self.lobby, self.publisher)
+            self.lobby_relay.start(self.bus)
         await self.ladder_director.start()
         self._ws = await serve(
             self.connection,
@@ -312,6 +316,8 @@ class Server:
         await self.rooms.stop()
         if self.seek_exchange is not None:
             await self.seek_exchange.stop()
+        if self.lobby_relay is not None:
+            await self.lobby_relay.stop()
         if self.cluster is not None:
             await self.cluster.stop()
         if self.bus is not None:

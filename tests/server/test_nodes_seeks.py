@@ -186,3 +186,30 @@ async def test_compatible_seeks_posted_at_once_on_two_nodes_pair_once(three: lis
     finally:
         await alice.close()
         await bob.close()
+
+
+async def test_a_room_opened_on_one_node_is_pushed_to_the_lobby_watchers_of_the_others(three: list[Server]) -> None:
+    a, b, c = three
+    alice = await user_on(a, "alice")
+    bob = await user_on(b, "bob")
+    carol = await user_on(c, "carol")
+    try:
+        await carol.rooms_page(watch=True)
+        await bob.rooms_page(game="othello", watch=True)
+        code = (await alice.create_room("tictactoe", public=True, seat=0))["room"]
+        pushed = await next_of(carol.lobby_events, "lobby")
+        assert [r["code"] for r in pushed["rooms"]] == [code] and pushed["rooms"][0]["status"] == "waiting"
+        await bob.join(code)  # through node B, which sends bob on to A: the game starts
+        async with asyncio.timeout(10):
+            while not any(r["code"] == code and r["status"] == "playing" for r in pushed["rooms"]):
+                pushed = await next_of(carol.lobby_events, "lobby")
+        await alice.resign(code)  # finished: gone from every lobby
+        async with asyncio.timeout(10):
+            while code not in pushed["removed"]:
+                pushed = await next_of(carol.lobby_events, "lobby")
+        # A watcher of another game's rooms is told of no room, only of codes gone from its filter.
+        for message in [bob.lobby_events.get_nowait() for _ in range(bob.lobby_events.qsize())]:
+            assert message.get("rooms", []) == []
+    finally:
+        for client in (alice, bob, carol):
+            await client.close()
