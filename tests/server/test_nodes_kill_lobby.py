@@ -68,7 +68,7 @@ async def test_the_node_holding_the_seeks_dies_while_two_nodes_take_them(cluster
         taker_c = await Client.connect(c.url, token=token_c)
         clients += [alice, bob, taker_b, taker_c]
         taken: dict[int, list[str]] = {}
-        racers = [
+        racers = [  # noqa: F841  (they run until `stop`)
             asyncio.create_task(seek_taker(taker_b, taken, "b", stop)),
             asyncio.create_task(seek_taker(taker_c, taken, "c", stop)),
         ]
