@@ -251,6 +251,7 @@ class SeekExchange:
                 dead = await self.table.drop_dead()
                 if dead:
                     self.unlisted(dead)
+                await self.table.release_dead_claims()
                 await self.resync()
             except Exception as exc:
                 log.warning("node %s: could not read the seeks back: %s", self.node, exc)

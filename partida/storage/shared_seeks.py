@@ -205,6 +205,23 @@ class SharedSeekTable:
             gone = await conn.execute(delete(SharedSeek).where(which).returning(SharedSeek.id))
             return [int(i) for i in gone.scalars()]
 
+    async def release_dead_claims(self) -> int:
+        """Seeks claimed by a node that died before it said where their posters sit (no
+        `paired`): open again, for their live nodes to pair. Returns how many."""
+        async with self.db.write() as conn:
+            freed = await conn.execute(
+                update(SharedSeek)
+                .where(
+                    SharedSeek.claimed_by.is_not(None),
+                    SharedSeek.claimed_by.not_in(_live()),
+                    SharedSeek.paired.is_(None),
+                    SharedSeek.node.in_(_live()),
+                )
+                .values(claimed_by=None)
+                .returning(SharedSeek.id)
+            )
+            return len(freed.all())
+
     async def open_seeks(self, exclude_node: str) -> list[SeekRow]:
         """Every open seek of the other live nodes: a node starting fills its lobby's list."""
         query = (
