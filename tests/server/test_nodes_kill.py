@@ -522,3 +522,62 @@ async def test_a_swiss_goes_on_for_people_elsewhere_when_its_node_dies(cluster: 
         for client in clients:
             await client.close()
         await db.close()
+
+
+async def test_an_arena_over_three_nodes_goes_on_when_its_node_dies(cluster: list[Node]) -> None:
+    """Six bots, two connected to each node, in an arena run by one of them; that node is killed
+    with SIGKILL mid-arena. Every bot plays, the next node runs the arena to its end, and every
+    game counts once: each table has its own game, and the standings count each decided table's
+    two players once each."""
+    from datetime import UTC, datetime, timedelta
+
+    from partida.server.competition.tournament_director import LOCK_KEY
+    from partida.storage.tournaments import TournamentStore
+
+    await asyncio.gather(*(node.ready() for node in cluster))
+    db = await Database.open(cluster[0].db, migrate=False)
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        store, tournaments = Store(db), TournamentStore(db)
+        holder = await held_by(SchedulerLock(db, "probe", LOCK_KEY))
+        runner = next(node for node in cluster if node.name == holder)
+        starts = datetime.now(UTC) + timedelta(seconds=3)
+        clock = {"initial": 20.0, "increment": 0.0}
+        info = await tournaments.create("spread", "tictactoe", {}, 2, clock, "arena", "bots", starts, duration=40)
+        for i in range(6):
+            home = cluster[i % 3]
+            _, token = await store.create_bot(f"arena{i}")
+            urls = ",".join(node.url for node in [home, *(n for n in cluster if n is not home)])
+            bot = BotRunner(urls, "random", token=token, tournaments=["spread"])
+            tasks.append(asyncio.create_task(bot.run(reconnect=True)))
+        deadline = time.monotonic() + 60
+        while len(await tournaments.tables(info.id)) < 4:
+            assert time.monotonic() < deadline, "the arena did not get going"
+            await asyncio.sleep(0.2)
+        runner.kill()
+        deadline = time.monotonic() + 180
+        while (await tournaments.require("spread")).status != "finished":
+            assert time.monotonic() < deadline, "the arena did not finish after its node died"
+            await asyncio.sleep(0.5)
+        tables = await tournaments.tables(info.id)
+        games = [t.game_id for t in tables if t.game_id is not None]
+        assert len(games) == len(set(games))  # no game paired twice
+        assert len({(t.round, t.table) for t in tables}) == len(tables)
+        played = {a: 0 for a in [e.account_id for e in await tournaments.entrants(info.id)]}
+        for t in tables:
+            assert t.result is not None, t  # every table decided
+            if not t.result.get("void") and not t.result.get("bye"):
+                for account in t.accounts:
+                    played[account] += 1
+        assert all(count >= 1 for count in played.values()), played  # every bot played, wherever it was
+        from partida.server.competition.tournament_director import standings
+
+        rows = standings("arena", tables, await tournaments.entrants(info.id))
+        assert {r["name"]: r["games"] for r in rows} == {
+            e.name: played[e.account_id] for e in await tournaments.entrants(info.id)
+        }
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await db.close()
