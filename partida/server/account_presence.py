@@ -51,6 +51,10 @@ class AccountPresence(Protocol):
     async def connected_among(self, account_ids: list[int]) -> set[int]:
         """Which of these accounts are connected to other nodes (that a message can reach)."""
 
+    async def tell(self, account_ids: list[int], message: dict[str, Any]) -> None:
+        """Push a tournament's news (`tournament_started`, `_round`, `_over`) to those of these
+        accounts connected to other nodes."""
+
     def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
         """A challenge to `session`'s account that lives on another node."""
 
@@ -84,6 +88,9 @@ class SingleNodePresence:
 
     async def connected_among(self, account_ids: list[int]) -> set[int]:
         return set()
+
+    async def tell(self, account_ids: list[int], message: dict[str, Any]) -> None:
+        return None
 
     def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
         return None

@@ -16,6 +16,8 @@ it (`node_accounts`, `partida.storage.nodes`) and listens on its own topic of th
   there, so the room and the seat token never travel between nodes); a `decline` is carried back.
 - `declined` {challenge, by, reason}: the challenged person declined (or was gone); the
   challenger is told `challenge_declined`.
+- `news` {accounts, message, url}: a tournament's `tournament_started`, `tournament_round` or
+  `tournament_over` for its entrants connected here (public to them; nothing else is passed on).
 - `call` {type: tournament_game, account_id, fields, url}: a tournament table opened on the
   node at `url` keeps a seat for a person connected here; this node pushes `tournament_game`
   with that `url` (never a seat token: the seat is kept for the account, which takes it with
@@ -58,6 +60,7 @@ log = logging.getLogger(__name__)
 
 SUMMON_WAIT = 10.0  # seconds a node waits for a summoned bot to connect
 CALLS = ("tournament_game",)  # pushes one node asks another to pass on to a person connected there
+NEWS = ("tournament_started", "tournament_round", "tournament_over")  # passed on to entrants connected there
 
 
 def plays(agent: str | None, games: list[str] | None, game: Game, registry: Registry) -> str | None:
@@ -175,6 +178,19 @@ class Presence:
         assert self.directory is not None
         return await self.directory.connected_among(account_ids, self.node)
 
+    async def tell(self, account_ids: list[int], message: dict[str, Any]) -> None:
+        """Push `message` (a tournament's news, public to its entrants) to those of `account_ids`
+        connected to other nodes: one broker message per node."""
+        if not self.relaying or not account_ids or message.get("type") not in NEWS:
+            return
+        assert self.directory is not None
+        by_node: defaultdict[str, list[int]] = defaultdict(list)
+        for node, account in await self.directory.nodes_of(account_ids, self.node):
+            by_node[node].append(account)
+        for node, accounts in sorted(by_node.items()):
+            payload = {"type": "news", "accounts": accounts, "message": message}
+            await self.publisher.publish(f"nodes/{node}/news", {**payload, "url": self.public_url, "node": self.node})
+
     # Bots of other nodes.
 
     async def summon(self, name: str, game: str) -> Session | None:
@@ -288,9 +304,17 @@ class Presence:
         kind = payload.get("type")
         account_id = payload.get("account_id")
         here = [s for s in self.accounts.get(account_id, ()) if not s.closed] if isinstance(account_id, int) else []
-        if kind in ("summon", "challenge", *CALLS) and not await self._from_a_node(payload):
+        if kind in ("summon", "challenge", "news", *CALLS) and not await self._from_a_node(payload):
             return
-        if kind in CALLS:
+        if kind == "news":
+            message = payload.get("message")
+            accounts = payload.get("accounts")
+            if isinstance(message, dict) and message.get("type") in NEWS and isinstance(accounts, list):
+                for account in accounts:
+                    for session in self.accounts.get(account, ()) if isinstance(account, int) else ():
+                        if not session.closed:
+                            session.send(message)
+        elif kind in CALLS:
             fields = payload.get("fields")
             if isinstance(fields, dict):
                 message = server_message(kind, **{k: v for k, v in fields.items() if k != "token"}, url=payload["url"])

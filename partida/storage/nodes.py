@@ -299,10 +299,14 @@ class NodeDirectory:
 
     async def connected_among(self, account_ids: list[int], exclude_node: str) -> set[int]:
         """Which of `account_ids` are connected to a live node other than `exclude_node`."""
+        return {account for _, account in await self.nodes_of(account_ids, exclude_node)}
+
+    async def nodes_of(self, account_ids: list[int], exclude_node: str) -> list[tuple[str, int]]:
+        """(node, account) for each of `account_ids` connected to a live node but `exclude_node`."""
         if not account_ids:
-            return set()
+            return []
         query = (
-            select(NodeAccount.account_id)
+            select(NodeAccount.node, NodeAccount.account_id)
             .join(Node, Node.name == NodeAccount.node)
             .where(
                 NodeAccount.account_id.in_(account_ids),
@@ -311,7 +315,7 @@ class NodeDirectory:
             )
         )
         async with self.db.session() as session:
-            return set(await session.scalars(query))
+            return [(str(node), int(account)) for node, account in (await session.execute(query)).all()]
 
     # Ladders as their scheduler's node sees them.
 

@@ -419,14 +419,20 @@ class TournamentDirector:
         await self._announce(info, "tournament_over", standings=rows)
 
     async def _announce(self, info: TournamentInfo, kind: str, entrants: bool = True, **fields: Any) -> None:
-        """Tell the entrants connected here (unless `entrants` is False), and publish it for
-        everyone else."""
+        """Tell the entrants connected here and, through their nodes, those connected only to
+        other nodes (unless `entrants` is False), and publish it for everyone else."""
         message = server_message(kind, tournament=info.name, **fields)
         if entrants:
+            away = []
             for entrant in await self.store.entrants(info.id):
                 if not entrant.withdrawn:
-                    for session in self.connections.of_account_id(entrant.account_id):
+                    sessions = self.connections.of_account_id(entrant.account_id)
+                    for session in sessions:
                         session.send(message)
+                    if not sessions:
+                        away.append(entrant.account_id)
+            with contextlib.suppress(Exception):  # not told elsewhere: the standings say it all the same
+                await self.presence.tell(away, message)
         await self.publisher.publish(f"tournaments/{info.name}/{kind.removeprefix('tournament_')}", message)
 
 
