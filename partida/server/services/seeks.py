@@ -11,6 +11,7 @@ since it changed.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
@@ -348,6 +349,11 @@ class SeekService:
                 log.info("seek %d: could not pair with seek %d: %s", seek.id, match.id, exc.message)
                 passed.add(match.id)
                 continue
+            except BaseException:  # the poster is answered an error: the seek is not left behind
+                shared.local.pop(seek.id, None)
+                with contextlib.suppress(Exception):
+                    await shared.table.drop(shared.node, [seek.id])
+                raise
             break
         session.send(server_message("seek_posted", req.id, seek=posted.data, paired=True))
 
