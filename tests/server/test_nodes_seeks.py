@@ -213,3 +213,38 @@ async def test_a_room_opened_on_one_node_is_pushed_to_the_lobby_watchers_of_the_
     finally:
         for client in (alice, bob, carol):
             await client.close()
+
+
+async def test_answer_seeks_bots_on_two_nodes_take_each_seek_once_and_play(three: list[Server]) -> None:
+    """`partida bot --answer-seeks` on nodes B and C, a person posting seeks on node A: each seek
+    is answered by one bot (the person is told once per seek), and the games are played."""
+    from tests.fixtures.nodes import bot_on
+
+    a, _, _ = three
+    alice = await user_on(a, "alice")
+    bots = [await bot_on(three[i], f"answer{i}", games=["tictactoe"], answer_seeks=True) for i in (1, 2)]
+    try:
+        rooms = []
+        for n in range(10):
+            posted = await alice.seek("tictactoe", clock=CLOCK, allow_bots=True)
+            told = await next_of(alice.seek_events, "seek_paired", within=15)
+            assert told["seek"] == posted["seek"]["id"] and told["room"] not in rooms
+            rooms.append(told["room"])
+            final = await asyncio.wait_for(alice.play(told["room"], play_randomly(n)), 30)
+            assert final["status"] == "finished"
+        await asyncio.sleep(1.0)
+        assert alice.seek_events.empty()  # nobody answered a seek twice
+        opponents = {
+            s.name
+            for server in three
+            for code in rooms
+            if code in server.rooms
+            for s in server.rooms[code].core.seats
+            if s is not None and s.name != "alice"
+        }
+        assert opponents <= {"answer1", "answer2"} and opponents
+    finally:
+        await alice.close()
+        for bot in bots:
+            bot.cancel()
+        await asyncio.gather(*bots, return_exceptions=True)
