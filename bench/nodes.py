@@ -17,8 +17,8 @@ subscriber to `partida/#` counts them).
 
 `lobby`: seeks and the lobby on a single server (no `--node`, the same PostgreSQL) against
 three nodes: seek pairing latency (two posters, or a poster and a taker, on different nodes),
-the delay from a seek posted or a public room created to a lobby watcher's push on a third
-node, and the CPU a seek posted and cancelled on node A costs node C, which only lists it.
+the delay from a seek posted, a public room or a tournament created to a lobby watcher's push
+on a third node, and the CPU a seek posted and cancelled on node A costs node C, which only lists it.
 
 `peers`: the same measure under the Node load generator of the boardgame.io comparison
 (docs/speed.md; its `load.js`, which needs `node` and its `ws` and `msgpackr` packages): one
@@ -55,6 +55,7 @@ from sqlalchemy import text
 
 from partida.client import Client
 from partida.storage.database import Database
+from partida.storage.store import Store
 from tests.fixtures.programs import start_mosquitto, start_postgres
 
 
@@ -365,6 +366,22 @@ async def lobby(pg: Any, mqtt: Any, nodes: int, trials: int, cpu_seeks: int) -> 
             room_push.append(time.perf_counter() - sent)
             await poster.leave(code)
             del trial
+        # Tournaments: created on the poster's node, the watcher (on another node) told to list again.
+        database = await Database.open(db, migrate=False)
+        try:
+            await Store(database).create_user("organizer", "a long enough password")
+        finally:
+            await database.close()
+        organizer = await Client.connect(home[0], name="organizer", password="a long enough password")
+        clients.append(organizer)
+        await watcher.tournaments_page(watch=True)
+        tournament_push = []
+        for n in range(5):  # an account holds at most five live tournaments
+            sent = time.perf_counter()
+            await organizer.tournament_create(f"bench{n}", "tictactoe", "swiss", SEEK_CLOCK, starts_in=3600)
+            await next_of(watcher.lobby_events, lambda m: m["type"] == "lobby_tournaments")
+            tournament_push.append(time.perf_counter() - sent)
+            await asyncio.sleep(1.1)  # past the watchers' push interval: each creation timed alone
         # CPU: node C (the watcher's) while seeks come and go on node A, against C idle.
         far = procs[-1]
         await asyncio.sleep(2.0)
@@ -392,6 +409,7 @@ async def lobby(pg: Any, mqtt: Any, nodes: int, trials: int, cpu_seeks: int) -> 
         **summary("seek_take_to_poster_told", taken),
         **summary("seek_push_delay", seek_push),
         **summary("room_push_delay", room_push),
+        **summary("tournament_push_delay", tournament_push),
         "cpu_seeks": cpu_seeks,
         "watcher_node_cpu_ms_per_seek": round((busy - idle * elapsed) / cpu_seeks * 1000, 3),
         "watcher_node_idle_cpu": round(idle, 4),

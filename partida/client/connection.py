@@ -453,7 +453,7 @@ class Connection:
                 # Paired by another node of the deployment: the seat waits there (`moved` leads to it).
                 self._in_background(self._take_seat(message["room"], message["seat"], message["token"]))
             self.seek_events.put_nowait(message)
-        elif kind in ("lobby", "lobby_seeks"):
+        elif kind in ("lobby", "lobby_seeks", "lobby_tournaments"):
             with contextlib.suppress(asyncio.QueueFull):
                 self.lobby_events.put_nowait(message)
         elif kind.startswith("tournament_"):

@@ -142,6 +142,7 @@ class Server:
         self.seek_service: SeekService = None  # type: ignore[assignment]  # set in start()
         self.seek_exchange: SeekExchange | None = None  # a node with a broker: every node's seeks
         self.lobby_relay: LobbyRelay | None = None  # a node with a broker: every node's rooms, pushed
+        self.tournament_pages: TournamentPages | None = None  # set in start()
         self._ws: Listener | None = None
         self._claim: SqliteClaim | None = None
 
@@ -192,7 +193,7 @@ class Server:
             self.seek_exchange = SeekExchange(self.cluster.name, self.cluster.public_url, self.seeks, self.publisher)
             await self.seek_exchange.start(self.db, self.bus)
             self.seek_service.shared = self.seek_exchange
-            self.lobby_relay = LobbyRelay(self.cluster.name, self.lobby, self.publisher)
+            self.lobby_relay = LobbyRelay(self.cluster.name, self.lobby, self.tournament_pages, self.publisher)
             self.lobby_relay.start(self.bus)
         await self.ladder_director.start()
         self._ws = await serve(
@@ -244,7 +245,7 @@ class Server:
             presence=self.presence,
         )
         tournament_store = TournamentStore(db)
-        tournament_pages = TournamentPages(tournament_store.page)
+        tournament_pages = self.tournament_pages = TournamentPages(tournament_store.page)
         self.tournament_director = TournamentDirector(
             tournament_store,
             self.rooms,
@@ -310,6 +311,8 @@ class Server:
             await self.ratings.stop()
         await self.lobby.stop()
         self.seeks.stop()
+        if self.tournament_pages is not None:
+            self.tournament_pages.stop()
         if self._ws is not None:
             self._ws.close()
             await self._ws.wait_closed()
@@ -337,6 +340,8 @@ class Server:
         self.lobby_service.disconnected(session)
         self.challenge_service.disconnected(session)
         self.seek_service.disconnected(session)
+        if self.tournament_pages is not None:
+            self.tournament_pages.unwatch(session)
         self.presence.departed(session)
         self.ladders.disconnected(session)
         await self.room_service.disconnected(session)

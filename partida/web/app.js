@@ -246,7 +246,8 @@ async function showLobby() {
   );
   stopLobbyPolling();
   app.seeks = seeks;
-  app.lobbyTimer = setInterval(() => listTournaments(false), 20000); // the lobby is pushed rooms, not tournaments
+  app.lobbyTimer = setInterval(() => listTournaments(false), 60000); // a safety net: changes are pushed (`lobby_tournaments`)
+  app.onTournamentsChanged = () => listTournaments(false);
   try {
     await Promise.all([watchRooms(rooms), seeks.start()]);
   } catch {
@@ -646,6 +647,8 @@ function onPush(message) {
     onLobbyChange(message);
   } else if (message.type.startsWith("tournament_")) {
     onTournamentPush(message);
+  } else if (message.type === "lobby_tournaments") {
+    if (app.onTournamentsChanged && document.getElementById("tournaments-card")) app.onTournamentsChanged();
   } else if (message.type === "lobby_seeks") {
     if (app.seeks) app.seeks.onPush(message);
   } else if (message.type === "seek_paired") {

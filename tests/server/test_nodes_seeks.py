@@ -248,3 +248,18 @@ async def test_answer_seeks_bots_on_two_nodes_take_each_seek_once_and_play(three
         for bot in bots:
             bot.cancel()
         await asyncio.gather(*bots, return_exceptions=True)
+
+
+async def test_a_tournament_created_on_one_node_is_pushed_to_the_watchers_of_the_others(three: list[Server]) -> None:
+    a, _, c = three
+    alice = await user_on(a, "alice")
+    carol = await user_on(c, "carol")
+    try:
+        assert (await carol.tournaments_page(watch=True))["tournaments"] == []
+        await alice.tournament_create("spring", "tictactoe", "swiss", CLOCK, rounds=1, starts_in=3600)
+        told = await next_of(carol.lobby_events, "lobby_tournaments")
+        assert told["changed"] is True
+        assert [t["name"] for t in (await carol.tournaments_page())["tournaments"]] == ["spring"]
+    finally:
+        await alice.close()
+        await carol.close()
