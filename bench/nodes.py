@@ -13,6 +13,12 @@ subscriber to `partida/#` counts them).
     python bench/nodes.py throughput --nodes 1 2 3 --slots 60 --seconds 20
     python bench/nodes.py peers --load-js PATH/load.js --nodes 1 2 3 --slots 60 --moves 9000
     python bench/nodes.py failover --games 30 --lease 2 10
+    python bench/nodes.py lobby --nodes 1 3 --trials 50 --cpu-seeks 300
+
+`lobby`: seeks and the lobby on a single server (no `--node`, the same PostgreSQL) against
+three nodes: seek pairing latency (two posters, or a poster and a taker, on different nodes),
+the delay from a seek posted, a public room or a tournament created to a lobby watcher's push
+on a third node, and the CPU a seek posted and cancelled on node A costs node C, which only lists it.
 
 `peers`: the same measure under the Node load generator of the boardgame.io comparison
 (docs/speed.md; its `load.js`, which needs `node` and its `ws` and `msgpackr` packages): one
@@ -49,6 +55,7 @@ from sqlalchemy import text
 
 from partida.client import Client
 from partida.storage.database import Database
+from partida.storage.store import Store
 from tests.fixtures.programs import start_mosquitto, start_postgres
 
 
@@ -276,6 +283,139 @@ async def failover(pg: Any, mqtt: Any, games: int, lease: float) -> dict[str, An
     }
 
 
+class SingleProcess(NodeProcess):
+    """A single server (no `--node`): the seeks and the lobby in its memory alone, as before."""
+
+    def __init__(self, db: str) -> None:
+        self.port = free_port()
+        self.url = f"ws://127.0.0.1:{self.port}"
+        self.process = start_server(self.port, db, "--no-bots")
+
+
+SEEK_CLOCK = {"initial": 60, "increment": 1}
+
+
+async def next_of(queue: asyncio.Queue[dict[str, Any]], check: Any) -> dict[str, Any]:
+    async with asyncio.timeout(20):
+        while True:
+            message = await queue.get()
+            if check(message):
+                return message
+
+
+def summary(name: str, values: list[float]) -> dict[str, float]:
+    values = sorted(values)
+    return {
+        f"{name}_ms_mean": round(statistics.fmean(values) * 1000, 2),
+        f"{name}_ms_p50": round(values[len(values) // 2] * 1000, 2),
+        f"{name}_ms_p95": round(values[min(len(values) - 1, int(len(values) * 0.95))] * 1000, 2),
+        f"{name}_ms_max": round(values[-1] * 1000, 2),
+    }
+
+
+async def lobby(pg: Any, mqtt: Any, nodes: int, trials: int, cpu_seeks: int) -> dict[str, Any]:
+    """Seeks and the lobby on one server against three nodes: the time from a second seek's post
+    to both posters' `seek_paired` (and from a `seek_take` to the poster's), each on another node
+    than the other when there are three; the delay from a seek posted (a room created) to a
+    lobby watcher's push on another node; and the CPU a seek posted and cancelled on node A costs
+    node C, which only lists it (one watcher there), above C's idle CPU over as long."""
+    db = create_database(pg, f"bench_lobby_{nodes}")
+    procs: list[NodeProcess] = (
+        [SingleProcess(db)] if nodes == 1 else [NodeProcess(f"n{i}", db, mqtt.url, 10.0) for i in range(nodes)]
+    )
+    clients: list[Client] = []
+    try:
+        await asyncio.gather(*(p.ready() for p in procs))
+        await asyncio.sleep(1.0)
+        urls = [p.url for p in procs]
+        home = [urls[i % len(urls)] for i in range(3)]  # poster, answerer, watcher: three nodes when there are
+        poster, answerer, watcher = [await Client.connect(url, timeout=10) for url in home]
+        clients += [poster, answerer, watcher]
+        await watcher.list_seeks(watch=True)
+        await watcher.rooms_page(watch=True)
+        paired, taken, seek_push, room_push = [], [], [], []
+        for trial in range(trials):
+            # A seek, pushed to the watcher; then a compatible seek from the answerer's node.
+            sent = time.perf_counter()
+            seek_id = (await poster.seek("tictactoe", clock=SEEK_CLOCK))["seek"]["id"]
+            await next_of(watcher.lobby_events, lambda m, i=seek_id: any(s["id"] == i for s in m.get("added", [])))
+            seek_push.append(time.perf_counter() - sent)
+            sent = time.perf_counter()
+            await answerer.seek("tictactoe", clock=SEEK_CLOCK)
+            one = await next_of(poster.seek_events, lambda m: m["type"] == "seek_paired")
+            await next_of(answerer.seek_events, lambda m: m["type"] == "seek_paired")
+            paired.append(time.perf_counter() - sent)
+            with contextlib.suppress(Exception):
+                await poster.resign(one["room"])
+            # A seek taken from the answerer's node.
+            seek_id = (await poster.seek("tictactoe", clock=SEEK_CLOCK))["seek"]["id"]
+            for _ in range(200):  # listed there (the other node's list follows through the broker)
+                if any(s["id"] == seek_id for s in await answerer.list_seeks()):
+                    break
+                await asyncio.sleep(0.01)
+            sent = time.perf_counter()
+            await answerer.seek_take(seek_id)
+            one = await next_of(poster.seek_events, lambda m: m["type"] == "seek_paired")
+            taken.append(time.perf_counter() - sent)
+            with contextlib.suppress(Exception):
+                await poster.resign(one["room"])
+            # A public room, pushed to the watcher.
+            sent = time.perf_counter()
+            code = (await poster.create_room("tictactoe", public=True, seat=0))["room"]
+            await next_of(watcher.lobby_events, lambda m, c=code: any(r["code"] == c for r in m.get("rooms", [])))
+            room_push.append(time.perf_counter() - sent)
+            await poster.leave(code)
+            del trial
+        # Tournaments: created on the poster's node, the watcher (on another node) told to list again.
+        database = await Database.open(db, migrate=False)
+        try:
+            await Store(database).create_user("organizer", "a long enough password")
+        finally:
+            await database.close()
+        organizer = await Client.connect(home[0], name="organizer", password="a long enough password")
+        clients.append(organizer)
+        await watcher.tournaments_page(watch=True)
+        tournament_push = []
+        for n in range(5):  # an account holds at most five live tournaments
+            sent = time.perf_counter()
+            await organizer.tournament_create(f"bench{n}", "tictactoe", "swiss", SEEK_CLOCK, starts_in=3600)
+            await next_of(watcher.lobby_events, lambda m: m["type"] == "lobby_tournaments")
+            tournament_push.append(time.perf_counter() - sent)
+            await asyncio.sleep(1.1)  # past the watchers' push interval: each creation timed alone
+        # CPU: node C (the watcher's) while seeks come and go on node A, against C idle.
+        far = procs[-1]
+        await asyncio.sleep(2.0)
+        idle0, t0 = far.cpu_seconds(), time.perf_counter()
+        await asyncio.sleep(5.0)
+        idle = (far.cpu_seconds() - idle0) / (time.perf_counter() - t0)
+        cpu0, t0 = far.cpu_seconds(), time.perf_counter()
+        for _ in range(cpu_seeks):
+            seek_id = (await poster.seek("othello", clock=SEEK_CLOCK))["seek"]["id"]
+            await poster.seek_cancel(seek_id)
+        await asyncio.sleep(1.0)  # the last pushes
+        busy = far.cpu_seconds() - cpu0
+        elapsed = time.perf_counter() - t0
+    finally:
+        for client in clients:
+            with contextlib.suppress(Exception):
+                await client.close()
+        for p in procs:
+            p.stop()
+    return {
+        "bench": "nodes_lobby",
+        "nodes": nodes,
+        "trials": trials,
+        **summary("seek_paired_both", paired),
+        **summary("seek_take_to_poster_told", taken),
+        **summary("seek_push_delay", seek_push),
+        **summary("room_push_delay", room_push),
+        **summary("tournament_push_delay", tournament_push),
+        "cpu_seeks": cpu_seeks,
+        "watcher_node_cpu_ms_per_seek": round((busy - idle * elapsed) / cpu_seeks * 1000, 3),
+        "watcher_node_idle_cpu": round(idle, 4),
+    }
+
+
 async def main_async(args: argparse.Namespace) -> None:
     pg = start_postgres()
     mqtt = start_mosquitto()
@@ -283,6 +423,9 @@ async def main_async(args: argparse.Namespace) -> None:
         if args.mode == "throughput":
             for nodes in args.nodes:
                 print(json.dumps(await throughput(pg, mqtt, nodes, args.slots, args.seconds, args.seed)), flush=True)
+        elif args.mode == "lobby":
+            for nodes in args.nodes:
+                print(json.dumps(await lobby(pg, mqtt, nodes, args.trials, args.cpu_seeks)), flush=True)
         elif args.mode == "peers":
             for nodes in args.nodes:
                 print(json.dumps(await peers(pg, mqtt, nodes, args.slots, args.moves, args.load_js)), flush=True)
@@ -307,6 +450,10 @@ def main() -> int:
     p.add_argument("--nodes", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--slots", type=int, default=60)
     p.add_argument("--moves", type=int, default=9000)
+    lo = sub.add_parser("lobby")
+    lo.add_argument("--nodes", type=int, nargs="+", default=[1, 3])
+    lo.add_argument("--trials", type=int, default=50)
+    lo.add_argument("--cpu-seeks", type=int, default=300)
     f = sub.add_parser("failover")
     f.add_argument("--games", type=int, default=30)
     f.add_argument("--lease", type=float, nargs="+", default=[2.0, 10.0])

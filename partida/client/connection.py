@@ -391,6 +391,14 @@ class Connection:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    async def _take_seat(self, room: str, seat: int, token: str | None) -> None:
+        """Sit in a seat held for this client in a room of another node (a seek or a tournament
+        table paired there), through `join`, which `moved` takes to the room's node."""
+        try:
+            await self.join(room, seat=seat, token=token)
+        except ServerError as exc:
+            self.errors.put_nowait({"type": "error", "code": exc.code, "message": exc.message})
+
     async def _answer_summon(self, url: str) -> None:
         try:
             await self._link_to(url)
@@ -449,12 +457,18 @@ class Connection:
         elif kind == "seek_paired":
             if message.get("token"):
                 self._seats[message["room"]][message["seat"]] = message["token"]
+            if isinstance(message.get("url"), str) and message.get("token"):
+                # Paired by another node of the deployment: the seat waits there (`moved` leads to it).
+                self._in_background(self._take_seat(message["room"], message["seat"], message["token"]))
             self.seek_events.put_nowait(message)
-        elif kind in ("lobby", "lobby_seeks"):
+        elif kind in ("lobby", "lobby_seeks", "lobby_tournaments"):
             with contextlib.suppress(asyncio.QueueFull):
                 self.lobby_events.put_nowait(message)
         elif kind.startswith("tournament_"):
             if kind == "tournament_game" and message.get("token"):
                 self._seats[message["room"]][message["seat"]] = message["token"]  # to take it back
+            elif kind == "tournament_game" and isinstance(message.get("url"), str):
+                # The table is on another node, its seat kept for this account: sit there.
+                self._in_background(self._take_seat(message["room"], message["seat"], None))
             with contextlib.suppress(asyncio.QueueFull):
                 self.tournament_events.put_nowait(message)

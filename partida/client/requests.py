@@ -336,11 +336,16 @@ class Requests(Connection):
                 return found
 
     async def tournaments_page(
-        self, status: str | None = None, cursor: str | None = None, limit: int | None = None
+        self,
+        status: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+        watch: bool | None = None,
     ) -> dict[str, Any]:
         """One page of tournaments (`tournaments`, without options, and `next`: the cursor of
-        the page after it, or None)."""
-        fields = {"status": status, "cursor": cursor, "limit": limit}
+        the page after it, or None); `watch=True`: `lobby_tournaments` in `lobby_events` when
+        tournaments change (list again)."""
+        fields = {"status": status, "cursor": cursor, "limit": limit, "watch": watch}
         return await self.request("tournament_list", **{k: v for k, v in fields.items() if v is not None})
 
     async def tournament_join(self, tournament: str) -> dict[str, Any]:

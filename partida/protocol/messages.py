@@ -358,6 +358,7 @@ class TournamentList(Request):
     status: str | None = None
     cursor: str | None = None
     limit: int | None = None
+    watch: bool | None = None  # True: `lobby_tournaments` pushed when tournaments change (False: no more)
 
 
 @dataclass

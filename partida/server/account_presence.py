@@ -48,8 +48,19 @@ class AccountPresence(Protocol):
     async def summon(self, name: str, game: str) -> Session | None:
         """A bot account connected only to other nodes, brought to a connection here."""
 
+    async def connected_among(self, account_ids: list[int]) -> set[int]:
+        """Which of these accounts are connected to other nodes (that a message can reach)."""
+
+    async def tell(self, account_ids: list[int], message: dict[str, Any]) -> None:
+        """Push a tournament's news (`tournament_started`, `_round`, `_over`) to those of these
+        accounts connected to other nodes."""
+
     def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
         """A challenge to `session`'s account that lives on another node."""
+
+    async def call(self, name: str, kind: str, fields: dict[str, Any]) -> bool:
+        """Push `kind` (a `tournament_game`) with `fields` and this node's `url` to the account
+        `name` wherever else it is connected; False if it is nowhere else."""
 
     async def forward(self, challenge: Challenge, elsewhere: list[Where]) -> None:
         """Tell a challenged person connected to other nodes."""
@@ -75,8 +86,17 @@ class SingleNodePresence:
     async def summon(self, name: str, game: str) -> Session | None:
         return None
 
+    async def connected_among(self, account_ids: list[int]) -> set[int]:
+        return set()
+
+    async def tell(self, account_ids: list[int], message: dict[str, Any]) -> None:
+        return None
+
     def holds(self, challenge_id: str, session: Session) -> RemoteChallenge | None:
         return None
+
+    async def call(self, name: str, kind: str, fields: dict[str, Any]) -> bool:
+        return False
 
     async def forward(self, challenge: Challenge, elsewhere: list[Where]) -> None:
         return None

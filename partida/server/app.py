@@ -35,6 +35,7 @@ from partida.server.events import EventBus, open_bus
 from partida.server.limits import Limiter, Limits
 from partida.server.live_nodes import LiveNodes
 from partida.server.lobby import Lobby
+from partida.server.lobby_relay import LobbyRelay
 from partida.server.logins import Logins
 from partida.server.presence import Presence
 from partida.server.publisher import Publisher
@@ -42,6 +43,7 @@ from partida.server.room_directory import RoomDirectory, SingleNodeRooms
 from partida.server.rooms.table import Rooms
 from partida.server.scheduler_lock import SchedulerLock
 from partida.server.seek_board import SeekBoard
+from partida.server.seek_exchange import SeekExchange
 from partida.server.services.accounts import AccountService
 from partida.server.services.bots import BotDirectory
 from partida.server.services.challenges import ChallengeService
@@ -155,6 +157,9 @@ class Server:
         self.seek_service: SeekService = None  # type: ignore[assignment]  # set in start()
         self.chat: ChatService = None  # type: ignore[assignment]  # set in start()
         self.hosted_bots: HostedBotService = None  # type: ignore[assignment]  # set in start()
+        self.seek_exchange: SeekExchange | None = None  # a node with a broker: every node's seeks
+        self.lobby_relay: LobbyRelay | None = None  # a node with a broker: every node's rooms, pushed
+        self.tournament_pages: TournamentPages | None = None  # set in start()
         self._ws: Listener | None = None
         self._claim: SqliteClaim | None = None
 
@@ -201,6 +206,12 @@ class Server:
                 await self.db.close()
                 self._release_claim()
                 raise
+        if self.cluster is not None and self.cluster.relaying:
+            self.seek_exchange = SeekExchange(self.cluster.name, self.cluster.public_url, self.seeks, self.publisher)
+            await self.seek_exchange.start(self.db, self.bus)
+            self.seek_service.shared = self.seek_exchange
+            self.lobby_relay = LobbyRelay(self.cluster.name, self.lobby, self.tournament_pages, self.publisher)
+            self.lobby_relay.start(self.bus)
         await self.ladder_director.start()
         self._ws = await serve(
             self.connection,
@@ -249,9 +260,10 @@ class Server:
             self.bots,
             rating_of=self.store.person_ratings.rating_of,
             limiter=self.limiter,
+            presence=self.presence,
         )
         tournament_store = TournamentStore(db)
-        tournament_pages = TournamentPages(tournament_store.page)
+        tournament_pages = self.tournament_pages = TournamentPages(tournament_store.page)
         self.tournament_director = TournamentDirector(
             tournament_store,
             self.rooms,
@@ -335,10 +347,16 @@ class Server:
             await self.chat.stop()
         await self.lobby.stop()
         self.seeks.stop()
+        if self.tournament_pages is not None:
+            self.tournament_pages.stop()
         if self._ws is not None:
             self._ws.close()
             await self._ws.wait_closed()
         await self.rooms.stop()
+        if self.seek_exchange is not None:
+            await self.seek_exchange.stop()
+        if self.lobby_relay is not None:
+            await self.lobby_relay.stop()
         if self.cluster is not None:
             await self.cluster.stop()
         if self.bus is not None:
@@ -358,6 +376,8 @@ class Server:
         self.lobby_service.disconnected(session)
         self.challenge_service.disconnected(session)
         self.seek_service.disconnected(session)
+        if self.tournament_pages is not None:
+            self.tournament_pages.unwatch(session)
         self.presence.departed(session)
         self.ladders.disconnected(session)
         if self.chat is not None:

@@ -8,7 +8,10 @@ second has passed (a seat taken changes a summary without moving any room). Conn
 watch the lobby are sent what changed, batched, instead of polling whole lists.
 
 Other nodes' public rooms (several nodes on one database) follow this node's, paged by the
-database itself (`remote`).
+database itself (`remote`). With a broker, a node also hands what changed in its lobby, at each
+push, to `share` (published on `partida/lobby/rooms`), and pushes what the other nodes shared to
+its own watchers (`push_elsewhere`): a watcher on any node sees a room opened on any other within
+two push intervals and the broker's hop.
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ class Lobby:
 
     def __init__(self, remote: Remote | None = None) -> None:
         self._remote = remote
+        # A node of several with a broker: what changed here, for the other nodes' watchers.
+        self.share: Callable[[list[dict[str, Any]], list[str]], None] | None = None
         self._seqs = itertools.count(1)
         self._listed: dict[str, tuple[int, Room, Filter]] = {}  # code -> seq, room, (game, status)
         self._indexes: dict[Filter, _Index] = {}
@@ -132,6 +137,10 @@ class Lobby:
     def _touch(self, code: str) -> None:
         if self._watchers:
             self._changed.add(code)
+        elif self.share is not None:
+            self._changed.add(code)
+            if self._pusher is None or self._pusher.done():
+                self._pusher = asyncio.get_running_loop().create_task(self._push_changes())
 
     # Listing.
 
@@ -194,7 +203,7 @@ class Lobby:
             self._pusher = None
 
     async def _push_changes(self) -> None:
-        while self._watchers:
+        while self._watchers or (self.share is not None and self._changed):
             await asyncio.sleep(PUSH_INTERVAL)
             self.push()
         self._changed.clear()
@@ -204,6 +213,8 @@ class Lobby:
         rooms added or changed (`rooms`) and the codes of rooms gone from it (`removed`); a
         watcher whose outbox still holds data is not read to and lists again later."""
         changed, self._changed = self._changed, set()
+        if changed and self.share is not None:
+            self._share(changed)
         frames: dict[tuple[Filter, Encoding], bytes | str] = {}
         for session, key in list(self._watchers.items()):
             if session.closed:
@@ -223,6 +234,33 @@ class Lobby:
                 frames[frame_key] = self._changes_frame(changed, key, session.encoding)
             if frames[frame_key]:
                 session.send_frame(frames[frame_key])
+
+    def _share(self, changed: set[str]) -> None:
+        assert self.share is not None
+        rooms, removed = [], []
+        for code in sorted(changed):
+            entry = self._listed.get(code)
+            if entry is not None:
+                rooms.append(entry[1].summary())
+            else:
+                removed.append(code)
+        self.share(rooms[:PUSH_MOST], removed[:PUSH_MOST])
+
+    def push_elsewhere(self, rooms: list[dict[str, Any]], removed: list[str]) -> None:
+        """Push another node's lobby changes to this node's watchers, each its filter's: a room
+        not (or no longer) in a watcher's filter is `removed` for it."""
+        frames: dict[tuple[Filter, Encoding], bytes | str] = {}
+        for session, key in list(self._watchers.items()):
+            if session.closed or session.outbox:
+                self._stale.add(session)  # behind on its reading: told to list again at the next push
+                continue
+            frame_key = (key, session.encoding)
+            if frame_key not in frames:
+                game, status = key
+                mine = [r for r in rooms if _matches((r.get("game"), r.get("status")), game, status)]  # type: ignore[arg-type]
+                gone = removed + [str(r.get("code")) for r in rooms if r not in mine]
+                frames[frame_key] = encode(server_message("lobby", rooms=mine, removed=gone), session.encoding)  # type: ignore[assignment]
+            session.send_frame(frames[frame_key])
 
     def _changes_frame(self, changed: set[str], key: Filter, encoding: Encoding) -> bytes | str:
         if len(changed) > PUSH_MOST:

@@ -16,6 +16,12 @@ it (`node_accounts`, `partida.storage.nodes`) and listens on its own topic of th
   there, so the room and the seat token never travel between nodes); a `decline` is carried back.
 - `declined` {challenge, by, reason}: the challenged person declined (or was gone); the
   challenger is told `challenge_declined`.
+- `news` {accounts, message, url}: a tournament's `tournament_started`, `tournament_round` or
+  `tournament_over` for its entrants connected here (public to them; nothing else is passed on).
+- `call` {type: tournament_game, account_id, fields, url}: a tournament table opened on the
+  node at `url` keeps a seat for a person connected here; this node pushes `tournament_game`
+  with that `url` (never a seat token: the seat is kept for the account, which takes it with
+  `join` there, the SDK and the browser following `moved`).
 
 Nothing secret crosses the bus: no seat token, no room code; who challenges whom, and which
 account is connected where, do. What names a URL (`summon`, `challenge`) is acted on only if the
@@ -53,6 +59,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SUMMON_WAIT = 10.0  # seconds a node waits for a summoned bot to connect
+CALLS = ("tournament_game",)  # pushes one node asks another to pass on to a person connected there
+NEWS = ("tournament_started", "tournament_round", "tournament_over")  # passed on to entrants connected there
 
 
 def plays(agent: str | None, games: list[str] | None, game: Game, registry: Registry) -> str | None:
@@ -162,6 +170,27 @@ class Presence:
         assert self.directory is not None
         return await self.directory.connected(name, self.node)
 
+    async def connected_among(self, account_ids: list[int]) -> set[int]:
+        """Which of `account_ids` are connected to other live nodes: an arena's free entrants
+        elsewhere, whom it summons (bots) or calls (people) to its tables."""
+        if not self.relaying or not account_ids:
+            return set()
+        assert self.directory is not None
+        return await self.directory.connected_among(account_ids, self.node)
+
+    async def tell(self, account_ids: list[int], message: dict[str, Any]) -> None:
+        """Push `message` (a tournament's news, public to its entrants) to those of `account_ids`
+        connected to other nodes: one broker message per node."""
+        if not self.relaying or not account_ids or message.get("type") not in NEWS:
+            return
+        assert self.directory is not None
+        by_node: defaultdict[str, list[int]] = defaultdict(list)
+        for node, account in await self.directory.nodes_of(account_ids, self.node):
+            by_node[node].append(account)
+        for node, accounts in sorted(by_node.items()):
+            payload = {"type": "news", "accounts": accounts, "message": message}
+            await self.publisher.publish(f"nodes/{node}/news", {**payload, "url": self.public_url, "node": self.node})
+
     # Bots of other nodes.
 
     async def summon(self, name: str, game: str) -> Session | None:
@@ -196,6 +225,26 @@ class Presence:
                 self._arrivals[where.account_id].remove(waiter)
             if not self._arrivals.get(where.account_id):
                 self._arrivals.pop(where.account_id, None)
+
+    # Tournament calls of people on other nodes.
+
+    async def call(self, name: str, kind: str, fields: dict[str, Any]) -> bool:
+        """A person connected only to other nodes is pushed `kind` there, with this node's URL:
+        a tournament table opened here with a seat kept for the account, which it takes with
+        `join` (no seat token crosses the broker)."""
+        if kind not in CALLS:
+            raise ValueError(f"{kind} is not a call")
+        people = [w for w in await self.elsewhere(name) if w.kind != "bot"]
+        for where in people:
+            payload = {
+                "type": kind,
+                "account_id": where.account_id,
+                "fields": fields,
+                "url": self.public_url,
+                "node": self.node,
+            }
+            await self.publisher.publish(f"nodes/{where.node}/call", payload)
+        return bool(people)
 
     # Challenges of people on other nodes.
 
@@ -255,9 +304,23 @@ class Presence:
         kind = payload.get("type")
         account_id = payload.get("account_id")
         here = [s for s in self.accounts.get(account_id, ()) if not s.closed] if isinstance(account_id, int) else []
-        if kind in ("summon", "challenge") and not await self._from_a_node(payload):
+        if kind in ("summon", "challenge", "news", *CALLS) and not await self._from_a_node(payload):
             return
-        if kind == "summon":
+        if kind == "news":
+            message = payload.get("message")
+            accounts = payload.get("accounts")
+            if isinstance(message, dict) and message.get("type") in NEWS and isinstance(accounts, list):
+                for account in accounts:
+                    for session in self.accounts.get(account, ()) if isinstance(account, int) else ():
+                        if not session.closed:
+                            session.send(message)
+        elif kind in CALLS:
+            fields = payload.get("fields")
+            if isinstance(fields, dict):
+                message = server_message(kind, **{k: v for k, v in fields.items() if k != "token"}, url=payload["url"])
+                for session in here:
+                    session.send(message)
+        elif kind == "summon":
             for session in here:
                 if session.identity is not None and session.identity.kind == "bot":
                     session.send(server_message("summon", url=payload["url"]))

@@ -117,7 +117,10 @@ class SeekBoard:
         self._page_bytes = 0
         self._watchers: dict[Session, str | None] = {}  # session -> the game it watches (None: any)
         self._stale: set[Session] = set()  # watchers that missed a push: told to list again
-        self._added: dict[int, OpenSeek] = {}  # since the last push
+        self._added: dict[int, dict[str, Any]] = {}  # listing entries, since the last push
+        # Other nodes' open seeks (a deployment of several, `server/shared_seeks.py`): listed and
+        # pushed as this node's are, never paired from here without the database's say.
+        self.elsewhere: dict[int, dict[str, Any]] = {}
         self._removed: dict[int, str] = {}  # id -> game, since the last push
         self._push: asyncio.TimerHandle | None = None
 
@@ -151,15 +154,46 @@ class SeekBoard:
         self._posted.setdefault(seek.session, {})[seek_id] = seek
         self._owners[seek.seek.party.owner] += 1
         self._addresses[seek.session.address] += 1
-        for key in (None, seek.seek.game):
+        self._index(seek_id, seek.seek.game)
+        if self._removed.pop(seek_id, None) is None:
+            self._added[seek_id] = seek.data
+        self._changed()
+
+    def add_elsewhere(self, data: dict[str, Any]) -> None:
+        """List another node's seek (its listing entry, as that node built it)."""
+        seek_id = data["id"]
+        if seek_id in self.open or seek_id in self.elsewhere:
+            return
+        self.elsewhere[seek_id] = data
+        self._index(seek_id, data["game"])
+        if self._removed.pop(seek_id, None) is None:
+            self._added[seek_id] = data
+        self._changed()
+
+    def remove_elsewhere(self, seek_id: int) -> None:
+        data = self.elsewhere.pop(seek_id, None)
+        if data is None:
+            return
+        self._unindex(seek_id, data["game"])
+        if self._added.pop(seek_id, None) is None:
+            self._removed[seek_id] = data["game"]
+        self._changed()
+
+    def _index(self, seek_id: int, game: str) -> None:
+        for key in (None, game):
             index = self._indexes.get(key)
             if index is None:
                 index = self._indexes[key] = _Index(0)
             bisect.insort(index.ids, seek_id)
             index.version = next(self._versions)
-        if self._removed.pop(seek_id, None) is None:
-            self._added[seek_id] = seek
-        self._changed()
+
+    def _unindex(self, seek_id: int, game: str) -> None:
+        for key in (None, game):
+            index = self._indexes[key]
+            del index.ids[bisect.bisect_left(index.ids, seek_id)]
+            index.version = next(self._versions)
+            if not index.ids and key is not None:
+                del self._indexes[key]  # an index per game with open seeks, not per game ever seen
 
     def take(self, seek_id: int) -> OpenSeek | None:
         """Unlist a seek for a pairing: its poster leaving meanwhile marks it `left`. Then
@@ -176,12 +210,7 @@ class SeekBoard:
         self._addresses[address] -= 1
         if not self._addresses[address]:
             del self._addresses[address]
-        for key in (None, seek.seek.game):
-            index = self._indexes[key]
-            del index.ids[bisect.bisect_left(index.ids, seek_id)]
-            index.version = next(self._versions)
-            if not index.ids and key is not None:
-                del self._indexes[key]  # an index per game with open seeks, not per game ever seen
+        self._unindex(seek_id, seek.seek.game)
         if self._added.pop(seek_id, None) is None:
             self._removed[seek_id] = seek.seek.game
         self._changed()
@@ -228,7 +257,7 @@ class SeekBoard:
         if page is not None and page.version == index.version:
             return page
         ids = index.after(after, limit + 1)
-        seeks = [self.open[i].data for i in ids[:limit]]
+        seeks = [self.open[i].data if i in self.open else self.elsewhere[i] for i in ids[:limit]]
         page = Page(index.version, encode(seeks, encoding), str(ids[limit - 1]) if len(ids) > limit else None)  # type: ignore[arg-type]
         if self._page_bytes > CACHE_BYTES:
             self._pages.clear()
@@ -296,9 +325,9 @@ class SeekBoard:
 
 
 def _changes_frame(
-    added: dict[int, OpenSeek], removed: dict[int, str], game: str | None, encoding: Encoding
+    added: dict[int, dict[str, Any]], removed: dict[int, str], game: str | None, encoding: Encoding
 ) -> bytes | str | None:
-    news = [s.data for s in added.values() if game is None or s.seek.game == game]
+    news = [s for s in added.values() if game is None or s["game"] == game]
     gone = [i for i, g in removed.items() if game is None or g == game]
     if not news and not gone:
         return None

@@ -1,16 +1,23 @@
 """`tournament_list`, a page at a time: what a listing costs is one page, never every tournament
 ever played, and a page is built once and its encoded bytes shared by every request for it until
 a tournament is created or changes (or `PAGE_TTL` passes: another node's changes). Pages carry
-no options (a tournament's page, `tournament_standings`, has them)."""
+no options (a tournament's page, `tournament_standings`, has them).
+
+Watchers (`tournament_list` with `watch`) are pushed `lobby_tournaments` when tournaments change,
+at most once every `PUSH_INTERVAL`, and list again (the page is built once for all of them). On a
+node of several with a broker, a change is also handed to `share`, and the other nodes' changes
+come in through `changed_elsewhere` (`server/lobby_relay.py`)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
-from partida.protocol import Encoding, ErrorCode, ProtocolError, encode
+from partida.protocol import Encoding, ErrorCode, ProtocolError, encode, server_message
 from partida.server.pages import page_reply, page_size
 from partida.storage.tournaments import TournamentInfo
 
@@ -19,6 +26,10 @@ MAX_PAGE_SIZE = 200
 PAGE_TTL = 2.0  # seconds a page's bytes answer requests while nothing changed on this node
 CACHE_MOST = 256  # encoded pages kept at once
 STATUSES = ("registering", "running", "finished")
+PUSH_INTERVAL = 1.0  # seconds at least between two pushes to the watchers (an arena pairs often)
+
+if TYPE_CHECKING:
+    from partida.server.session import Session
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
 
@@ -40,11 +51,48 @@ class TournamentPages:
         self._source = source
         self._version = 0
         self._pages: dict[tuple[str | None, str | None, int, Encoding], Page] = {}
+        self._watchers: set[Session] = set()
+        self._push: asyncio.TimerHandle | None = None
+        self.share: Callable[[], None] | None = None  # a node with a broker: tell the other nodes
 
     def changed(self) -> None:
         """A tournament was created, entered, left, started, paired or finished here."""
+        self.changed_elsewhere()
+        if self.share is not None:
+            self.share()
+
+    def changed_elsewhere(self) -> None:
+        """A tournament changed (on another node, or here): pages are built again, watchers told."""
         self._version += 1
         self._pages.clear()
+        if self._watchers and self._push is None:
+            self._push = asyncio.get_running_loop().call_later(PUSH_INTERVAL, self.push)
+
+    def watch(self, session: Session) -> None:
+        self._watchers.add(session)
+
+    def unwatch(self, session: Session) -> None:
+        self._watchers.discard(session)
+
+    def stop(self) -> None:
+        if self._push is not None:
+            self._push.cancel()
+            self._push = None
+
+    def push(self) -> None:
+        """Tell each watcher to list again; one behind on its reading is skipped (it lists
+        again at a later push)."""
+        self._push = None
+        frames: dict[Encoding, bytes | str] = {}
+        for session in list(self._watchers):
+            if session.closed:
+                self._watchers.discard(session)
+                continue
+            if session.outbox:
+                continue
+            if session.encoding not in frames:
+                frames[session.encoding] = encode(server_message("lobby_tournaments", changed=True), session.encoding)  # type: ignore[assignment]
+            session.send_frame(frames[session.encoding])
 
     def cached(self, status: str | None, cursor: str | None, limit: int, encoding: Encoding) -> bool:
         page = self._pages.get((status, cursor, limit, encoding))

@@ -541,3 +541,28 @@ class HostedLog(Base):
     detail: Mapped[str] = mapped_column(String(500))
     stderr_tail: Mapped[list[str]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SharedSeek(Base):
+    """An open seek of a deployment of several nodes, so that every node lists it and any node
+    may pair it: its node (whose lease it lives under), its owner's key (the per-owner cap
+    counts across nodes), its terms' key (the seeks it could meet share it), what pairing reads
+    of it (`party`, `terms`), its listing entry, and, once claimed, the node that claimed it and
+    the room it was paired into (seat and seat token for its poster: they never cross the broker).
+    `claimed_by` set is the one mark that a seek is taken: set by one conditional UPDATE, so each
+    seek is paired at most once."""
+
+    __tablename__ = "shared_seeks"
+    __table_args__ = (Index("ix_shared_seeks_terms_open", "terms_key", "id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    node: Mapped[str] = mapped_column(String(64), index=True)
+    owner: Mapped[str] = mapped_column(String(80), index=True)
+    address: Mapped[str] = mapped_column(String(64))
+    terms_key: Mapped[str] = mapped_column(String(64))
+    party: Mapped[dict[str, Any]] = mapped_column(JSON)
+    terms: Mapped[dict[str, Any]] = mapped_column(JSON)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON)
+    claimed_by: Mapped[str | None] = mapped_column(String(64), default=None)
+    paired: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON, default=None)
+    posted_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -297,6 +297,26 @@ class NodeDirectory:
             for a, url in rows
         ]
 
+    async def connected_among(self, account_ids: list[int], exclude_node: str) -> set[int]:
+        """Which of `account_ids` are connected to a live node other than `exclude_node`."""
+        return {account for _, account in await self.nodes_of(account_ids, exclude_node)}
+
+    async def nodes_of(self, account_ids: list[int], exclude_node: str) -> list[tuple[str, int]]:
+        """(node, account) for each of `account_ids` connected to a live node but `exclude_node`."""
+        if not account_ids:
+            return []
+        query = (
+            select(NodeAccount.node, NodeAccount.account_id)
+            .join(Node, Node.name == NodeAccount.node)
+            .where(
+                NodeAccount.account_id.in_(account_ids),
+                NodeAccount.node != exclude_node,
+                Node.lease_until >= func.now(),
+            )
+        )
+        async with self.db.session() as session:
+            return [(str(node), int(account)) for node, account in (await session.execute(query)).all()]
+
     # Ladders as their scheduler's node sees them.
 
     async def save_ladder(self, ladder_id: int, node: str, members: list[int], playing: int) -> None:

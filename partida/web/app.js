@@ -313,7 +313,8 @@ async function showLobby() {
   );
   stopLobbyPolling();
   app.seeks = seeks;
-  app.lobbyTimer = setInterval(() => listTournaments(false), 20000); // the lobby is pushed rooms, not tournaments
+  app.lobbyTimer = setInterval(() => listTournaments(false), 60000); // a safety net: changes are pushed (`lobby_tournaments`)
+  app.onTournamentsChanged = () => listTournaments(false);
   try {
     await Promise.all([watchRooms(rooms), seeks.start()]);
   } catch {
@@ -324,6 +325,8 @@ async function showLobby() {
 // A seek paired (`seek_paired`) or taken (the `seek_taken` reply): its room, this browser seated.
 function openSeekRoom(message) {
   const code = codeOf(message);
+  // Paired by another node of the deployment: the seat waits on that node's page.
+  if (message.url) return moveTo(message.url, code, { seat: message.seat, token: message.token }, false);
   stopLobbyPolling();
   saveSeat(code, message.seat, message.token);
   history.pushState({}, "", `/r/${code}`);
@@ -808,6 +811,8 @@ function onPush(message) {
     onLobbyChange(message);
   } else if (message.type.startsWith("tournament_")) {
     onTournamentPush(message);
+  } else if (message.type === "lobby_tournaments") {
+    if (app.onTournamentsChanged && document.getElementById("tournaments-card")) app.onTournamentsChanged();
   } else if (message.type === "lobby_seeks") {
     if (app.seeks) app.seeks.onPush(message);
   } else if (message.type === "seek_paired") {

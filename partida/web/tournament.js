@@ -57,7 +57,7 @@ const botMark = () => h("span.badge.bot", { title: "a bot account" }, "bot");
 export const TOURNAMENTS_PAGE = 20;
 
 export async function tournamentsList(conn, games, open) {
-  const first = await conn.request("tournament_list", { limit: TOURNAMENTS_PAGE });
+  const first = await conn.request("tournament_list", { limit: TOURNAMENTS_PAGE, watch: true }); // `lobby_tournaments` says when to list again
   if (!first.tournaments.length) return h("p.muted", { id: "tournaments" }, "No tournaments yet.");
   const list = h("ul.rooms", { id: "tournaments" });
   const more = h("button", { type: "button", id: "tournaments-more" }, "More tournaments");

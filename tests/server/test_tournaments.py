@@ -478,3 +478,24 @@ async def test_an_arena_runs_its_length_on_a_real_server(server: Server, bots: A
     assert sum(r["games"] for r in rows) == 2 * len(tables)
     assert [r["points"] for r in rows] == sorted((r["points"] for r in rows), reverse=True)
     await org.close()
+
+
+async def test_a_tournament_list_watcher_is_told_when_tournaments_change(server: Server) -> None:
+    """`tournament_list` with `watch`: `lobby_tournaments` when one is created or entered, so a
+    lobby lists again instead of polling."""
+    org = await organizer(server)
+    watcher = await Client.connect(server.url, name="cy")
+    try:
+        await watcher.tournaments_page(watch=True)
+        await org.tournament_create("told", "tictactoe", "swiss", CLOCK, rounds=1, starts_in=3600)
+        async with asyncio.timeout(10):
+            while (await watcher.lobby_events.get())["type"] != "lobby_tournaments":
+                pass
+        assert [t["name"] for t in (await watcher.tournaments_page())["tournaments"]] == ["told"]
+        await watcher.tournaments_page(watch=False)
+        await org.tournament_join("told")
+        await asyncio.sleep(1.5)  # more than a push interval: nothing comes once it stopped watching
+        assert watcher.lobby_events.empty()
+    finally:
+        await org.close()
+        await watcher.close()

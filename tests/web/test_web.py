@@ -911,3 +911,40 @@ async def test_a_refusal_in_the_browser_says_when_to_try_again(limited: Any, bro
     )
     assert result["code"] == "rate_limited" and 0 < result["wait"] <= 1.01
     assert result["message"].endswith("(try again in 1 s)") and result["again"] == "pong"
+
+
+async def test_two_people_on_two_nodes_pair_through_seeks(three: list[Server], browser: Any) -> None:
+    """Three nodes (PostgreSQL, Mosquitto): ada's page is on node A, bob's on node B. Bob's lobby
+    is pushed ada's seek; he posts the same and B pairs them, opening the room there; ada's page,
+    told through A with B's URL, goes to B's page with her seat (she confirms the seat the link
+    carries) and both play the game to its end."""
+    a, b, _ = three
+    ada = await Person.open(browser, a.http_url, "ada")
+    ada.page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+    bob = await Person.open(browser, b.http_url, "bob")
+    per_move = '{"per_move":30}'
+    for person in (ada, bob):
+        await person.page.wait_for_selector("#seeks-card")
+        await person.page.select_option("#seek-game", "tictactoe")
+        await person.page.select_option("#seek-clock", per_move)
+    await ada.page.click("#seek")
+    await ada.page.wait_for_selector("#seeking:not([hidden])")
+    line = bob.page.locator("[data-seek]")  # pushed to bob's lobby on another node
+    await line.wait_for()
+    assert "ada (guest)" in await line.inner_text()
+    await bob.page.click("#seek")
+    await bob.page.wait_for_selector("#board")
+    await ada.page.wait_for_url(f"{b.http_url}r/*")
+    await ada.page.wait_for_selector("#board")
+    (room,) = [r for r in b.rooms.values() if r.core.status == "playing"]
+    assert not [r for r in a.rooms.values() if r.core.status == "playing"]
+    x, o = (ada, bob) if room.core.seats[0].name == "ada" else (bob, ada)
+    await x.click_and_wait('[data-square="0"]')
+    await o.click_and_wait('[data-square="3"]')
+    await x.click_and_wait('[data-square="1"]')
+    await o.click_and_wait('[data-square="4"]')
+    await x.click_and_wait('[data-square="2"]')
+    await x.page.wait_for_selector("#result")
+    assert "(you) wins" in await x.page.locator("#result").inner_text()
+    for person in (ada, bob):
+        assert person.errors == [], person.errors

@@ -174,3 +174,65 @@ async def test_the_lobby_lists_tournaments_a_page_at_a_time(server: Server, brow
     assert [await line.get_attribute("data-tournament") for line in await lines.all()] == made
     assert await page.locator("#tournaments-more").is_hidden()
     assert errors == [], errors
+
+
+async def test_a_person_on_another_node_is_called_to_a_swiss_game(three: list[Server], browser: Any) -> None:
+    """Three nodes (PostgreSQL, Mosquitto). Ada's page is on a node that does not run the
+    tournaments; when the Swiss is paired, her node pushes her `tournament_game` with the running
+    node's URL: her page goes there (`moved`), she logs in again (a page of another address has
+    its own storage, and the password never travels), sits in the seat kept for her account and
+    plays the game to its end by clicking."""
+    holder = None
+    async with asyncio.timeout(15):
+        while holder is None:
+            holder = await three[0].tournament_director.lock.holder()  # type: ignore[union-attr]
+            await asyncio.sleep(0.2)
+    runner = next(s for s in three if s.cluster is not None and s.cluster.name == holder)
+    elsewhere = next(s for s in three if s is not runner)
+    await runner.store.create_user("ada", "a long password")
+    org = await Client.connect(runner.url, name="ada", password="a long password")
+    await org.tournament_create("far", "tictactoe", "swiss", {"initial": 60, "increment": 1}, rounds=1, starts_in=3600)
+    await org.close()
+    ada, ada_errors = await open_page(browser, elsewhere.http_url, "ada", "a long password")
+    await ada.goto(f"{elsewhere.http_url}#/tournament/far")
+    await ada.click("#join")
+    await ada.wait_for_selector("#entered")
+    _, token = await runner.store.create_bot("rando")
+    bot = asyncio.get_running_loop().create_task(
+        BotRunner(runner.url, "random", name="rando", token=token, tournaments=["far"]).run(reconnect=False)
+    )
+    try:
+        guest = await Client.connect(runner.url, name="cy")
+        async with asyncio.timeout(30):
+            while (await guest.tournament_list())[0]["entrants"] < 2:
+                await asyncio.sleep(0.1)
+        await guest.close()
+        runner.tournament_director.now = lambda: time.time() + 3700  # what was due within the hour starts now
+        runner.tournament_director.wake()
+        # Called through her own node, her page goes to the running node's, where she logs in again.
+        await ada.wait_for_url(f"{runner.http_url}r/*", timeout=STEP)
+        await ada.wait_for_selector("#password")
+        await ada.fill("#password", "a long password")
+        await ada.click("#enter")
+        await ada.wait_for_selector("#board")
+        assert await ada.locator("li.me").count() == 1
+        while True:
+            await ada.wait_for_selector(".cell.playable, #result")
+            if await ada.locator("#result").count():
+                break
+            before = await ada.locator("#board").get_attribute("data-seq")
+            await ada.locator(".cell.playable >> nth=0").click()
+            await ada.wait_for_function(
+                "s => document.querySelector('#board')?.dataset.seq !== s || !!document.querySelector('#result')",
+                arg=before,
+            )
+        store = runner.tournament_director.store
+        async with asyncio.timeout(30):
+            while (await store.require("far")).status != "finished":
+                await asyncio.sleep(0.2)
+        tables = await store.tables((await store.require("far")).id)
+        assert len(tables) == 1 and tables[0].result is not None and tables[0].result.get("reason") == "normal"
+        assert not [e for e in ada_errors if "moved" not in e], ada_errors
+    finally:
+        bot.cancel()
+        await asyncio.gather(bot, return_exceptions=True)

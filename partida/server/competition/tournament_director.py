@@ -170,6 +170,8 @@ class TournamentDirector:
                 self._due.add(tournament)
         if self._waiting:
             connected = self.connections.account_ids()
+            away = sorted({a for accounts in self._waiting.values() for a in accounts} - connected)
+            connected |= await self.presence.connected_among(away)  # connected to another node
             for tournament, accounts in list(self._waiting.items()):
                 if accounts & connected:
                     del self._waiting[tournament]
@@ -238,6 +240,8 @@ class TournamentDirector:
             if self.now() < ends:
                 busy = {a for t in tables if not t.decided for a in t.accounts}
                 connected = self.connections.account_ids()
+                # Entrants connected to other nodes are free too: a bot is summoned, a person called.
+                connected |= await self.presence.connected_among([a for a in active if a not in connected])
                 free = [a for a in active if a not in busy and a in connected]
                 pairs = next_tables(info.format, info.seats, active, tables, free=free, round=info.round + 1)
                 if pairs:
@@ -356,6 +360,10 @@ class TournamentDirector:
                     summoned = None
                 sessions = [summoned] if summoned is not None else []
             if not sessions:
+                # A person connected to another node is called there: the seat is kept for them.
+                called = {"tournament": info.name, "round": round, "table": table, "room": room.code}
+                with contextlib.suppress(Exception):  # not called: `tournament_pairings` finds the table
+                    await self.presence.call(names[seat], "tournament_game", {**called, "seat": seat, "players": names})
                 continue
             session = sessions[0]
             assert session.identity is not None
@@ -411,14 +419,20 @@ class TournamentDirector:
         await self._announce(info, "tournament_over", standings=rows)
 
     async def _announce(self, info: TournamentInfo, kind: str, entrants: bool = True, **fields: Any) -> None:
-        """Tell the entrants connected here (unless `entrants` is False), and publish it for
-        everyone else."""
+        """Tell the entrants connected here and, through their nodes, those connected only to
+        other nodes (unless `entrants` is False), and publish it for everyone else."""
         message = server_message(kind, tournament=info.name, **fields)
         if entrants:
+            away = []
             for entrant in await self.store.entrants(info.id):
                 if not entrant.withdrawn:
-                    for session in self.connections.of_account_id(entrant.account_id):
+                    sessions = self.connections.of_account_id(entrant.account_id)
+                    for session in sessions:
                         session.send(message)
+                    if not sessions:
+                        away.append(entrant.account_id)
+            with contextlib.suppress(Exception):  # not told elsewhere: the standings say it all the same
+                await self.presence.tell(away, message)
         await self.publisher.publish(f"tournaments/{info.name}/{kind.removeprefix('tournament_')}", message)
 
 

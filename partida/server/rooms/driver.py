@@ -259,6 +259,24 @@ class Room:
         )
         return seat
 
+    def reserve(self, seat: int, name: str, kind: str, account_id: int | None) -> str:
+        """Hold a seat, before the start, for a player connected to another node (a seek paired
+        there): it sits with no connection, and the token returned (drawn here, as every seat's)
+        takes it, with `join`, on this node. Returns that token."""
+        self.core.check_seat_number(seat)
+        token = new_seat_token()
+        self.core.sit(seat, Seat(name, kind, account_id, None, None, token))
+        return token
+
+    def away_from_the_start(self, seat: int) -> None:
+        """A reserved seat still empty once the game has started is away, as a player whose
+        connection dropped: its clock runs, and a game without one is abandoned after the grace
+        period, so a player who never comes cannot hold the game."""
+        held = self.core.seats[seat]
+        if self.core.status == "playing" and held is not None and held.session is None and self.core.result is None:
+            self.core.endings.leave(seat, self._now())
+            self._arm()
+
     def party_for(self, bot: Session) -> str:
         """Who this room's game is for, as the bot `bot` is told it (server/parties.py): the
         holders of the other seats and the room's creator."""

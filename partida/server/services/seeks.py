@@ -11,6 +11,8 @@ since it changed.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -18,7 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from partida.competition.ratings import PersonRating
-from partida.competition.seeks import Party, Seek, accepts, seek_problem
+from partida.competition.seeks import Party, Seek, accepts, compatible, seek_problem
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.room.clocks import ClockSpec
@@ -26,18 +28,23 @@ from partida.room.terms import RoomTerms
 from partida.server.limits import Limiter
 from partida.server.pages import check_reading
 from partida.server.rooms.table import Rooms
-from partida.server.seek_board import OpenSeek, SeekBoard, check_page_request
+from partida.server.seek_board import MAX_SEEKS, OpenSeek, SeekBoard, check_page_request
 from partida.server.seek_board import reply as seeks_reply
+from partida.server.seek_exchange import SeekExchange, owner_from_key, owner_key, row_parts, seek_of
 from partida.server.services.bots import BotDirectory
 from partida.server.services.rooms import RoomService
 from partida.server.session import Session
 
 if TYPE_CHECKING:
+    from partida.server.account_presence import AccountPresence
     from partida.server.shell import Handler
+    from partida.storage.shared_seeks import SeekRow
 
 # An account's rating (1500 for a newcomer) in a game and a clock's class, for rating ranges (None
 # without a class): `store.person_ratings.rating_of`.
 RatingOf = Callable[[int, str, ClockSpec | None], Awaitable[PersonRating | None]]
+
+log = logging.getLogger(__name__)
 
 BYTES_PER_TOKEN = 4096  # a listing sent costs the asker a request per this many bytes
 
@@ -55,8 +62,14 @@ class SeekService:
         bots: BotDirectory,
         rating_of: RatingOf,
         limiter: Limiter,
+        shared: SeekExchange | None = None,
+        presence: AccountPresence | None = None,
     ) -> None:
         self.board = board
+        # A node of several: every node's seeks, paired in the database (None: a single server,
+        # whose seeks live in this node's memory alone).
+        self.shared = shared
+        self.presence = presence  # brings a bot connected to another node to a seek's room
         self.limiter = limiter
         self.terms = terms  # checks a seek's terms as it checks a new room's
         self.rooms = rooms
@@ -75,6 +88,8 @@ class SeekService:
         """A seek dies with its poster's connection."""
         self.board.drop_from(session)
         self.board.unwatch(session)
+        if self.shared is not None:
+            self.shared.poster_left(session)
 
     async def on_seek(self, session: Session, req: m.Seek) -> None:
         terms = self.terms.check_terms(session, req.game, req.options, req.seats, req.clock)
@@ -107,6 +122,9 @@ class SeekService:
             raise ProtocolError(code, f"seek: {problem}")
         exempt = session.limits is None or session.limits.exempt
         most = None if exempt else self.limiter.limits.seeks_per_address
+        if self.shared is not None:
+            await self._post_shared(session, req, seek, terms, most)
+            return
         self.board.check_room_for(party.owner, session.address, most)
         posted = OpenSeek(seek, session, terms)
         tried = False
@@ -136,10 +154,17 @@ class SeekService:
         seek = self.board.open.get(req.seek)
         if seek is None or seek.session is not session:
             raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"you have no open seek {req.seek}")
+        if self.shared is not None:
+            if not await self.shared.table.drop(self.shared.node, [req.seek]):  # being paired by another node
+                raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"you have no open seek {req.seek}")
+            self.shared.settled(seek)
         self.board.remove(req.seek)
         session.send(server_message("seek_cancelled", req.id, seek=req.seek))
 
     async def on_take(self, session: Session, req: m.SeekTake) -> None:
+        if self.shared is not None:
+            await self._take_shared(session, req)
+            return
         seek = self.board.open.get(req.seek)
         if seek is None:
             raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"there is no open seek {req.seek}")
@@ -276,6 +301,223 @@ class SeekService:
                     )
                 )
         return seated
+
+    # A node of several (`server/seek_exchange.py`): the database decides each pairing.
+
+    async def _post_shared(self, session: Session, req: m.Seek, seek: Seek, terms: RoomTerms, most: int | None) -> None:
+        """Write the seek first, then look for the oldest compatible open seek of any node and
+        take both in one claim: of two seeks posted at once on two nodes, the later look sees
+        the earlier row, and only one claim of the pair succeeds."""
+        shared = self.shared
+        assert shared is not None
+        key = owner_key(seek.party.owner, shared.node)
+        seek = replace(seek, party=replace(seek.party, owner=owner_from_key(key)))
+        terms_key, party_data, terms_data = row_parts(seek, session)
+        listing = {k: v for k, v in OpenSeek(seek, session, terms).data.items() if k != "id"}
+        written = await shared.table.post(
+            shared.node, key, session.address, terms_key, party_data, terms_data, listing, MAX_SEEKS, most
+        )
+        if not written.id:
+            if written.owner_count >= MAX_SEEKS:
+                raise ProtocolError(
+                    ErrorCode.TOO_MANY_SEEKS,
+                    f"you have {written.owner_count} open seeks, the most at once: cancel one first",
+                )
+            raise ProtocolError(
+                ErrorCode.TOO_MANY_SEEKS,
+                f"{written.address_count} seeks posted from your address are open, the most at once: "
+                "wait for some to be paired",
+            )
+        seek = replace(seek, id=written.id)
+        posted = OpenSeek(seek, session, terms)
+        shared.local[seek.id] = posted
+        if session.closed:  # gone while the row was written
+            shared.poster_left(session)
+            return
+        passed: set[int] = set()  # candidates whose pairing failed for want of their poster
+        while True:
+            match = None
+            for row in await shared.table.candidates(terms_key, seek.id):
+                if row.id in passed or not compatible(seek, seek_of(row)):
+                    continue
+                if row.node == shared.node and row.id not in shared.local:
+                    continue  # its poster has just left: its row is on its way out
+                found = await shared.table.claim(shared.node, [seek.id, row.id])
+                if seek.id not in found:  # another node paired this seek meanwhile: it says so
+                    session.send(server_message("seek_posted", req.id, seek=posted.data, paired=False))
+                    return
+                if row.id in found:
+                    match = row
+                    break
+            if match is None:
+                shared.listed(posted)
+                session.send(server_message("seek_posted", req.id, seek=posted.data, paired=False))
+                return
+            try:
+                await self._pair_shared(match, posted, None)
+            except _PosterLeft:
+                passed.add(match.id)
+                if posted.left:
+                    return
+                continue
+            except ProtocolError as exc:
+                log.info("seek %d: could not pair with seek %d: %s", seek.id, match.id, exc.message)
+                passed.add(match.id)
+                continue
+            except BaseException:  # the poster is answered an error: the seek is not left behind
+                shared.local.pop(seek.id, None)
+                with contextlib.suppress(Exception):
+                    await shared.table.drop(shared.node, [seek.id])
+                raise
+            break
+        session.send(server_message("seek_posted", req.id, seek=posted.data, paired=True))
+
+    async def _take_shared(self, session: Session, req: m.SeekTake) -> None:
+        shared = self.shared
+        assert shared is not None
+        row = await shared.table.get(req.seek)
+        if row is None:
+            raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"there is no open seek {req.seek}")
+        other = seek_of(row)
+        terms = self._terms_of(other)
+        waiting = shared.local.get(row.id) if row.node == shared.node else None
+        if row.node == shared.node and waiting is None:
+            raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"there is no open seek {req.seek}")
+        self._bot_plays(session, terms, waiting.session if waiting is not None else None)
+        party = await self._party(session, terms)
+        party = replace(party, owner=owner_from_key(owner_key(party.owner, shared.node)))
+        if not accepts(other, party):
+            raise ProtocolError(ErrorCode.SEEK_REFUSED, f"seek {req.seek} {_why_refused(other, party)}")
+        if req.seek not in await shared.table.claim(shared.node, [req.seek]):  # taken, or paired, meanwhile
+            raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"there is no open seek {req.seek}")
+        try:
+            seats = await self._pair_shared(row, None, session)
+        except _PosterLeft:
+            raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"seek {req.seek} is gone: its poster left") from None
+        room, seat, token = seats[session]
+        session.send(
+            server_message("seek_taken", req.id, seek=req.seek, room=room["code"], summary=room, seat=seat, token=token)
+        )
+
+    def _terms_of(self, seek: Seek) -> RoomTerms:
+        """The room terms of another node's seek, as its node checked them."""
+        try:
+            game = self.terms.registry.get(seek.game)
+        except Exception:
+            raise ProtocolError(ErrorCode.UNKNOWN_GAME, f"this node does not have the game {seek.game}") from None
+        clock = seek.clock if isinstance(seek.clock, ClockSpec) else None
+        return RoomTerms(game, dict(seek.options), seek.seats, clock=clock, abandon_after=self.rooms.abandon_after)
+
+    async def _pair_shared(
+        self, row: SeekRow, posted: OpenSeek | None, taker: Session | None
+    ) -> dict[Session, tuple[dict[str, Any], int, str | None]]:
+        """Pair the claimed seek `row` with this node's new seek `posted` (or with `taker`). Its
+        poster here: as on one node. Elsewhere: a bot is summoned, a person has a seat reserved
+        and is told through its node. The claimed rows go once the room has both; a failure
+        hands them back (`_PosterLeft` drops the row of the poster who left)."""
+        shared = self.shared
+        assert shared is not None
+        ours = [posted.seek.id] if posted is not None else []
+        try:
+            if row.node == shared.node:
+                waiting = shared.local.get(row.id)
+                if waiting is None:
+                    raise _PosterLeft
+                self.board.take(row.id)  # unlisted (if it was listed yet)
+                try:
+                    seated = await self._pair(waiting, posted, taker=taker)
+                except BaseException:
+                    self.board.add(waiting)
+                    raise
+                shared.settled(waiting)
+            else:
+                seated = await self._pair_elsewhere(row, posted, taker)
+                shared.claimed(row.id)
+        except _PosterLeft:
+            left = [s.seek.id for s in (posted, shared.local.get(row.id)) if s is not None and s.left]
+            await shared.table.drop(shared.node, left, claimed_too=True)
+            await shared.table.unclaim(shared.node, [i for i in [*ours, row.id] if i not in left])
+            raise
+        except BaseException:
+            await shared.table.unclaim(shared.node, [*ours, row.id])
+            raise
+        if posted is not None:
+            shared.settled(posted)
+        await shared.table.drop(shared.node, [*ours, row.id], claimed_too=True)
+        return seated
+
+    async def _pair_elsewhere(
+        self, row: SeekRow, posted: OpenSeek | None, taker: Session | None
+    ) -> dict[Session, tuple[dict[str, Any], int, str | None]]:
+        shared = self.shared
+        assert shared is not None
+        other = seek_of(row)
+        name, kind = str(row.party.get("name")), str(row.party.get("kind"))
+        terms = posted.terms if posted is not None else self._terms_of(other)
+        notice = {"seek": row.id, "node": shared.node}
+        if kind == "bot":
+            bot = await self.presence.summon(name, other.game) if self.presence is not None else None
+            if bot is None:
+                raise ProtocolError(ErrorCode.NO_SUCH_SEEK, f"seek {row.id} is gone: its bot left")
+            seated = await self._pair(OpenSeek(other, bot, terms), posted, taker=taker)
+            await shared.table.paired(row.id, shared.node, {"summoned": True})
+            await shared.publisher.publish(f"nodes/{row.node}/seek_paired", notice)
+            return seated
+        here = posted.session if posted is not None else taker
+        assert here is not None and here.identity is not None
+        is_bot = here.identity.kind == "bot"
+        if is_bot and self.bots.games_of(here) >= self.bots.limiter.limits.games_per_bot:
+            most = self.bots.limiter.limits.games_per_bot
+            raise ProtocolError(ErrorCode.RATE_LIMITED, f"{here.name} is playing {most} games, its most")
+        clock = terms.clock or (self.bots.game_clock() if is_bot else None)
+        room = await self.rooms.open(
+            replace(terms, public=False, auto_start=True, clock=clock, rated=other.rated), None
+        )
+        mine = secrets.randbelow(2)
+        theirs = 1 - mine
+        tokens: dict[int, str | None] = {}
+
+        async def seat_both() -> None:
+            if posted is not None and posted.left:
+                await room.close_unstarted()
+                raise _PosterLeft
+            account = row.party.get("account_id")
+            tokens[theirs] = room.reserve(theirs, name, kind, account if isinstance(account, int) else None)
+            if is_bot:
+                await room.seat_bot(here, mine)
+                tokens[mine] = None
+            else:
+                await room.join(here, mine, None)
+                tokens[mine] = room.core.token_for(mine)
+            room.away_from_the_start(theirs)
+
+        await room.call(seat_both)
+        summary = room.summary()
+        where = {
+            "room": room.code,
+            "summary": summary,
+            "seat": theirs,
+            "token": tokens[theirs],
+            "opponent": here.name,
+            "url": shared.public_url,
+        }
+        await shared.table.paired(row.id, shared.node, where)
+        await shared.publisher.publish(f"nodes/{row.node}/seek_paired", notice)
+        if posted is not None:
+            self.board.settle(posted)
+            if not is_bot:
+                here.send(
+                    server_message(
+                        "seek_paired",
+                        seek=posted.seek.id,
+                        room=room.code,
+                        summary=summary,
+                        seat=mine,
+                        token=tokens[mine],
+                        opponent=name,
+                    )
+                )
+        return {here: (summary, mine, tokens[mine])}
 
 
 def _rating_range(raw: list[float] | None) -> tuple[float, float] | None:

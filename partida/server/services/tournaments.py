@@ -163,6 +163,10 @@ class TournamentService:
             self.limiter.charge(session.limits, limit / 10)  # a page built costs the asker what it costs
         page = await self.pages.page(req.status, req.cursor, limit, session.encoding)
         session.send_frame(tournaments_reply(req.id, page, session.encoding))
+        if req.watch:
+            self.pages.watch(session)
+        elif req.watch is False:
+            self.pages.unwatch(session)
 
     async def on_join(self, session: Session, req: m.TournamentJoin) -> None:
         me = self._account(session)

@@ -7,7 +7,7 @@ Frozen: a migration describes the schema as it was then, so it uses plain SQLAlc
 never imports partida.storage.models.
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0017
 Create Date: 2026-11-29 06:00:00
 """
 
@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0018"
-down_revision: str | None = "0016"
+down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
