@@ -115,7 +115,7 @@ PAGE_BYTES = sum(len(_file(name)[0]) for name in FILES.values())
 def cost(response: Response) -> float:
     """What answering with `response` costs, in page loads: half a file's share of the page
     (it is a request), and half its body's share of the page's bytes. Loading the whole page
-    costs 1, a reload answered with 304s half of that, and the biggest script a sixth, so the
+    costs 1, a reload answered with 304s half of that, and the biggest script about a seventh, so the
     limit counts people loading the page rather than the files it is split into."""
     return (1 / PAGE_FILES + len(response.body) / PAGE_BYTES) / 2
 

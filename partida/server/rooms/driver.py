@@ -194,13 +194,27 @@ class Room:
             return self._attach(held, session)
         if self.rated and identity.account_id is not None:
             self._one_seat_per_account(identity.account_id)
+        # read before the seat is chosen: nothing may await between a seat taken and its
+        # announcement (a connection that ended meanwhile would leave a seat that never starts)
+        rating = await self._rating_of(identity.account_id)
         seat = core.free_seat(seat, identity.account_id)
         fresh = new_seat_token()
-        core.sit(seat, Seat(identity.name, identity.kind, identity.account_id, identity.agent, session, fresh))
+        core.sit(seat, Seat(identity.name, identity.kind, identity.account_id, identity.agent, session, fresh, rating))
         session.rooms.add(self)
-        await self.read_ratings()
         await self.after_seating(announce)
         return seat
+
+    async def _rating_of(self, account_id: int | None) -> str | None:
+        """The rating shown beside one account's name here (`read_ratings` for one seat)."""
+        core = self.core
+        if account_id is None or core.clock_spec is None:
+            return None
+        try:
+            shown = await self.ports.store.person_ratings.shown_ratings([account_id], core.game.name, core.clock_spec)
+        except Exception:
+            log.warning("room %s: a seat's rating could not be read", self.code, exc_info=True)
+            return None
+        return shown.get(account_id)
 
     async def read_ratings(self) -> None:
         """Each account seat's rating in this room's game and clock class, shown beside its name
