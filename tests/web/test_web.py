@@ -923,7 +923,7 @@ async def test_two_people_on_two_nodes_pair_through_seeks(three: list[Server], b
     ada = await Person.open(browser, a.http_url, "ada")
     ada.page.on("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
     bob = await Person.open(browser, b.http_url, "bob")
-    per_move = '{"per_move":30}'
+    per_move = "move:30"
     for person in (ada, bob):
         await person.page.wait_for_selector("#seeks-card")
         await person.page.select_option("#seek-game", "tictactoe")
