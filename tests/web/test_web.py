@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,6 @@ import pytest
 from partida.client import Client
 from partida.room.seed import seed_hash
 from partida.server.app import Server
-from tests.fixtures.programs import CHROMIUM_ARGS, ensure_chromium
 from tests.helpers import local_states, play_to_the_end, rated_results
 
 playwright_api = pytest.importorskip("playwright.async_api")
@@ -31,17 +29,6 @@ MOVED_ON = """seq => {
 }"""
 STEP = 15_000  # ms: the longest any single step (a click and the server's answer) may take
 BLITZ_CHOICE = "3+2"  # the new-room form's 3 minutes + 2 s a move
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    executable = ensure_chromium()
-    async with playwright_api.async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 class Person:

@@ -14,7 +14,6 @@ import pytest
 
 from partida.client import Client
 from partida.server.app import Server, ServerConfig
-from tests.fixtures.programs import CHROMIUM_ARGS, ensure_chromium
 from tests.helpers import random_decider
 
 playwright_api = pytest.importorskip("playwright.async_api")
@@ -25,16 +24,6 @@ BLITZ = {"initial": 180, "increment": 2}
 # Names a browser must show as text: markup that would run or draw if it were parsed as HTML.
 XSS_NAMES = ["<img src=x onerror=alert(1)>", "<script>alert(1)</script>", '"><svg onload=alert(1)>']
 PARSED = "() => document.querySelectorAll('img[src=\"x\"], svg[onload], script:not([src])').length"
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    async with playwright_api.async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=ensure_chromium(), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ their chat; and the room works on a 390x844 phone."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -15,7 +14,6 @@ import pytest
 from partida.client import Client
 from partida.room.chat import clean
 from partida.server.app import Server
-from tests.fixtures.programs import CHROMIUM_ARGS, ensure_chromium
 from tests.helpers import XSS_PAYLOADS
 
 playwright_api = pytest.importorskip("playwright.async_api")
@@ -25,16 +23,6 @@ PHONE = {"width": 390, "height": 844}
 MOVED_ON = "seq => document.querySelector('#board').dataset.seq !== seq || document.querySelector('#result')"
 INJECTED = """() => window.__xss === undefined
   && !document.querySelector('#chat script, #chat img, #chat svg, #chat a[href]')"""
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    async with playwright_api.async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=ensure_chromium(), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 class Person:

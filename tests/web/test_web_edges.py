@@ -12,7 +12,6 @@ import json
 import random
 import re
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,23 +21,12 @@ from partida.bots.runner import BotRunner
 from partida.client import Client
 from partida.games.registry import default_registry
 from partida.server.app import Server
-from tests.fixtures.programs import CHROMIUM_ARGS, ensure_chromium
 
 playwright_api = pytest.importorskip("playwright.async_api")
 
 STEP = 15_000  # ms: the longest any single step (a click and the server's answer) may take
 CASES = json.loads((Path(__file__).parent.parent / "data" / "clock_notation.json").read_text())["cases"]
 PHONE = {"width": 390, "height": 844}
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    async with playwright_api.async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=ensure_chromium(), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 async def open_page(

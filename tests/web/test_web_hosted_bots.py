@@ -13,22 +13,11 @@ import pytest
 from partida.server.app import Server, ServerConfig
 from partida.server.services.hosted_bots import HostingSettings
 from partida.storage.hosted import HostedStore
-from tests.fixtures.programs import CHROMIUM_ARGS, ensure_chromium
 from tests.hostile_archives import honest_zip, symlink_to_root
 
 playwright_api = pytest.importorskip("playwright.async_api")
 
 STEP = 15_000  # ms: the longest any single step (a click and the server's answer) may take
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    async with playwright_api.async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=ensure_chromium(), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 @pytest.fixture

@@ -6,13 +6,11 @@ provisional players, marked, after the established ones, instead of leaving them
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from partida.server.app import Server
-from tests.fixtures.programs import CHROMIUM_ARGS, ensure_chromium
 from tests.helpers import rated_results
 
 playwright_api = pytest.importorskip("playwright.async_api")
@@ -20,16 +18,6 @@ playwright_api = pytest.importorskip("playwright.async_api")
 STEP = 15_000  # ms: the longest any single step (a click and the server's answer) may take
 BLITZ = {"initial": 180, "increment": 2}
 BLITZ_CHOICE = "3+2"  # the new-room form's 3 min + 2 s
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    async with playwright_api.async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=ensure_chromium(), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 async def open_page(browser: Any, url: str, name: str, password: str) -> tuple[Any, list[str]]:

@@ -4,29 +4,16 @@ both move lists and in the replay, and the replay's Download of the game's recor
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from partida.server.app import Server
-from tests.fixtures.programs import CHROMIUM_ARGS, ensure_chromium
 
 playwright_api = pytest.importorskip("playwright.async_api")
 
 STEP = 15_000  # ms: the longest any single step (a click and the server's answer) may take
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    executable = ensure_chromium()
-    async with playwright_api.async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 async def open_page(browser: Any, url: str, name: str) -> tuple[Any, list[str]]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,21 +14,10 @@ import pytest
 from partida.bots.runner import BotRunner
 from partida.client import Client
 from partida.server.app import Server
-from tests.fixtures.programs import CHROMIUM_ARGS, ensure_chromium
 
 playwright_api = pytest.importorskip("playwright.async_api")
 
 STEP = 15_000  # ms: the longest any single step (a click and the server's answer) may take
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    async with playwright_api.async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=ensure_chromium(), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            await browser.close()
 
 
 async def open_page(browser: Any, url: str, name: str, password: str = "") -> tuple[Any, list[str]]:

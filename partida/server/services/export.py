@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from partida.games.registry import Registry, UnknownGame
+from partida.games.registry import Registry
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.room import export
-from partida.server import history
 from partida.server.limits import Limiter
 from partida.server.rooms.driver import Room
-from partida.server.services.history import replay_record
+from partida.server.services.history import replay_record, visible_game
 from partida.server.session import Session
 from partida.storage.store import Store
 
@@ -41,14 +40,7 @@ class ExportService:
     async def on_export(self, session: Session, req: m.Export) -> None:
         if req.format not in export.FORMATS:
             raise ProtocolError(ErrorCode.BAD_FIELD, f"export: format is one of {', '.join(export.FORMATS)}")
-        stored = await self.store.load_game(req.game_id)
-        account_id = session.identity.account_id if session.identity else None
-        if stored is None or not history.may_see(stored, account_id):
-            raise ProtocolError(ErrorCode.NO_SUCH_GAME, f"there is no game {req.game_id} you may see")
-        try:
-            game = self.registry.get(stored.game)
-        except UnknownGame as exc:
-            raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
+        stored, game = await visible_game(self.store, self.registry, session, req.game_id)
         if session.limits is not None:
             self.limiter.charge(session.limits, len(stored.actions) * COST_PER_ENTRY)
         live = self.live_game(stored.id)

@@ -43,14 +43,7 @@ class HistoryService:
         session.send(server_message("stored_games", req.id, games=[history.listing(g) for g in games]))
 
     async def on_game(self, session: Session, req: m.GameRecord) -> None:
-        stored = await self.store.load_game(req.game_id)
-        account_id = session.identity.account_id if session.identity else None
-        if stored is None or not history.may_see(stored, account_id):
-            raise ProtocolError(ErrorCode.NO_SUCH_GAME, f"there is no game {req.game_id} you may see")
-        try:
-            game = self.registry.get(stored.game)
-        except UnknownGame as exc:
-            raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
+        stored, game = await visible_game(self.store, self.registry, session, req.game_id)
         live = self.live_game(stored.id)
         data = await replay_record(self.store, stored, game, live and live.core, steps=req.steps)
         session.send(server_message("stored_game", req.id, game=data))
@@ -66,3 +59,16 @@ async def replay_record(
     channels = chat_rules.replay_channels(stored.status in ("finished", "aborted"))
     data["chat"] = [line.to_data() for line in await store.chat.history(("game", stored.id), channels)]
     return data
+
+
+async def visible_game(store: Store, registry: Registry, session: Session, game_id: int) -> tuple[StoredGame, Game]:
+    """A stored game the asker may see, and its rules; `no_such_game` for one they may not (as
+    for one that is not stored: whether it exists is not theirs to learn)."""
+    stored = await store.load_game(game_id)
+    account_id = session.identity.account_id if session.identity else None
+    if stored is None or not history.may_see(stored, account_id):
+        raise ProtocolError(ErrorCode.NO_SUCH_GAME, f"there is no game {game_id} you may see")
+    try:
+        return stored, registry.get(stored.game)
+    except UnknownGame as exc:
+        raise ProtocolError(ErrorCode.UNKNOWN_GAME, str(exc)) from None
