@@ -286,6 +286,7 @@ class Server:
         self.chat = ChatService(self.store.chat, self.rooms, self.limiter, self.config.chat_sweep)
         rooms.entered.append(self.chat.entered)
         self.rooms.on_finished(self.chat.game_over)
+        self.rooms.on_opened(self.chat.opened)
         self.hosted_bots = HostedBotService(HostedStore(db), self.registry, self.config.hosting, self.limiter.limits)
         services = [
             Greeting(

@@ -68,6 +68,26 @@ async def two_players_and_a_spectator(connect: Any, game: str = "tictactoe") -> 
     return alice, bob, sam, code
 
 
+async def test_a_room_opened_here_is_joined_and_watched_without_reading_chat_from_the_database(chatty) -> None:
+    """Every line of a game opened on this server is said through it: its players' joins (one
+    a game, on the move path's doorstep) cost no read of the chat table. A room resumed from
+    storage reads its lines back (the restart test below)."""
+    srv, connect = chatty
+    reads: list[Any] = []
+    history = srv.store.chat.history
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        reads.append(args)
+        return await history(*args, **kwargs)
+
+    srv.store.chat.history = counted  # type: ignore[method-assign]
+    alice, bob, sam, code = await two_players_and_a_spectator(connect)
+    await alice.chat("hello", room=code)
+    assert [m["text"] for m in await bob.chat_history(room=code)] == ["hello"]
+    assert [m["text"] for m in await sam.chat_history(room=code)] == ["hello"]
+    assert reads == []
+
+
 async def test_players_talk_and_the_spectator_reads_them(chatty) -> None:
     _, connect = chatty
     alice, bob, sam, code = await two_players_and_a_spectator(connect)

@@ -61,6 +61,7 @@ class Rooms(Mapping[str, Room]):
         self.limits = limits
         self.abandon_after = abandon_after
         self.ports: RoomPorts = None  # type: ignore[assignment]  # set by `attach`, once the store is open
+        self._opened: list[Callable[[Room], None]] = []
         self._started: list[Callable[[Room], None]] = []
         self._finished: list[Callable[[Room], None]] = []
         # Rooms counted per creator's address, for the limits on waiting and public rooms.
@@ -105,7 +106,11 @@ class Rooms(Mapping[str, Room]):
         """A count per address of the rooms added to it that are still here and `counts` holds."""
         return RoomsByAddress(self, counts)
 
-    # Subscriptions: told of every game that starts or ends in a room of this table.
+    # Subscriptions: told of every room opened afresh here (not resumed: a new game, with
+    # nothing stored of it yet), and of every game that starts or ends in a room of this table.
+
+    def on_opened(self, subscriber: Callable[[Room], None]) -> None:
+        self._opened.append(subscriber)
 
     def on_started(self, subscriber: Callable[[Room], None]) -> None:
         self._started.append(subscriber)
@@ -142,6 +147,8 @@ class Rooms(Mapping[str, Room]):
             if terms.public:
                 self.public_by_address.add(owner.address, room)
         room.open()
+        for subscriber in self._opened:
+            subscriber(room)
         self.lobby.changed(room)
         return room
 

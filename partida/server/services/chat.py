@@ -98,8 +98,7 @@ class ChatService:
         if session.limits is not None:
             account = None if identity.account_id is None else f"account:{identity.account_id}"
             self.limiter.may_chat(f"connection:{session.id}", account, f"address:{session.address}")
-        # the place's history in memory before the line joins it (a room not started has all its lines here)
-        await self._lines_of(place, room is not None and room.core.status == "waiting")
+        await self._lines_of(place)  # the place's history in memory before the line joins it
         line = await self.chat.add(place, channel, identity.account_id, identity.name, identity.kind, seat, text)
         self._keep(place, line)
         if room is not None:
@@ -156,23 +155,29 @@ class ChatService:
     async def _room_lines(self, room: Room, session: Session) -> list[dict[str, Any]]:
         over = room.core.status in ("finished", "aborted")
         channels = rules.channels_read(bool(_seats_of(room, session)), over)
-        kept = await self._lines_of(("game", room.core.game_id), room.core.status == "waiting")
+        kept = await self._lines_of(("game", room.core.game_id))
         return _lines_data(kept[c] for c in channels if c in kept)
 
-    async def _lines_of(self, place: Place, new: bool = False) -> dict[str, deque[ChatLine]]:
-        """The newest lines of `place` by channel, read once from the database when not kept
-        (`new`: a room that has not started, opened by this server, whose lines are all kept)."""
+    def opened(self, room: Room) -> None:
+        """A room opened afresh on this server: every line its game will have is said through
+        here, so its history starts kept, empty, and no join of it reads the database."""
+        self._remember(("game", room.core.game_id), {})
+
+    async def _lines_of(self, place: Place) -> dict[str, deque[ChatLine]]:
+        """The newest lines of `place` by channel, read once from the database when not kept."""
         kept = self._kept.get(place)
         if kept is not None:
             self._kept.move_to_end(place)
             return kept
         kept = {}
-        if not new:
-            channels = rules.ROOM_CHANNELS if place[0] == "game" else (rules.TOURNAMENT,)
-            for line in await self.chat.history(place, channels):
-                kept.setdefault(line.channel, deque(maxlen=HISTORY)).append(line)
+        channels = rules.ROOM_CHANNELS if place[0] == "game" else (rules.TOURNAMENT,)
+        for line in await self.chat.history(place, channels):
+            kept.setdefault(line.channel, deque(maxlen=HISTORY)).append(line)
         if place in self._kept:  # another request read it meanwhile: its lines since are there
             return self._kept[place]
+        return self._remember(place, kept)
+
+    def _remember(self, place: Place, kept: dict[str, deque[ChatLine]]) -> dict[str, deque[ChatLine]]:
         self._kept[place] = kept
         while len(self._kept) > PLACES_KEPT:
             self._kept.popitem(last=False)
