@@ -86,6 +86,7 @@ class ErrorCode(StrEnum):
     NOTHING_TO_TAKE_BACK = "nothing_to_take_back"  # the asker has no move standing
     NO_TAKEBACK_OFFER = "no_takeback_offer"  # accepting or declining an offer that does not exist or lapsed
     TAKEBACK_WAIT = "takeback_wait"  # asking again, before a move is made, after a decline
+    TOO_MANY_TAKEBACKS = "too_many_takebacks"  # a game holds at most 20 (room/takebacks.py)
     # chat
     CHAT_EMPTY = "chat_empty"  # nothing left of a line once control characters and white space are out
     CHAT_TOO_LONG = "chat_too_long"  # a line past the cap (partida/room/chat.py)

@@ -546,6 +546,10 @@ class RoomCore(Generic[H]):
                 "takebacks are for casual games between two people, of a game without chance or hidden "
                 "cards (Othello, tic-tac-toe); never rated, tournament or ladder games, nor against a bot",
             )
+        if takebacks.taken(self.actions) >= takebacks.MAX_PER_GAME:
+            raise ProtocolError(
+                ErrorCode.TOO_MANY_TAKEBACKS, f"this game has had its {takebacks.MAX_PER_GAME} takebacks"
+            )
         count = takebacks.undo_count(takebacks.line(self.actions), seat)
         if count == 0:
             raise ProtocolError(ErrorCode.NOTHING_TO_TAKE_BACK, "you have no move to take back")

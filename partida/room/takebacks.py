@@ -21,6 +21,9 @@ from typing import Any
 from partida.games.base import Action, IllegalAction
 
 TAKEBACK_SEAT = -1
+# Takebacks one game may hold: each makes a replay re-run the moves before it, so a game of
+# unbounded takebacks (one person in both seats) would cost a replay the square of its log.
+MAX_PER_GAME = 20
 
 
 def entry(by: int, count: int) -> tuple[int, dict[str, int]]:
@@ -111,3 +114,8 @@ def public_last(log: Sequence[tuple[int, Action]]) -> dict[str, Any]:
         "takeback": count,
         "undone": undone_seqs(log),
     }
+
+
+def taken(log: Sequence[tuple[int, Action]]) -> int:
+    """How many takebacks the log holds."""
+    return sum(1 for seat, _ in log if seat == TAKEBACK_SEAT)

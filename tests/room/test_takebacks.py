@@ -91,6 +91,22 @@ def test_before_the_reply_only_the_askers_move_goes() -> None:
     assert takebacks.line(core.actions) == [] and core.state.view(None)["board"] == START
 
 
+def test_a_game_holds_at_most_its_takebacks() -> None:
+    """One person in both seats could take back for ever, and every takeback makes a replay
+    re-run the moves before it: a game holds MAX_PER_GAME, and the replay of one that has them
+    all still verifies."""
+    core = started()
+    for _ in range(takebacks.MAX_PER_GAME):
+        play(core, "f5")
+        core.offer_takeback(0)
+        take_back(core, core.accept_takeback(1))
+    play(core, "f5")
+    with refused(ErrorCode.TOO_MANY_TAKEBACKS):
+        core.offer_takeback(0)
+    assert takebacks.taken(core.actions) == takebacks.MAX_PER_GAME
+    assert takebacks.line(core.actions) == [(0, "f5")]
+
+
 def test_an_offer_lapses_when_a_move_is_made_and_a_decline_waits_for_one() -> None:
     core = started()
     play(core, "f5")
