@@ -93,9 +93,21 @@ def name_keys(name: str) -> tuple[str, str]:
     before that (`ALİCE` is `alice`), the second after (`AIice`, with a capital i, is `Alice`): a
     capital I is both a case of `i` and the look of `l`. Digests, so that a key has one length
     whatever the name expands to."""
-    folded = _skeleton(unicodedata.normalize("NFKD", name.casefold()))
-    shaped = _skeleton(unicodedata.normalize("NFKD", _skeleton(unicodedata.normalize("NFKD", name)).casefold()))
-    return hashlib.sha256(folded.encode()).hexdigest(), hashlib.sha256(shaped.encode()).hexdigest()
+    return hashlib.sha256(_folded(name).encode()).hexdigest(), hashlib.sha256(_shaped(name).encode()).hexdigest()
+
+
+def passes_for_prefix(name: str, prefix: str) -> bool:
+    """Whether `name` begins with something that passes for `prefix` (by `name_keys`' two
+    skeletons): `ｐool-mcts`, with a full-width p, or with a Cyrillic о, passes for `pool-`."""
+    return any(form(name).startswith(form(prefix)) for form in (_folded, _shaped))
+
+
+def _folded(name: str) -> str:
+    return _skeleton(unicodedata.normalize("NFKD", name.casefold()))
+
+
+def _shaped(name: str) -> str:
+    return _skeleton(unicodedata.normalize("NFKD", _skeleton(unicodedata.normalize("NFKD", name)).casefold()))
 
 
 def _skeleton(text: str) -> str:

@@ -75,6 +75,8 @@ async def test_a_person_signs_up_and_is_logged_in_at_once(serve: Callable[..., A
         ("\u0430da", "name_taken"),  # a Cyrillic a
         ("ａｄａ", "name_taken"),  # full-width
         ("pool-x", "name_taken"),  # the built-in bots' prefix
+        ("p\u043e\u043el-x", "name_taken"),  # the prefix in Cyrillic o's
+        ("\uff50ool-x", "name_taken"),  # with a full-width p
         ("\x1b[31mred", "bad_field"),  # a terminal escape
         ("abc\u202edcba", "bad_field"),  # a bidi override
         ("a\u200bb", "bad_field"),  # a zero-width space

@@ -15,7 +15,8 @@ from partida.server.app import Server
 async def test_a_guest_cannot_take_an_account_name_in_any_case(server: Server, connect) -> None:
     await server.store.create_user("Alice", "correct horse battery")
     await server.store.create_bot("mybot")
-    for name in ("Alice", "alice", "MYBOT", "pool-alphabeta", "Pool-Random"):
+    # the pool's prefix also in look-alike letters (full-width p, Cyrillic o): the server's own
+    for name in ("Alice", "alice", "MYBOT", "pool-alphabeta", "Pool-Random", "\uff50ool-mcts", "p\u043e\u043el-x"):
         with pytest.raises(ServerError) as refused:
             await connect(name=name)
         assert refused.value.code == "name_reserved", name

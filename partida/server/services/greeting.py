@@ -16,7 +16,7 @@ from partida.server.logins import Logins
 from partida.server.services.bots import RESERVED_PREFIX
 from partida.server.session import Identity, Session
 from partida.server.sign_ups import SignUps
-from partida.storage.accounts import check_name, check_password_rule
+from partida.storage.accounts import check_name, check_password_rule, passes_for_prefix
 from partida.storage.invites import InviteStore
 from partida.storage.models import Account
 from partida.storage.store import NameTaken, Store
@@ -113,8 +113,9 @@ class Greeting:
             problem = check_name(name, GUEST_NAME_LENGTH, "a name")
             if problem is not None:
                 raise ProtocolError(ErrorCode.BAD_FIELD, f"hello: {problem}")
-            if name.lower().startswith(RESERVED_PREFIX) or (taken := await self.store.reserved_name(name)):
-                owner = name if name.lower().startswith(RESERVED_PREFIX) else taken
+            server_own = passes_for_prefix(name, RESERVED_PREFIX)
+            if server_own or (taken := await self.store.reserved_name(name)):
+                owner = name if server_own else taken
                 raise ProtocolError(
                     ErrorCode.NAME_RESERVED,
                     f"the name {owner!r} belongs to an account: log in to it, or pick another name",
@@ -160,7 +161,7 @@ class Greeting:
         problem = check_password_rule(password)
         if problem is not None:
             raise ProtocolError(ErrorCode.BAD_PASSWORD, f"hello: {problem}")
-        if name.lower().startswith(RESERVED_PREFIX):
+        if passes_for_prefix(name, RESERVED_PREFIX):
             raise ProtocolError(ErrorCode.NAME_TAKEN, f"names starting with {RESERVED_PREFIX!r} are the server's own")
         taken = await self.store.reserved_name(name)
         if taken is not None:
