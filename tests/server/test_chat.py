@@ -296,6 +296,16 @@ async def test_the_operator_removes_a_line_and_silences_an_account(chatty) -> No
         pytest.fail("the end of the silence never reached the server")
 
 
+async def test_a_removed_spectators_line_is_told_to_spectators_only_while_the_game_runs(chatty) -> None:
+    server, connect = chatty
+    alice, bob, sam, code = await two_players_and_a_spectator(connect)
+    line = await sam.chat("b2 wins it", room=code)
+    await server.store.chat.remove(line["id"])
+    assert (await next_of(sam, code, "chat_removed"))["id"] == line["id"]
+    for player in (alice, bob):  # not a word of the spectators' channel, not even its removals
+        assert await no_more_chat(player, code) == []
+
+
 async def test_a_tournaments_chat_reaches_its_watchers(chatty) -> None:
     server, connect = chatty
     await server.store.create_user("carol", "long enough password")

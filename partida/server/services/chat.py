@@ -266,7 +266,9 @@ class ChatService:
                 room = self.rooms.by_game_id(ident)
                 if room is not None:
                     removed = server_message("chat_removed", room=room.code, id=line.id)
-                    send_all(room.audience(), removed)
+                    # only to those who may read its channel: a player mid-game learns nothing of
+                    # the spectators' channel, not even that a line of it was removed
+                    send_all(self._room_readers(room, line.channel), removed)
             else:
                 watchers = self._watchers.get(ident)
                 if watchers:
