@@ -185,7 +185,8 @@ async def test_a_new_password_needs_the_old_one_and_ends_the_sessions_given_befo
     await server.store.create_user("ada", PASSWORD)
     async with raw(server) as other_computer:
         old_resume = (await hello(other_computer, name="ada", password=PASSWORD))["resume"]
-    async with raw(server) as conn:
+    async with raw(server) as left_open, raw(server) as conn:
+        await hello(left_open, name="ada", password=PASSWORD)
         await hello(conn, name="ada", password=PASSWORD)
         wrong = await conn.request("change_password", old="not it at all", new="the new password")
         assert wrong["code"] == "auth_failed"
@@ -194,6 +195,9 @@ async def test_a_new_password_needs_the_old_one_and_ends_the_sessions_given_befo
         assert (await conn.request("change_password", old=PASSWORD, new=7))["code"] == "bad_field"
         changed = await conn.request("change_password", old=PASSWORD, new="the new password")
         assert changed["type"] == "password_changed" and changed["resume"]
+        with pytest.raises(ConnectionClosed):  # the other computer's connection ends with its sessions
+            await left_open.next()
+        assert (await conn.request("ping"))["type"] == "pong"  # the asker's own goes on
     async with raw(server) as conn:
         assert (await hello(conn, name="ada", resume=old_resume))["code"] == "auth_failed"
     async with raw(server) as conn:
@@ -212,11 +216,14 @@ async def test_a_guest_and_a_bot_have_no_password_to_change(server: Server) -> N
 
 async def test_logging_out_ends_the_connection_and_every_session_token(server: Server) -> None:
     await server.store.create_user("ada", PASSWORD)
-    async with raw(server) as conn:
+    async with raw(server) as left_open, raw(server) as conn:  # a tab left open on another computer
+        await hello(left_open, name="ada", password=PASSWORD)
         resume = (await hello(conn, name="ada", password=PASSWORD))["resume"]
         assert (await conn.request("log_out"))["type"] == "logged_out"
         with pytest.raises(ConnectionClosed):
             await conn.next()
+        with pytest.raises(ConnectionClosed):  # logged out too, not only at its next reload
+            await left_open.next()
     async with raw(server) as conn:
         assert (await hello(conn, name="ada", resume=resume))["code"] == "auth_failed"
     async with raw(server) as conn:  # the password still lets her in, with a new token
