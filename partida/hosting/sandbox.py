@@ -94,6 +94,9 @@ def bwrap_argv(bundle_dir: Path, argv: list[str], limits: Limits, bwrap: str | N
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--size", str(limits.tmp_mib << 20), "--perms", "1777", "--tmpfs", "/tmp"]
     args += ["--ro-bind", str(Path(bundle_dir).resolve()), BOT_DIR, "--chdir", BOT_DIR]
+    # bwrap's own root and /dev are tmpfs the program could fill past `tmp_mib` (and, without
+    # a memory cgroup, past every limit): read-only, so /tmp is the one place it writes
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--clearenv", "--setenv", "PATH", PATH, "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
     args += ["--setenv", "LANG", "C.UTF-8", "--setenv", "PYTHONDONTWRITEBYTECODE", "1"]
     args += ["--setenv", "PYTHONUNBUFFERED", "1"]

@@ -184,6 +184,12 @@ def test_filling_tmp_stops_at_its_size_and_the_program_plays_on(bundle, seats) -
     assert seen["error"] and seen["written"] <= 16 << 20
 
 
+def test_nothing_outside_tmp_is_writable(bundle, seats) -> None:
+    seat = seats(bundle(), "python3 hostile.py fill_root")
+    assert seat.move() is not None
+    assert "written" not in seat.report()["wrote"].values()
+
+
 @pytest.mark.parametrize("mode", ["flood_line", "flood_stderr"])
 def test_printing_100_mib_is_output_too_large_and_never_read_whole(bundle, seats, mode) -> None:
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -101,6 +101,19 @@ def fill_tmp():
     report(written=written, error=error)
 
 
+def fill_root():
+    """Write where /tmp's cap does not reach: the sandbox's own root and /dev."""
+    wrote = {}
+    for path in ("/fill", "/dev/fill", "/dev/shm/fill", "/bot/fill", "/etc/fill", "/usr/fill"):
+        try:
+            with open(path, "wb") as f:
+                f.write(b"\0" * MIB)
+            wrote[path] = "written"
+        except OSError as exc:
+            wrote[path] = type(exc).__name__
+    report(wrote=wrote)
+
+
 def flood_one_line():
     chunk = "x" * MIB
     for _ in range(100):
@@ -144,6 +157,7 @@ ATTACKS = {
     "alloc_8g": allocate_at_once,
     "alloc_touch": allocate_and_touch,
     "fill_tmp": fill_tmp,
+    "fill_root": fill_root,
     "flood_line": flood_one_line,
     "flood_stderr": flood_stderr,
     "sleep": lambda: time.sleep(10**6),
