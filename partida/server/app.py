@@ -297,7 +297,7 @@ class Server:
                 sign_ups=SignUps(self.config.limits, self.config.sign_up),
                 invites=InviteStore(db),
             ),
-            AccountService(self.store, self.logins),
+            AccountService(self.store, self.logins, self.connections),
             InvitationService(self.rooms),
             self.bots,
             self.lobby_service,
