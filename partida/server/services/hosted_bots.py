@@ -9,7 +9,9 @@ frame cap every connection has: no connection, logged in or not, may send a larg
 upload's bytes are charged to its connection's rate limits like any other frame's.
 
 An open upload holds its bytes in memory until its last chunk, so uploads are bounded: one per
-connection, a few at once on the server, each dropped when its connection ends or it stalls.
+person (a new `bot_submit` replaces that person's unfinished upload, on whichever connection),
+a few at once on the server, each dropped when its connection ends, and for another's when it
+stalls or passes `bot_upload_seconds` from its `bot_submit`: nobody holds every slot.
 Whoever runs the bots (the hosting supervisor of `partida serve --host-bots`) is told of every
 change by the callbacks given to `on_change`.
 """
@@ -66,6 +68,7 @@ class _Upload:
     sha256: str
     data: bytearray = field(default_factory=bytearray)
     touched: float = field(default_factory=time.monotonic)
+    opened: float = field(default_factory=time.monotonic)
 
 
 class HostedBotService:
@@ -139,7 +142,8 @@ class HostedBotService:
             raise ProtocolError(
                 ErrorCode.RATE_LIMITED, "too many submissions; wait a while", details=retry(bucket.wait())
             )
-        self._uploads.pop(session, None)  # a new submission replaces this connection's unfinished one
+        for other in [s for s, u in self._uploads.items() if s is session or u.owner_id == owner_id]:
+            del self._uploads[other]  # one upload per person: a new one replaces the unfinished one, on any connection
         self._make_room()
         bucket.take()
         upload = _Upload(
@@ -152,6 +156,12 @@ class HostedBotService:
         upload = self._uploads.get(session)
         if upload is None or upload.id != req.upload:
             raise ProtocolError(ErrorCode.NO_SUCH_UPLOAD, "no such upload is open on this connection; bot_submit first")
+        if time.monotonic() - upload.opened > self.limits.bot_upload_seconds:
+            del self._uploads[session]
+            raise ProtocolError(
+                ErrorCode.NO_SUCH_UPLOAD,
+                f"the upload took more than {self.limits.bot_upload_seconds:g} seconds; bot_submit again",
+            )
         if req.offset != len(upload.data):
             raise ProtocolError(
                 ErrorCode.BAD_UPLOAD,
@@ -272,11 +282,15 @@ class HostedBotService:
 
     def _make_room(self) -> None:
         """Uploads hold their bytes until their last chunk: at most `bot_uploads_at_once`, the
-        longest stalled one dropped for a new one."""
+        longest stalled one (or one open past `bot_upload_seconds`) dropped for a new one."""
         if len(self._uploads) < self.limits.bot_uploads_at_once:
             return
         now = time.monotonic()
-        stalled = [(u.touched, s) for s, u in self._uploads.items() if now - u.touched > STALLED]
+        stalled = [
+            (u.touched, s)
+            for s, u in self._uploads.items()
+            if now - u.touched > STALLED or now - u.opened > self.limits.bot_upload_seconds
+        ]
         if not stalled:
             raise ProtocolError(
                 ErrorCode.RATE_LIMITED, "the server takes a few uploads at once; try again shortly", details=retry(5.0)
