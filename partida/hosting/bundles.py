@@ -169,6 +169,7 @@ def _extract(data: bytes, into: Path, caps: Caps) -> tuple[int, int]:
 
 def _entries(data: bytes, caps: Caps) -> Iterator[_Entry]:
     if zipfile.is_zipfile(io.BytesIO(data)):
+        _zip_count(data, caps)  # before zipfile reads the whole central directory into memory
         yield from _zip_entries(data)
         return
     limit = caps.unpacked + (caps.files + 2) * HEADER_ROOM + (1 << 20)
@@ -269,6 +270,37 @@ def _inflate(data: bytes) -> Iterator[bytes]:
             elif stuck:
                 return  # truncated: tar finds the end missing
         rest = inflater.unused_data
+
+
+def _zip_count(data: bytes, caps: Caps) -> None:
+    """Refuse a zip whose end record, or its central directory walked record by record (zipfile
+    reads every record, whatever the count says), holds more than `caps.files` entries: zipfile
+    would build an object for each before the first is counted. Damage is left to zipfile."""
+    end = len(data) - 22 if data[-22:-18] == b"PK\x05\x06" else data.rfind(b"PK\x05\x06", -(22 + 0xFFFF))
+    if end < 0 or end + 22 > len(data):
+        return
+    count, size = (
+        int.from_bytes(data[end + 10 : end + 12], "little"),
+        int.from_bytes(data[end + 12 : end + 16], "little"),
+    )
+    record = end
+    locator = end - 20
+    if locator >= 0 and data[locator : locator + 4] == b"PK\x06\x07":  # zip64: the counts are in its own end record
+        record = int.from_bytes(data[locator + 8 : locator + 16], "little")
+        if data[record : record + 4] == b"PK\x06\x06":
+            count = int.from_bytes(data[record + 32 : record + 40], "little")
+            size = int.from_bytes(data[record + 40 : record + 48], "little")
+        else:
+            record = end
+    if count > caps.files:
+        raise BundleRefused("upload_too_many_files", f"the zip declares {count} entries (at most {caps.files})")
+    position, seen = max(record - size, 0), 0
+    while position < record and data[position : position + 4] == b"PK\x01\x02":
+        seen += 1
+        if seen > caps.files:
+            raise BundleRefused("upload_too_many_files", f"the zip holds more than {caps.files} entries")
+        lengths = data[position + 28 : position + 34]
+        position += 46 + sum(int.from_bytes(lengths[i : i + 2], "little") for i in (0, 2, 4))
 
 
 def _zip_entries(data: bytes) -> Iterator[_Entry]:

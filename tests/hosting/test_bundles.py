@@ -172,3 +172,37 @@ def test_an_archive_inflating_past_the_cap_is_refused_while_inflating(tmp_path: 
     with pytest.raises(BundleRefused) as refused:
         unpack(gzip.compress(buffer.getvalue()), tmp_path, Caps(unpacked=0, files=1000))
     assert refused.value.code == "upload_unpacked_too_large"
+
+
+def zip_of(count: int, declared: int | None = None) -> bytes:
+    """A zip of `count` small files whose end record says `declared` entries."""
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for i in range(count):
+            archive.writestr(f"f{i}.txt", "x")
+    data = bytearray(buffer.getvalue())
+    if declared is not None:
+        end = data.rfind(b"PK\x05\x06")
+        data[end + 8 : end + 12] = declared.to_bytes(2, "little") * 2
+    return bytes(data)
+
+
+def test_a_zip_declaring_more_entries_than_the_cap_is_refused_before_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The end record's count is read first: zipfile never parses the central directory."""
+    import zipfile
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the central directory was read")
+
+    unpack(zip_of(3), tmp_path / "honest", Caps(files=10))
+    uploads = (zip_of(3, declared=60_000), zip_of(30, declared=1))  # the count, or the records themselves
+    monkeypatch.setattr(zipfile.ZipFile, "__init__", never)
+    for data in uploads:
+        with pytest.raises(BundleRefused) as refused:
+            unpack(data, tmp_path / "bundles", Caps(files=10))
+        assert refused.value.code == "upload_too_many_files"
+    assert list((tmp_path / "bundles").iterdir()) == []
