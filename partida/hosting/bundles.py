@@ -395,6 +395,11 @@ def _seal(directory: Path) -> None:
     os.chmod(directory, 0o555)
 
 
+def remove(directory: Path) -> None:
+    """Delete a stored bundle (read-only as `_seal` left it)."""
+    _remove(directory)
+
+
 def _remove(directory: Path) -> None:
     if not directory.exists():
         return

@@ -17,7 +17,7 @@ from partida.client import Client, ServerError
 from partida.server.app import Server, ServerConfig
 from partida.server.limits import Limits
 from partida.server.services.hosted_bots import CHUNK, HostingSettings
-from tests.hostile_archives import HOSTILE, honest_tar, honest_zip
+from tests.hostile_archives import HOSTILE, file_entry, honest_tar, honest_zip, tar_of
 
 pytestmark = pytest.mark.slow  # password hashing for each person
 
@@ -220,3 +220,47 @@ async def test_an_upload_past_its_deadline_is_dropped_and_gives_up_its_slot(few_
             )
         finally:
             await cy.close()
+
+
+@pytest.fixture
+async def two_kept(db_url: str, tmp_path: Path) -> AsyncIterator[Server]:
+    server = Server(ServerConfig(port=0, db_url=db_url, hosting=HostingSettings(tmp_path / "bundles", versions_kept=2)))
+    await server.start()
+    await server.store.create_user("ada", "ada lovelace")
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def test_a_bots_old_versions_and_their_bundles_are_pruned(two_kept: Server) -> None:
+    """With two versions kept, the third submission deletes the first and its bundle, but not a
+    bundle another bot's version still names."""
+    uploads = [tar_of(file_entry("bot.py", f"print({i})\n".encode())) for i in range(4)]
+    directory = two_kept.config.hosting.directory  # type: ignore[union-attr]
+    async with person(two_kept, "ada") as ada:
+        await ada.bot_submit("other", ["tictactoe"], "python3 bot.py", uploads[0])
+        for data in uploads:
+            reply = await ada.bot_submit("adabot", ["tictactoe"], "python3 bot.py", data)
+        assert reply["version"] == 4
+        assert [v["version"] for v in reply["bot"]["versions"]] == [3, 4]
+        [other, bot] = sorted(await ada.bot_list(), key=lambda b: b["name"] != "other")
+        assert [v["version"] for v in bot["versions"]] == [3, 4] and len(other["versions"]) == 1
+        assert await refused(ada.bot_activate("adabot", 1)) == "no_such_version"
+    kept = {hashlib.sha256(uploads[i]).hexdigest() for i in (0, 2, 3)}  # the first is other's
+    assert {p.name for p in directory.iterdir()} == kept
+
+
+async def test_a_submission_is_refused_when_the_disk_is_short(db_url: str, tmp_path: Path) -> None:
+    hosting = HostingSettings(tmp_path / "bundles", min_free=1 << 62)
+    server = Server(ServerConfig(port=0, db_url=db_url, hosting=hosting))
+    await server.start()
+    try:
+        await server.store.create_user("ada", "ada lovelace")
+        async with person(server, "ada") as ada:
+            assert (
+                await refused(ada.bot_submit("adabot", ["tictactoe"], "python3 bot.py", honest_tar())) == "hosting_full"
+            )
+            assert await ada.bot_list() == []
+    finally:
+        await server.stop()
