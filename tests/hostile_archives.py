@@ -9,6 +9,7 @@ import io
 import stat
 import tarfile
 import zipfile
+import zlib
 
 PACKED_AT = (2026, 11, 29, 0, 0, 0)  # a zip entry's time: fixed, so packing twice gives the same bytes
 
@@ -133,3 +134,19 @@ HOSTILE = {
     "zip_symlink": (zip_with_symlink, "upload_link"),
     "not_an_archive": (lambda: b"just some bytes, not an archive" * 10, "bad_upload"),
 }
+
+
+def extended_header_bomb(size: int, kind: bytes = tarfile.GNUTYPE_LONGNAME) -> bytes:
+    """One gzipped tar header of type `kind` (a GNU long name or long link, or a pax header)
+    declaring `size` bytes of zeros: tar reads such a header's bytes whole into memory, so a small
+    upload would cost `size` bytes of memory were it read."""
+    header = tarfile.TarInfo("././@LongLink")
+    header.type = kind
+    header.size = size
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    out = [packer.compress(header.tobuf(format=tarfile.GNU_FORMAT)[:512])]
+    zeros = bytes(1 << 20)
+    for _ in range(size >> 20):
+        out.append(packer.compress(zeros))
+    out.append(packer.compress(bytes(1024)))
+    return b"".join(out) + packer.flush()

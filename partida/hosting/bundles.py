@@ -8,14 +8,21 @@ refused by what its headers declare, before its bytes are written, and the bytes
 written are counted too (a zip can declare less than it holds). Files are created with
 `O_EXCL | O_NOFOLLOW` in a fresh directory, so nothing the archive names can write outside it.
 
+Memory is bounded as well as disk: a compressed tar is inflated as a stream that is refused once
+it passes the unpacked cap (plus room for headers), and tar reads it one header at a time, with
+an extended header (pax, GNU long name or long link), which tar holds whole in memory, refused
+above `MAX_EXTENDED_HEADER` before its bytes are read; GNU sparse members are refused outright.
+
 A bundle is stored under its digest (the sha256 of the upload, packed): the same upload twice
 is one directory, and a stored bundle is never written again.
 """
 
 from __future__ import annotations
 
+import bz2
 import hashlib
 import io
+import lzma
 import os
 import posixpath
 import secrets
@@ -34,6 +41,11 @@ MAX_UNPACKED = 64 << 20  # bytes of every file together once unpacked
 MAX_FILES = 2000  # entries (files and directories)
 MAX_PATH = 255  # characters of one entry's path
 COPY_CHUNK = 1 << 16
+MAX_EXTENDED_HEADER = 64 << 10  # bytes of one pax header or GNU long name / long link
+HEADER_ROOM = 4 << 10  # bytes of tar headers and padding allowed per entry beyond the files' own bytes
+_EXTENDED = frozenset(
+    {tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK}
+)
 LEFT_OUT = frozenset({".git", ".hg", ".svn", "__pycache__"})  # directories `pack` leaves out
 
 
@@ -129,7 +141,7 @@ def unpack(data: bytes, root: Path, caps: Caps = Caps()) -> Bundle:
 def _extract(data: bytes, into: Path, caps: Caps) -> tuple[int, int]:
     total = count = 0
     made_dirs: set[str] = set()
-    for entry in _entries(data):
+    for entry in _entries(data, caps):
         count += 1
         if count > caps.files:
             raise BundleRefused("upload_too_many_files", f"the archive holds more than {caps.files} entries")
@@ -155,13 +167,15 @@ def _extract(data: bytes, into: Path, caps: Caps) -> tuple[int, int]:
     return total, count
 
 
-def _entries(data: bytes) -> Iterator[_Entry]:
+def _entries(data: bytes, caps: Caps) -> Iterator[_Entry]:
     if zipfile.is_zipfile(io.BytesIO(data)):
+        _zip_count(data, caps)  # before zipfile reads the whole central directory into memory
         yield from _zip_entries(data)
         return
-    try:
-        tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
-    except (tarfile.TarError, EOFError, OSError) as exc:
+    limit = caps.unpacked + (caps.files + 2) * HEADER_ROOM + (1 << 20)
+    try:  # a stream, read forwards once: no header is read before the entries before it are done
+        tar = tarfile.open(fileobj=_Inflated(data, limit), mode="r|", tarinfo=_GuardedInfo)
+    except (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
         raise BundleRefused("bad_upload", f"not a tar or zip archive ({exc})") from None
     with tar:
         try:
@@ -181,8 +195,112 @@ def _entries(data: bytes) -> Iterator[_Entry]:
                     bool(member.mode & 0o111),
                     lambda m=member: tar.extractfile(m),
                 )
-        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        except (tarfile.TarError, EOFError, OSError, zlib.error, lzma.LZMAError) as exc:
             raise BundleRefused("bad_upload", f"a damaged archive ({exc})") from None
+
+
+class _GuardedInfo(tarfile.TarInfo):
+    """tar's header, refused before tar reads an oversized extended header's bytes into memory."""
+
+    @classmethod
+    def frombuf(cls, buf, encoding, errors):  # type: ignore[no-untyped-def]
+        info = super().frombuf(buf, encoding, errors)
+        if info.type in _EXTENDED and info.size > MAX_EXTENDED_HEADER:
+            raise BundleRefused(
+                "bad_upload", f"an extended tar header of {info.size} bytes (at most {MAX_EXTENDED_HEADER})"
+            )
+        if info.type == tarfile.GNUTYPE_SPARSE:
+            raise BundleRefused("upload_special_file", f"{info.name[:80]!r} is a sparse file")
+        return info
+
+
+class _Inflated(io.RawIOBase):
+    """The upload's tar bytes, inflated (gzip, bzip2 or xz, or as they are) as they are read, and
+    refused with `upload_unpacked_too_large` once more than `limit` bytes come out."""
+
+    def __init__(self, data: bytes, limit: int) -> None:
+        self._chunks = _inflate(data)
+        self._buffer = bytearray()
+        self._out = 0
+        self._limit = limit
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        size = COPY_CHUNK if size is None or size < 0 else size
+        while len(self._buffer) < size:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                break
+            self._out += len(chunk)
+            if self._out > self._limit:
+                raise BundleRefused("upload_unpacked_too_large", "the archive inflates past the unpacked cap")
+            self._buffer += chunk
+        out = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return out
+
+
+def _inflate(data: bytes) -> Iterator[bytes]:
+    if data.startswith(b"\x1f\x8b"):
+        magic, factory = b"\x1f\x8b", lambda: zlib.decompressobj(16 + zlib.MAX_WBITS)
+    elif data.startswith(b"BZh"):
+        magic, factory = b"BZh", bz2.BZ2Decompressor
+    elif data.startswith(b"\xfd7zXZ\x00"):
+        magic, factory = b"\xfd7zXZ\x00", lzma.LZMADecompressor
+    else:
+        yield data
+        return
+    rest = data
+    while rest.startswith(magic):  # one stream after another, as gzip and bzip2 allow
+        inflater = factory()
+        pending = rest
+        while not inflater.eof:
+            if magic == b"\x1f\x8b":  # zlib keeps what it did not read in unconsumed_tail
+                chunk = inflater.decompress(pending, COPY_CHUNK)
+                pending = inflater.unconsumed_tail
+                stuck = not chunk and not pending
+            else:
+                stuck = inflater.needs_input and not pending
+                chunk = inflater.decompress(pending, COPY_CHUNK)
+                pending = b""
+            if chunk:
+                yield chunk
+            elif stuck:
+                return  # truncated: tar finds the end missing
+        rest = inflater.unused_data
+
+
+def _zip_count(data: bytes, caps: Caps) -> None:
+    """Refuse a zip whose end record, or its central directory walked record by record (zipfile
+    reads every record, whatever the count says), holds more than `caps.files` entries: zipfile
+    would build an object for each before the first is counted. Damage is left to zipfile."""
+    end = len(data) - 22 if data[-22:-18] == b"PK\x05\x06" else data.rfind(b"PK\x05\x06", -(22 + 0xFFFF))
+    if end < 0 or end + 22 > len(data):
+        return
+    count, size = (
+        int.from_bytes(data[end + 10 : end + 12], "little"),
+        int.from_bytes(data[end + 12 : end + 16], "little"),
+    )
+    record = end
+    locator = end - 20
+    if locator >= 0 and data[locator : locator + 4] == b"PK\x06\x07":  # zip64: the counts are in its own end record
+        record = int.from_bytes(data[locator + 8 : locator + 16], "little")
+        if data[record : record + 4] == b"PK\x06\x06":
+            count = int.from_bytes(data[record + 32 : record + 40], "little")
+            size = int.from_bytes(data[record + 40 : record + 48], "little")
+        else:
+            record = end
+    if count > caps.files:
+        raise BundleRefused("upload_too_many_files", f"the zip declares {count} entries (at most {caps.files})")
+    position, seen = max(record - size, 0), 0
+    while position < record and data[position : position + 4] == b"PK\x01\x02":
+        seen += 1
+        if seen > caps.files:
+            raise BundleRefused("upload_too_many_files", f"the zip holds more than {caps.files} entries")
+        lengths = data[position + 28 : position + 34]
+        position += 46 + sum(int.from_bytes(lengths[i : i + 2], "little") for i in (0, 2, 4))
 
 
 def _zip_entries(data: bytes) -> Iterator[_Entry]:
@@ -275,6 +393,11 @@ def _seal(directory: Path) -> None:
         for name in dirs:
             os.chmod(os.path.join(root, name), 0o555)
     os.chmod(directory, 0o555)
+
+
+def remove(directory: Path) -> None:
+    """Delete a stored bundle (read-only as `_seal` left it)."""
+    _remove(directory)
 
 
 def _remove(directory: Path) -> None:

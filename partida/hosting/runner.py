@@ -233,14 +233,17 @@ class HostedRunner:
             await self.stop(bot)
 
     async def order(self, line: str) -> None:
+        data: Any = None
         try:
             data = json.loads(line)
             if data.get("op") == "play":
                 await self.play(Orders.from_data(data))
             elif data.get("op") == "stop":
                 await self.stop(str(data["bot"]))
-        except (ValueError, KeyError, TypeError) as exc:
-            log.error("a bad order from the server (%s): %s", exc, line[:200])
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            # never the line itself: a play order holds the bot's token in plain text
+            fields = {k: data.get(k) for k in ("op", "bot", "version")} if isinstance(data, dict) else None
+            log.error("a bad order from the server (%s: %s): %s", type(exc).__name__, exc, fields)
 
 
 async def main(args: argparse.Namespace) -> None:

@@ -97,6 +97,7 @@ class ErrorCode(StrEnum):
     USERS_ONLY = "users_only"  # submitting and managing hosted bots needs a person's account
     NO_SUCH_BOT = "no_such_bot"  # no hosted bot of yours has that name
     NO_SUCH_VERSION = "no_such_version"
+    HOSTING_FULL = "hosting_full"  # the server's disk is short of room for another bundle; try later
     NO_SUCH_UPLOAD = "no_such_upload"  # a chunk for an upload not open on this connection
     BAD_UPLOAD = "bad_upload"  # not a tar or zip, damaged, empty, a chunk out of order, a digest that differs
     UPLOAD_TOO_LARGE = "upload_too_large"  # past the packed cap (16 MiB)

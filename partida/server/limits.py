@@ -81,6 +81,7 @@ class Limits:
     address_chat_lines_per_second: float = 2.0  # chat lines of one address's guests together
     address_chat_burst: float = 20.0
     bot_uploads_at_once: int = 4  # hosted bots' uploads open at once on the server (each held in memory, <= 16 MiB)
+    bot_upload_seconds: float = 600.0  # an upload's whole life, from bot_submit to its last chunk
     bot_submissions_per_hour: float = 30.0  # hosted bots' submissions one person may start, per hour (and at once)
 
     @classmethod

@@ -2,7 +2,8 @@
 
 A hosted bot is a bot account with an owner (`Account.owner_id`, the person who submitted it)
 and a `HostedBot` row. Its versions are numbered per bot and never change; submitting stores a
-new one and makes it the active one, which also lifts a pause. The bundles themselves are files
+new one and makes it the active one, which also lifts a pause; versions older than the newest
+few (but the active one) are deleted (`prune_versions`). The bundles themselves are files
 on disk (`partida.hosting.bundles`), named by the digest each version keeps.
 """
 
@@ -214,6 +215,32 @@ class HostedStore:
         bot = await self.bot(account_id)
         assert bot is not None
         return bot, number
+
+    async def prune_versions(self, account_id: int, keep: int) -> list[str]:
+        """Delete the bot's versions but its active one and its newest `keep`; returns the digests
+        of those deleted that no version of any bot still names (their bundles may go)."""
+        async with self.db.write() as conn:
+            active = await conn.scalar(select(HostedBot.active_version).where(HostedBot.account_id == account_id))
+            rows = (
+                await conn.execute(
+                    select(HostedVersion.number, HostedVersion.sha256)
+                    .where(HostedVersion.account_id == account_id)
+                    .order_by(desc(HostedVersion.number))
+                )
+            ).all()
+            old = [(number, sha) for number, sha in rows[keep:] if number != active]
+            if not old:
+                return []
+            await conn.execute(
+                HostedVersion.__table__.delete().where(
+                    HostedVersion.account_id == account_id, HostedVersion.number.in_([n for n, _ in old])
+                )
+            )
+            digests = {sha for _, sha in old}
+            still = set(
+                (await conn.execute(select(HostedVersion.sha256).where(HostedVersion.sha256.in_(digests)))).scalars()
+            )
+        return sorted(digests - still)
 
     async def owned(self, owner_id: int, name: str) -> BotInfo:
         """The owner's hosted bot of that name; `NoSuchBot` or `NotOwner` otherwise."""

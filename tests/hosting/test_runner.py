@@ -5,14 +5,19 @@ not. The agent handed in is a stand-in for `HostedAgent` (its attributes the run
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
 import random
 import threading
 from typing import Any
 
+import pytest
+
 from partida.bots.base import Turn
 from partida.games.registry import default_registry
 from partida.hosting.limits import Limits
-from partida.hosting.runner import SeatProgram
+from partida.hosting.runner import Events, HostedRunner, SeatProgram
 from partida.hosting.verdicts import Failure, Verdict
 
 
@@ -100,3 +105,14 @@ def test_a_seat_waiting_for_a_slot_gets_it_when_another_game_ends() -> None:
     first.close()
     waiting.join(10)
     assert answered.is_set() and agent.asked == 1
+
+
+def test_a_bad_order_is_logged_without_the_bots_token(caplog: pytest.LogCaptureFixture) -> None:
+    runner = HostedRunner("ws://127.0.0.1:1/ws", Limits(), 1, Events())
+    token = "pt_secret-token-of-the-bot"
+    line = json.dumps({"op": "play", "bot": "b1", "token": token, "version": "x", "games": []})
+    with caplog.at_level(logging.ERROR, logger="partida.hosting.runner"):
+        asyncio.run(runner.order(line))
+        asyncio.run(runner.order(json.dumps(["play", token])))
+    assert "a bad order" in caplog.text and "b1" in caplog.text
+    assert token not in caplog.text

@@ -4,6 +4,7 @@ upload is refused with its own and stores nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import hashlib
@@ -14,8 +15,9 @@ import pytest
 
 from partida.client import Client, ServerError
 from partida.server.app import Server, ServerConfig
+from partida.server.limits import Limits
 from partida.server.services.hosted_bots import CHUNK, HostingSettings
-from tests.hostile_archives import HOSTILE, honest_tar, honest_zip
+from tests.hostile_archives import HOSTILE, file_entry, honest_tar, honest_zip, tar_of
 
 pytestmark = pytest.mark.slow  # password hashing for each person
 
@@ -145,3 +147,120 @@ async def test_a_server_without_hosting_refuses_submissions(server: Server) -> N
         assert await client.bot_list() == []
     finally:
         await client.close()
+
+
+async def open_upload(client: Client, name: str, data: bytes) -> str:
+    ready = await client.request(
+        "bot_submit",
+        name=name,
+        games=["tictactoe"],
+        run="python3 bot.py",
+        size=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+    )
+    return str(ready["upload"])
+
+
+def chunk_of(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+@pytest.fixture
+async def few_slots(db_url: str, tmp_path: Path) -> AsyncIterator[Server]:
+    limits = Limits(bot_uploads_at_once=2, bot_upload_seconds=1.0)
+    server = Server(ServerConfig(port=0, db_url=db_url, hosting=HostingSettings(tmp_path / "bundles"), limits=limits))
+    await server.start()
+    await server.store.create_user("ada", "ada lovelace")
+    await server.store.create_user("bo", "bo diddley")
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def test_a_person_holds_one_upload_however_many_connections(few_slots: Server) -> None:
+    """Ada's uploads on three connections take one of the two slots, not both: each new
+    `bot_submit` replaces her unfinished one, and Bo still gets a slot."""
+    data = honest_tar()
+    async with person(few_slots, "ada") as a1, person(few_slots, "ada") as a2, person(few_slots, "ada") as a3:
+        first = await open_upload(a1, "adabot", data)
+        second = await open_upload(a2, "adabot", data)
+        third = await open_upload(a3, "adabot", data)
+        assert await refused(a1.request("bot_upload", upload=first, offset=0, data=chunk_of(data))) == "no_such_upload"
+        assert await refused(a2.request("bot_upload", upload=second, offset=0, data=chunk_of(data))) == "no_such_upload"
+        async with person(few_slots, "bo") as bo:
+            assert (await bo.bot_submit("bobot", ["tictactoe"], "python3 bot.py", data))["version"] == 1
+        done = await a3.request("bot_upload", upload=third, offset=0, data=chunk_of(data))
+        assert done["type"] == "bot_submitted" and done["version"] == 1
+
+
+async def test_an_upload_past_its_deadline_is_dropped_and_gives_up_its_slot(few_slots: Server) -> None:
+    """An upload that is not stalled still ends `bot_upload_seconds` after its
+    `bot_submit`: its slot goes to another person, and its next chunk finds no upload."""
+    data = honest_tar()
+    await few_slots.store.create_user("cy", "cy twombly")
+    async with person(few_slots, "ada") as ada, person(few_slots, "bo") as bo:
+        cy = await Client.connect(few_slots.url, name="cy", password="cy twombly")
+        try:
+            slow = await open_upload(ada, "adabot", data)
+            await open_upload(bo, "bobot", data)  # both slots taken
+            assert await refused(open_upload(cy, "cybot", data)) == "rate_limited"
+            await ada.request("bot_upload", upload=slow, offset=0, data=chunk_of(data[:1]))
+            sent = 1
+            await asyncio.sleep(1.1)  # not stalled (120 s), but past its second
+            await open_upload(cy, "cybot", data)  # Ada's place
+            assert (
+                await refused(ada.request("bot_upload", upload=slow, offset=sent, data=chunk_of(data[sent:])))
+                == "no_such_upload"
+            )
+            late = await open_upload(ada, "adabot", data)  # replaces nothing; waits a second alone
+            await asyncio.sleep(1.1)
+            assert (
+                await refused(ada.request("bot_upload", upload=late, offset=0, data=chunk_of(data))) == "no_such_upload"
+            )
+        finally:
+            await cy.close()
+
+
+@pytest.fixture
+async def two_kept(db_url: str, tmp_path: Path) -> AsyncIterator[Server]:
+    server = Server(ServerConfig(port=0, db_url=db_url, hosting=HostingSettings(tmp_path / "bundles", versions_kept=2)))
+    await server.start()
+    await server.store.create_user("ada", "ada lovelace")
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+async def test_a_bots_old_versions_and_their_bundles_are_pruned(two_kept: Server) -> None:
+    """With two versions kept, the third submission deletes the first and its bundle, but not a
+    bundle another bot's version still names."""
+    uploads = [tar_of(file_entry("bot.py", f"print({i})\n".encode())) for i in range(4)]
+    directory = two_kept.config.hosting.directory  # type: ignore[union-attr]
+    async with person(two_kept, "ada") as ada:
+        await ada.bot_submit("other", ["tictactoe"], "python3 bot.py", uploads[0])
+        for data in uploads:
+            reply = await ada.bot_submit("adabot", ["tictactoe"], "python3 bot.py", data)
+        assert reply["version"] == 4
+        assert [v["version"] for v in reply["bot"]["versions"]] == [3, 4]
+        [other, bot] = sorted(await ada.bot_list(), key=lambda b: b["name"] != "other")
+        assert [v["version"] for v in bot["versions"]] == [3, 4] and len(other["versions"]) == 1
+        assert await refused(ada.bot_activate("adabot", 1)) == "no_such_version"
+    kept = {hashlib.sha256(uploads[i]).hexdigest() for i in (0, 2, 3)}  # the first is other's
+    assert {p.name for p in directory.iterdir()} == kept
+
+
+async def test_a_submission_is_refused_when_the_disk_is_short(db_url: str, tmp_path: Path) -> None:
+    hosting = HostingSettings(tmp_path / "bundles", min_free=1 << 62)
+    server = Server(ServerConfig(port=0, db_url=db_url, hosting=hosting))
+    await server.start()
+    try:
+        await server.store.create_user("ada", "ada lovelace")
+        async with person(server, "ada") as ada:
+            assert (
+                await refused(ada.bot_submit("adabot", ["tictactoe"], "python3 bot.py", honest_tar())) == "hosting_full"
+            )
+            assert await ada.bot_list() == []
+    finally:
+        await server.stop()

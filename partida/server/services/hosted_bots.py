@@ -9,7 +9,9 @@ frame cap every connection has: no connection, logged in or not, may send a larg
 upload's bytes are charged to its connection's rate limits like any other frame's.
 
 An open upload holds its bytes in memory until its last chunk, so uploads are bounded: one per
-connection, a few at once on the server, each dropped when its connection ends or it stalls.
+person (a new `bot_submit` replaces that person's unfinished upload, on whichever connection),
+a few at once on the server, each dropped when its connection ends, and for another's when it
+stalls or passes `bot_upload_seconds` from its `bot_submit`: nobody holds every slot.
 Whoever runs the bots (the hosting supervisor of `partida serve --host-bots`) is told of every
 change by the callbacks given to `on_change`.
 """
@@ -22,6 +24,7 @@ import binascii
 import hashlib
 import secrets
 import shlex
+import shutil
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from partida.games.registry import Registry
-from partida.hosting.bundles import BundleRefused, Caps, unpack
+from partida.hosting.bundles import BundleRefused, Caps, remove, unpack
 from partida.protocol import ErrorCode, ProtocolError, server_message
 from partida.protocol import messages as m
 from partida.server.limits import Limits, TokenBucket, retry
@@ -53,6 +56,8 @@ class HostingSettings:
 
     directory: Path
     caps: Caps = field(default_factory=Caps)
+    versions_kept: int = 5  # a bot's newest versions kept on disk, beside its active one
+    min_free: int = 1 << 30  # bytes free on the directory's filesystem below which submissions are refused
 
 
 @dataclass
@@ -66,6 +71,7 @@ class _Upload:
     sha256: str
     data: bytearray = field(default_factory=bytearray)
     touched: float = field(default_factory=time.monotonic)
+    opened: float = field(default_factory=time.monotonic)
 
 
 class HostedBotService:
@@ -79,6 +85,7 @@ class HostedBotService:
         self._uploads: dict[Session, _Upload] = {}
         self._submissions: dict[int, TokenBucket] = {}  # per owner account
         self._listeners: list[Callable[[int], None]] = []
+        self._storing = asyncio.Lock()  # a bundle is not pruned while an upload of the same digest is stored
 
     def handlers(self) -> Mapping[str, Handler]:
         return {
@@ -139,7 +146,9 @@ class HostedBotService:
             raise ProtocolError(
                 ErrorCode.RATE_LIMITED, "too many submissions; wait a while", details=retry(bucket.wait())
             )
-        self._uploads.pop(session, None)  # a new submission replaces this connection's unfinished one
+        for other in [s for s, u in self._uploads.items() if s is session or u.owner_id == owner_id]:
+            del self._uploads[other]  # one upload per person: a new one replaces the unfinished one, on any connection
+        self._check_space(settings)
         self._make_room()
         bucket.take()
         upload = _Upload(
@@ -152,6 +161,12 @@ class HostedBotService:
         upload = self._uploads.get(session)
         if upload is None or upload.id != req.upload:
             raise ProtocolError(ErrorCode.NO_SUCH_UPLOAD, "no such upload is open on this connection; bot_submit first")
+        if time.monotonic() - upload.opened > self.limits.bot_upload_seconds:
+            del self._uploads[session]
+            raise ProtocolError(
+                ErrorCode.NO_SUCH_UPLOAD,
+                f"the upload took more than {self.limits.bot_upload_seconds:g} seconds; bot_submit again",
+            )
         if req.offset != len(upload.data):
             raise ProtocolError(
                 ErrorCode.BAD_UPLOAD,
@@ -180,23 +195,28 @@ class HostedBotService:
         if hashlib.sha256(data).hexdigest() != upload.sha256:
             raise ProtocolError(ErrorCode.BAD_UPLOAD, "the upload's sha256 differs from the one announced")
         settings = self._hosting()
-        try:
-            bundle = await asyncio.to_thread(unpack, data, settings.directory, settings.caps)
-        except BundleRefused as refused:
-            raise ProtocolError(refused.code, refused.message) from None
-        try:
-            bot, number = await self.hosted.add_version(
-                upload.owner_id,
-                upload.name,
-                sha256=bundle.sha256,
-                run=upload.run,
-                games=upload.games,
-                packed_bytes=bundle.packed_bytes,
-                unpacked_bytes=bundle.unpacked_bytes,
-                files=bundle.files,
-            )
-        except NotOwner as exc:
-            raise ProtocolError(ErrorCode.NOT_OWNER, str(exc)) from None
+        async with self._storing:
+            try:
+                bundle = await asyncio.to_thread(unpack, data, settings.directory, settings.caps)
+            except BundleRefused as refused:
+                raise ProtocolError(refused.code, refused.message) from None
+            try:
+                bot, number = await self.hosted.add_version(
+                    upload.owner_id,
+                    upload.name,
+                    sha256=bundle.sha256,
+                    run=upload.run,
+                    games=upload.games,
+                    packed_bytes=bundle.packed_bytes,
+                    unpacked_bytes=bundle.unpacked_bytes,
+                    files=bundle.files,
+                )
+            except NotOwner as exc:
+                raise ProtocolError(ErrorCode.NOT_OWNER, str(exc)) from None
+            stale = await self.hosted.prune_versions(bot.account_id, settings.versions_kept)
+            for sha in stale:
+                await asyncio.to_thread(remove, settings.directory / sha)
+        bot = await self.hosted.bot(bot.account_id) or bot  # without the versions pruned
         self._changed(bot.account_id)
         session.send(server_message("bot_submitted", req.id, bot=bot.to_data(), version=number))
 
@@ -270,13 +290,27 @@ class HostedBotService:
         except NotOwner as exc:
             raise ProtocolError(ErrorCode.NOT_OWNER, str(exc)) from None
 
+    @staticmethod
+    def _check_space(settings: HostingSettings) -> None:
+        where = settings.directory
+        while not where.exists() and where != where.parent:
+            where = where.parent
+        if shutil.disk_usage(where).free < settings.min_free:
+            raise ProtocolError(
+                ErrorCode.HOSTING_FULL, "the server is short of disk space for bots' programs; try again later"
+            )
+
     def _make_room(self) -> None:
         """Uploads hold their bytes until their last chunk: at most `bot_uploads_at_once`, the
-        longest stalled one dropped for a new one."""
+        longest stalled one (or one open past `bot_upload_seconds`) dropped for a new one."""
         if len(self._uploads) < self.limits.bot_uploads_at_once:
             return
         now = time.monotonic()
-        stalled = [(u.touched, s) for s, u in self._uploads.items() if now - u.touched > STALLED]
+        stalled = [
+            (u.touched, s)
+            for s, u in self._uploads.items()
+            if now - u.touched > STALLED or now - u.opened > self.limits.bot_upload_seconds
+        ]
         if not stalled:
             raise ProtocolError(
                 ErrorCode.RATE_LIMITED, "the server takes a few uploads at once; try again shortly", details=retry(5.0)
