@@ -52,6 +52,7 @@ async def test_games_piped_are_whole_lines_naming_the_winners(server: Server, db
         assert row.split("│")[7].strip() == expected, row
 
 
+@pytest.mark.processes
 def test_match_help_shows_a_percent_sign_once() -> None:
     out = subprocess.run([*PARTIDA, "match", "--help"], capture_output=True, text=True, timeout=60)
     assert "95% interval" in out.stdout and "%%" not in out.stdout

@@ -119,6 +119,7 @@ print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
 """
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("kind", [tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE])
 def test_an_extended_header_bomb_is_refused_without_reading_it_into_memory(tmp_path: Path, kind: bytes) -> None:
     """A GNU long name (or long link, or pax header) declaring 64 MiB, in a 64 KiB gzip: tar
