@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import collections
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -88,7 +89,16 @@ def run_hostile(mode: str, seconds: float) -> dict[str, Any]:
     return {"programs": programs, "verdicts": dict(verdicts), "answers": answers}
 
 
-async def phase(name: str, server: Any, players: Bystanders, seconds: float) -> dict[str, Any]:
+def off_cpu(server_cpu: int | None) -> Any:
+    """As `partida serve --cpu N --host-bots` runs them: a hosted program on every CPU but the
+    server's (None: anywhere)."""
+    if server_cpu is None:
+        return None
+    others = os.sched_getaffinity(0) - {server_cpu}
+    return lambda: os.sched_setaffinity(0, others)
+
+
+async def phase(name: str, server: Any, players: Bystanders, seconds: float, server_cpu: int | None) -> dict[str, Any]:
     players.take()
     outcome: dict[str, Any] = {}
     if name == "baseline":
@@ -103,6 +113,7 @@ async def phase(name: str, server: Any, players: Bystanders, seconds: float) -> 
             str(seconds),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
+            preexec_fn=off_cpu(server_cpu),
         )
         try:
             stdout, _ = await asyncio.wait_for(runner.communicate(), seconds * 3 + 30)
@@ -124,13 +135,13 @@ async def phase(name: str, server: Any, players: Bystanders, seconds: float) -> 
     }
 
 
-async def phases(server: Any, modes: list[str], seconds: float) -> None:
+async def phases(server: Any, modes: list[str], seconds: float, server_cpu: int | None) -> None:
     players = Bystanders(server.url)
     await players.start()
     await asyncio.sleep(1.0)  # warm up
     for mode in modes:  # each beside a baseline just before it: a shared machine's load drifts
-        before = await phase("baseline", server, players, seconds)
-        line = await phase(mode, server, players, seconds)
+        before = await phase("baseline", server, players, seconds, server_cpu)
+        line = await phase(mode, server, players, seconds, server_cpu)
         line["baseline_p50_ms"], line["baseline_p95_ms"] = before["p50_ms"], before["p95_ms"]
         print(json.dumps(line), flush=True)
     await asyncio.wait_for(players.stop(), 15)
@@ -140,6 +151,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=6.0, help="seconds per phase (default: %(default)s)")
     parser.add_argument("--hostile", default=",".join(MODES), help="the programs, comma-separated (default: all)")
+    parser.add_argument(
+        "--server-cpu",
+        type=int,
+        default=None,
+        help="pin the server to this CPU (`serve --cpu`) and the hostile programs to the others "
+        "(as `serve --cpu N --host-bots` runs them)",
+    )
     parser.add_argument("--run-hostile", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run_hostile:
@@ -156,8 +174,9 @@ def main() -> None:
         raise SystemExit(f"unknown hostile programs: {sorted(unknown)} (known: {', '.join(MODES)})")
     with tempfile.TemporaryDirectory() as tmp:
         db = f"sqlite+aiosqlite:///{tmp}/hostile.db"
-        with served(db, "--no-bots", stderr=subprocess.DEVNULL) as server:
-            asyncio.run(phases(server, modes, args.seconds))
+        pinned = [] if args.server_cpu is None else ["--cpu", str(args.server_cpu)]
+        with served(db, "--no-bots", *pinned, stderr=subprocess.DEVNULL) as server:
+            asyncio.run(phases(server, modes, args.seconds, args.server_cpu))
 
 
 if __name__ == "__main__":

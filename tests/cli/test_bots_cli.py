@@ -5,6 +5,7 @@ it and reads its logs."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -61,6 +62,7 @@ def test_a_bot_submitted_from_a_directory_plays_a_ladder_and_its_owner_reads_its
             [
                 *PARTIDA,
                 *["serve", "--port", str(port), "--db", db, "--no-bots", "--ladder-bots", "ttt=random"],
+                *(["--cpu", "0"] if len(os.sched_getaffinity(0)) > 1 else []),
                 *["--host-bots", "--host-bots-dir", str(bundles), "--host-bots-ladder", "ttt", "--host-bots-max", "2"],
             ],
             stdout=log,
@@ -95,6 +97,9 @@ def test_a_bot_submitted_from_a_directory_plays_a_ladder_and_its_owner_reads_its
                 assert serve.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
                 time.sleep(0.5)
             code, out = partida("bots", "list", *account)
+            if len(os.sched_getaffinity(0)) > 1:  # the server on CPU 0: its hosted programs never there
+                runners = [pid for pid in _children(serve.pid) if b"partida.hosting.runner" in _cmdline(pid)]
+                assert runners and all(0 not in os.sched_getaffinity(pid) for pid in runners)
         finally:
             serve.terminate()
             serve.wait(timeout=30)
@@ -128,3 +133,24 @@ def test_serve_refuses_bad_hosting_flags_in_one_line(
     code = main(["serve", "--host-bots", "--no-bots", "--port", "0", "--db", str(tmp_path / "p.db"), *flags])
     err = capsys.readouterr().err
     assert code == 2 and says in err and "Traceback" not in err, err
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
