@@ -29,7 +29,7 @@ from tests.fixtures.storage import fresh_database
 
 pytestmark = [pytest.mark.processes, pytest.mark.realtime]  # `partida serve` nodes, killed and waited out
 
-LEASE = 2.0
+LEASE = 3.0  # as tests/fixtures/nodes.py: a renewal late on a loaded machine must not fence a node
 
 
 class Node:
