@@ -44,12 +44,18 @@ def test_one_ctrl_c_stops_a_server_piped_into_tee(tmp_path: Path) -> None:
         while "Stop: Ctrl-C" not in (log.read_text() if log.exists() else ""):
             assert time.monotonic() < deadline and shell.poll() is None, log.read_text()
             time.sleep(0.2)
-        # a game, so the database's writer and its threads are at work
-        played = subprocess.run(
-            [sys.executable, "-m", "partida", "match", "tictactoe", "--seat", "random", "--seat", "random",
-             "--server", f"ws://127.0.0.1:{port}"],
-            capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        # a game, so the database's writer and its threads are at work (once the pool's bot,
+        # a process of its own, has connected: the server says it is ready before)
+        deadline = time.monotonic() + 60
+        while True:
+            played = subprocess.run(
+                [sys.executable, "-m", "partida", "match", "tictactoe", "--seat", "random", "--seat", "random",
+                 "--server", f"ws://127.0.0.1:{port}"],
+                capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            if "is connected" not in played.stderr or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
         assert played.returncode == 0, played.stderr
         os.killpg(shell.pid, signal.SIGINT)  # the one Ctrl-C
         deadline = time.monotonic() + 30
