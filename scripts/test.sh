@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs Partida with its test dependencies into .venv and runs the
 # whole suite (with OpenSpiel when a wheel exists) on several pytest-xdist workers. Tests that need
-# Mosquitto or PostgreSQL install Debian's packages themselves (tests/fixtures/programs.py), so a fresh
-# machine needs only Python, root and the package registries.
+# Mosquitto, PostgreSQL, Chromium, GRhino, bubblewrap or Node.js install Debian's packages themselves
+# (tests/fixtures/programs.py, sandbox.py), so a fresh machine needs only Python, root and the
+# package registries.
 #
 #   bash scripts/test.sh                      the whole suite (before landing a change)
 #   bash scripts/test.sh --quick              the tests that need no real time, program of their own,

@@ -17,7 +17,13 @@ from partida.server.app import Server, ServerConfig
 from partida.server.limits import Limits
 
 # tests/fixtures/marking.py: the markers the shared fixtures imply, and --quick
-pytest_plugins = ["tests.fixtures.marking", "tests.fixtures.programs", "tests.fixtures.storage", "tests.fixtures.nodes"]
+pytest_plugins = [
+    "tests.fixtures.marking",
+    "tests.fixtures.programs",
+    "tests.fixtures.storage",
+    "tests.fixtures.nodes",
+    "tests.fixtures.sandbox",
+]
 
 
 @pytest.fixture

@@ -210,25 +210,17 @@ def test_the_bridge_cost_benchmark_plays_through_each_way_in() -> None:
     assert all(line["bot_moves"] > 0 and line["moves"] > line["bot_moves"] for line in lines)
 
 
-def _needs_the_sandbox() -> None:
-    from partida.hosting.sandbox import sandbox_missing
-
-    why = sandbox_missing()
-    if why is not None:
-        pytest.skip(why)
-
-
 @pytest.mark.processes
+@pytest.mark.usefixtures("bubblewrap")
 def test_the_sandbox_cost_benchmark_runs_both_ways() -> None:
-    _needs_the_sandbox()
     direct, sandboxed, ratios = run_bench("sandbox_cost.py", "--decisions", "200", "--starts", "2")
     assert (direct["way"], sandboxed["way"]) == ("direct", "sandboxed")
     assert sandboxed["decisions"] == 200 and sandboxed["starts"] == 2 and "decisions_per_s_ratio" in ratios
 
 
 @pytest.mark.processes
+@pytest.mark.usefixtures("bubblewrap")
 def test_the_hosted_hostile_benchmark_plays_its_bystanders_beside_a_hostile_program() -> None:
-    _needs_the_sandbox()
     (hostile,) = run_bench("hosted_hostile.py", "--seconds", "1", "--hostile", "alloc_8g")
     assert hostile["hostile"] == "alloc_8g" and hostile["baseline_p95_ms"] is not None
     assert hostile["server_alive"] and hostile["outcome"]["verdicts"].get("memory_exceeded", 0) >= 1
@@ -243,8 +235,8 @@ def test_the_chat_benchmark_stores_and_pushes_its_lines() -> None:
 
 @pytest.mark.processes
 @pytest.mark.slow
+@pytest.mark.usefixtures("bubblewrap", "node")
 def test_the_hosted_ladder_benchmark_finishes_every_game() -> None:
-    _needs_the_sandbox()
     [report] = run_bench("hosted_ladder.py", "--seconds", "3")
     assert report["games"] >= 1 and report["finished"] == report["games"] and report["not_finished"] == 0
     assert set(report["hosted_games"]) == {"ada-greedy", "bo-weights"} and report["verdicts"] == {}

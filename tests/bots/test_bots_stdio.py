@@ -44,6 +44,7 @@ for line in sys.stdin:
 
 
 @pytest.mark.processes
+@pytest.mark.usefixtures("node")
 @pytest.mark.parametrize(("command", "games"), [(PYTHON_BOT, ["tictactoe"]), (NODE_BOT, ["tictactoe", "othello"])])
 async def test_the_example_bots_finish_games_against_built_in_bots(connect, runners, bots, server, command, games):
     await bots("alphabeta", seconds=0.02)

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from partida.cli import main
-from partida.hosting.sandbox import sandbox_missing
 from tests.fixtures.programs import free_port
 from tests.helpers import REPO, reachable_directory
 
@@ -46,7 +45,7 @@ def test_bots_commands_need_a_person_s_password(capsys: pytest.CaptureFixture[st
 @pytest.mark.processes
 @pytest.mark.realtime
 @pytest.mark.slow
-@pytest.mark.skipif(sandbox_missing() is not None, reason=str(sandbox_missing()))
+@pytest.mark.usefixtures("bubblewrap")
 def test_a_bot_submitted_from_a_directory_plays_a_ladder_and_its_owner_reads_its_logs(tmp_path: Path) -> None:
     db = str(tmp_path / "partida.db")
     assert partida("db", "create-user", "ada", "--password-stdin", "--db", db, stdin="ada lovelace\n")[0] == 0

@@ -20,7 +20,6 @@ from partida.bots.runner import BotRunner
 from partida.client import Client
 from partida.hosting.bundles import pack
 from partida.hosting.limits import Limits
-from partida.hosting.sandbox import sandbox_missing
 from partida.hosting.supervisor import HostingPlan, HostingSupervisor
 from partida.server.app import Server, ServerConfig
 from partida.server.services.hosted_bots import HostingSettings
@@ -31,7 +30,7 @@ pytestmark = [
     pytest.mark.processes,
     pytest.mark.realtime,
     pytest.mark.slow,
-    pytest.mark.skipif(sandbox_missing() is not None, reason=str(sandbox_missing())),
+    pytest.mark.usefixtures("bubblewrap", "node"),  # installed when missing, as every program the tests use
 ]
 
 EXAMPLES = REPO / "examples" / "hosted"

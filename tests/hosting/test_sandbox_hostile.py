@@ -26,7 +26,6 @@ from partida.hosting.agent import HostedAgent
 from partida.hosting.limits import Limits
 from partida.hosting.sandbox import missing_with
 from partida.hosting.verdicts import Failure, Verdict
-from tests.fixtures.sandbox import installed_bubblewrap, make_bundle  # noqa: F401 - fixtures
 from tests.helpers import REPO, wait_for
 
 pytestmark = [pytest.mark.processes, pytest.mark.timeout(120)]
@@ -377,7 +376,7 @@ def test_sandbox_flags_go_with_a_program(args: tuple[str, ...]) -> None:
 
 
 @pytest.mark.parametrize(("run", "game"), [("python3 tictactoe.py", "tictactoe"), ("node corners.js", "othello")])
-def test_the_example_bots_play_in_the_sandbox(run, game) -> None:
+def test_the_example_bots_play_in_the_sandbox(bubblewrap, node, run, game) -> None:
     """Both runtimes start and answer under the default limits (node needs its address space)."""
     played = default_registry().get(game)
     state = played.create(seed=0)
