@@ -56,7 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="with --gtp or --cmd: the longest one decision may take when the game has no clock (default 60)",
+        help="with --gtp or --cmd: the longest one decision may take when the game has no clock (default 60); "
+        "with --sandbox: default 5, and under a clock the smaller of it and the time left",
     )
     p.add_argument(
         "--game",

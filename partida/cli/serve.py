@@ -556,7 +556,9 @@ def _start_hosting(  # type: ignore[no-untyped-def]
         HostedStore(server.db),
         new_token,
         ladder_game,
-        preexec=functools.partial(_hosted_process, every_cpu),
+        # off the server's CPU when it is pinned: however a hosted program spins, it never takes the
+        # CPU the moves are played on (its programs inherit the runner's CPUs)
+        preexec=functools.partial(_bot_process, _writer_cpus(every_cpu)),
     )
     server.hosted_bots.on_change(supervisor.changed)
     supervisor.start()
@@ -630,17 +632,6 @@ def _bot_process(every_cpu: set[int] | None) -> None:
     if every_cpu is not None:
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, every_cpu)
-    _die_with_parent()
-
-
-def _hosted_process(every_cpu: set[int] | None) -> None:
-    """In the hosted bots' runner, before it runs: when the server is pinned (`--cpu`), the
-    other CPUs only, which the submitted programs it starts inherit: however a program spins,
-    it never takes the CPU the moves are played on. An end with the server."""
-    cpus = _writer_cpus(every_cpu)
-    if cpus is not None:
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, cpus)
     _die_with_parent()
 
 

@@ -30,7 +30,8 @@ class Client(Requests):
     a room (here). Make one with `await Client.connect(url, ...)`."""
 
     async def next_message(self, room: str, timeout: float | None = None) -> dict[str, Any]:
-        """The next pushed message about `room` (update, room, game_over, seat_lost, rematch)."""
+        """The next pushed message about `room` (update, room, game_over, seat_lost, rematch, chat,
+        chat_history, chat_removed)."""
         if timeout is None:  # a bot's every message: no timer to set up
             message = await self._rooms[room].get()
         else:

@@ -111,12 +111,15 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def unpack(data: bytes, root: Path, caps: Caps = Caps()) -> Bundle:
+def unpack(data: bytes | bytearray, root: Path, caps: Caps = Caps(), expect: str | None = None) -> Bundle:
     """Store the upload `data` (a tar, gzipped or not, or a zip) under `root/<sha256>/`, checked
-    as the module says; raises `BundleRefused` with nothing written otherwise."""
+    as the module says; raises `BundleRefused` with nothing written otherwise. `expect`: the
+    sha256 its uploader announced, which the bytes must have."""
     if len(data) > caps.packed:
         raise BundleRefused("upload_too_large", f"the upload passes {caps.packed >> 20} MiB packed")
     sha = digest(data)
+    if expect is not None and sha != expect:
+        raise BundleRefused("bad_upload", "the upload's sha256 differs from the one announced")
     final = root / sha
     root.mkdir(parents=True, exist_ok=True)
     staging = root / f".unpacking-{secrets.token_hex(8)}"

@@ -66,7 +66,6 @@ class HostingSupervisor:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.main: asyncio.Task[None] | None = None
         self.names: dict[int, str] = {}  # account id -> name, of the bots ordered played
-        self.reports = 0  # events handled, for tests waiting on them
 
     def start(self) -> None:
         self.main = asyncio.get_running_loop().create_task(self._supervise())
@@ -202,7 +201,6 @@ class HostingSupervisor:
             if reason is not None:
                 log.warning("hosted bot %s is paused: %s", event["bot"], reason)
                 self._send({"op": "stop", "bot": event["bot"]})
-        self.reports += 1
 
     def _spawn(self, work: Awaitable[None]) -> None:
         task = asyncio.ensure_future(work)

@@ -116,7 +116,7 @@ def text(
     if record.get("options"):
         tags["Options"] = json.dumps(record["options"], sort_keys=True)
     seed = record.get("seed")
-    if record.get("log") is not None and game.perfect_information and (seed is not None or game.takebacks):
+    if record.get("log") is not None and game.perfect_information and (seed is not None or not game.chance):
         # re-run from its moves: with its revealed seed, or none in a game without chance
         played = game.replay(record.get("options"), int(seed or 0), record.get("seats_count") or 2, standing(record))
         own = game.file_record(played, tags)

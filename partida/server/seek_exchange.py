@@ -122,7 +122,6 @@ class SeekExchange:
         self.local: dict[int, OpenSeek] = {}  # this node's seeks with a row, listed or being paired
         self._tasks: list[asyncio.Task[None]] = []
         self._spawned: set[asyncio.Task[Any]] = set()
-        self.received = 0  # listing messages from other nodes (the bench reads it)
         # Other nodes' seeks known to be gone, the newest `GONE_KEPT`: a late `added` for one of them
         # (the broker's message overtaken by a pairing that read the database) is not listed.
         self._gone: dict[int, None] = {}
@@ -202,7 +201,6 @@ class SeekExchange:
     async def _on_listing(self, payload: dict[str, Any]) -> None:
         if payload.get("node") == self.node:
             return
-        self.received += 1
         for data in payload.get("added") or []:
             if isinstance(data, dict) and isinstance(data.get("id"), int) and isinstance(data.get("game"), str):
                 if data["id"] not in self._gone:

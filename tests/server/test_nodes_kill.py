@@ -428,7 +428,7 @@ async def test_the_node_holding_the_seeks_dies_while_two_nodes_take_them(cluster
         for _ in range(3):  # the last ones are being taken as their node dies
             posted.append((await alice.seek("tictactoe", clock=SEEK_CLOCK, allow_bots=True))["seek"]["id"])
         a.kill()
-        await asyncio.sleep(8)  # its lease (2 s) and a read-back of the seeks (every 5 s)
+        await asyncio.sleep(LEASE + 5 + 2)  # its lease, a read-back of the seeks (every 5 s), a margin
         assert all(len(rooms) == 1 for rooms in taken.values()), taken  # never taken twice
         assert set(taken) <= set(posted)
         assert len(taken) >= 12  # those posted before the kill were all taken

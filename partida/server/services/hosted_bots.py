@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import hashlib
 import secrets
 import shlex
 import shutil
@@ -191,13 +190,10 @@ class HostedBotService:
         await self._finish(session, req, upload)
 
     async def _finish(self, session: Session, req: m.BotUpload, upload: _Upload) -> None:
-        data = bytes(upload.data)
-        if hashlib.sha256(data).hexdigest() != upload.sha256:
-            raise ProtocolError(ErrorCode.BAD_UPLOAD, "the upload's sha256 differs from the one announced")
         settings = self._hosting()
         async with self._storing:
-            try:
-                bundle = await asyncio.to_thread(unpack, data, settings.directory, settings.caps)
+            try:  # hashed and unpacked in a thread, once: 16 MiB must not hold the event loop
+                bundle = await asyncio.to_thread(unpack, upload.data, settings.directory, settings.caps, upload.sha256)
             except BundleRefused as refused:
                 raise ProtocolError(refused.code, refused.message) from None
             try:
